@@ -1,0 +1,69 @@
+"""The lexical leg's view of text: lower-cased word stems, Russian and English.
+
+FTS5's unicode61 tokenizer has no stemming, so "домена" would not match "домен". We stem
+ourselves with Snowball (PyStemmer, a C extension) and store the stem stream in FTS5; queries go
+through the same function. Cyrillic words take the Russian stemmer, Latin words the English one,
+anything else (digits, mixed, other scripts) is kept as written.
+
+The query side builds an FTS5 expression out of quoted terms only, so no character a person can
+type (quotes, `*`, `-`, NEAR, AND, parentheses) ever reaches FTS5 as syntax.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import Stemmer
+
+from .stopwords import ALL as STOPWORDS
+
+LEXICAL_VERSION = "snowball-ru-en-v1"
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+_CYRILLIC = re.compile(r"^[а-яё]+$")
+_LATIN = re.compile(r"^[a-z]+$")
+_MAX_QUERY_TERMS = 64
+
+_ru = Stemmer.Stemmer("russian")
+_en = Stemmer.Stemmer("english")
+
+
+@lru_cache(maxsize=200_000)
+def _stem(word: str) -> str:
+    if _CYRILLIC.match(word):
+        return str(_ru.stemWord(word.replace("ё", "е")))
+    if _LATIN.match(word):
+        return str(_en.stemWord(word))
+    return word
+
+
+def terms(text: str) -> list[str]:
+    """Text -> stems in order (duplicates kept: BM25 counts them)."""
+    return [_stem(w) for w in _WORD.findall(text.lower())]
+
+
+def lex_text(text: str) -> str:
+    """What FTS5 stores for a chunk."""
+    return " ".join(terms(text))
+
+
+def query_terms(query: str) -> list[str]:
+    """The distinct stems a query searches for: function words dropped unless that is all."""
+    words = _WORD.findall(query.lower())
+    content = [w for w in words if w.replace("ё", "е") not in STOPWORDS] or words
+    seen: dict[str, None] = {}
+    for w in content:
+        seen.setdefault(_stem(w), None)
+        if len(seen) >= _MAX_QUERY_TERMS:
+            break
+    return list(seen)
+
+
+def fts_query(query: str) -> str | None:
+    """Any typed text -> a safe FTS5 MATCH expression (OR of quoted stems), or None if no words."""
+    stems = query_terms(query)
+    if not stems:
+        return None
+    # Stems hold only \w characters, so a plain double-quoted string is always a literal term.
+    return " OR ".join(f'"{t}"' for t in stems)

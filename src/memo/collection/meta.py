@@ -1,0 +1,72 @@
+"""`_meta.yaml`: what makes a folder a collection, and what the router reads about it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import MetaInvalidError
+
+META_FILE = "_meta.yaml"
+MAX_META_BYTES = 64 * 1024  # a description file, not a data dump
+
+
+@dataclass(frozen=True, slots=True)
+class CollectionMeta:
+    name: str
+    description: str
+    tags: tuple[str, ...] = ()
+    embedder: str | None = None
+    chunker: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def load_meta(folder: Path) -> CollectionMeta:
+    """Parse `folder/_meta.yaml`; a problem raises MetaInvalidError naming the file and field."""
+    path = folder / META_FILE
+    try:
+        raw = path.read_bytes()
+    except OSError as e:
+        raise MetaInvalidError(f"{path}: cannot read: {e.strerror or e}") from e
+    if len(raw) > MAX_META_BYTES:
+        raise MetaInvalidError(f"{path}: {len(raw)} bytes; a _meta.yaml may hold at most 64 KiB")
+    try:
+        # safe_load: tags such as !!python/object are refused, never executed.
+        data = yaml.safe_load(raw.decode("utf-8-sig", errors="replace"))
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" (line {mark.line + 1})" if mark is not None else ""
+        raise MetaInvalidError(f"{path}: not valid YAML{where}: {getattr(e, 'problem', e)}") from e
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise MetaInvalidError(f"{path}: expected a mapping of fields, got {type(data).__name__}")
+
+    name = data.get("name", folder.name)
+    if not isinstance(name, str | int | float) or not str(name).strip():
+        raise MetaInvalidError(f"{path}: field `name` must be a non-empty string")
+    description = data.get("description")
+    if description is None:
+        raise MetaInvalidError(f"{path}: field `description` is missing")
+    if not isinstance(description, str):
+        raise MetaInvalidError(f"{path}: field `description` must be a string")
+    tags = data.get("tags", [])
+    if isinstance(tags, str):
+        tags = [t.strip() for t in tags.split(",")]
+    if not isinstance(tags, list) or not all(isinstance(t, str | int | float) for t in tags):
+        raise MetaInvalidError(f"{path}: field `tags` must be a list of strings")
+    for key in ("embedder", "chunker"):
+        if data.get(key) is not None and not isinstance(data[key], str):
+            raise MetaInvalidError(f"{path}: field `{key}` must be a string")
+    known = {"name", "description", "tags", "embedder", "chunker"}
+    return CollectionMeta(
+        name=str(name).strip(),
+        description=description.strip(),
+        tags=tuple(str(t) for t in tags if str(t).strip()),
+        embedder=data.get("embedder"),
+        chunker=data.get("chunker"),
+        extra={k: v for k, v in data.items() if k not in known},
+    )

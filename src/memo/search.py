@@ -1,0 +1,135 @@
+"""Fusing the lexical and vector legs into one ranked list, and the shapes a search returns.
+
+Plain RRF (k=60, equal weights) loses to the vector leg alone on real questions: in Russian the
+unstemmed BM25 leg is weak, across languages it is mostly noise (English names inside Russian
+text lure it). The rule used here is measured in docs/benchmarks.md (`bench/fusion.py`):
+
+- the lexical leg sees Snowball stems (collection/lexical.py), which makes it a real leg in Russian;
+- each leg's weight is scaled by how much of the query that leg can actually see: the lexical
+  weight by the share of query terms present in the index (a question in another language than
+  the notes has few), so a leg that cannot read the question does not drag the other down;
+- ties break by file mtime, newer first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+FUSION_VERSION = "wrrf-coverage-v1"
+RRF_K = 60
+VEC_WEIGHT = 1.0
+LEX_WEIGHT = 1.0
+CANDIDATES = 50  # depth of each leg before fusion
+TEXT_LIMIT = 1200  # characters of chunk text in a hit
+MODES = ("hybrid", "lex", "vec")
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    collection: str
+    path: str  # relative to the library root
+    abs_path: str
+    line: int
+    heading: str
+    score: float
+    text: str
+    lex_rank: int | None = None
+    vec_rank: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Freshness:
+    """How current one searched collection's index was, and what this call did about it."""
+
+    collection: str
+    caught_up: int  # files (re)indexed or removed by this call before searching
+    current: bool  # True when the index matched the notes before this call
+    last_write: float | None  # unix time of the last index write
+    rebuilt: str = ""
+
+
+@dataclass(slots=True)
+class SearchResult:
+    query: str
+    mode: str
+    target: str
+    hits: list[Hit]
+    took_ms: float
+    collections: list[str]
+    freshness: list[Freshness] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "query": self.query,
+            "mode": self.mode,
+            "target": self.target,
+            "took_ms": round(self.took_ms, 2),
+            "collections": self.collections,
+            "results": [h.to_dict() for h in self.hits],
+            "freshness": [asdict(f) for f in self.freshness],
+            "warnings": self.warnings,
+        }
+
+
+def rrf(
+    legs: Sequence[tuple[Sequence[tuple[Hashable, float]], float]], k: int = RRF_K
+) -> dict[Hashable, float]:
+    """Weighted Reciprocal Rank Fusion: sum over legs of weight / (k + rank).
+
+    Each leg is a best-first list of (key, leg score). Equal leg scores share a rank (1, 2, 2,
+    4…), so twins stay tied after fusion and the caller's tie-break (newer file first) decides.
+    """
+    scores: dict[Hashable, float] = {}
+    for ranked, weight in legs:
+        if weight <= 0:
+            continue
+        rank, last = 0, None
+        for pos, (key, leg_score) in enumerate(ranked, start=1):
+            if leg_score != last:
+                rank, last = pos, leg_score
+            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+    return scores
+
+
+@dataclass(slots=True)
+class Legs:
+    """Each leg's candidates, best first: ((collection index, chunk id), leg score)."""
+
+    lex: list[tuple[tuple[int, int], float]] = field(default_factory=list)
+    vec: list[tuple[tuple[int, int], float]] = field(default_factory=list)
+    coverage: float = 0.0  # share of the query's terms the lexical index knows
+
+    @property
+    def lex_ranked(self) -> list[tuple[int, int]]:
+        return [key for key, _ in self.lex]
+
+    @property
+    def vec_ranked(self) -> list[tuple[int, int]]:
+        return [key for key, _ in self.vec]
+
+
+def fuse(legs: Legs, mode: str) -> dict[Hashable, float]:
+    """One score per candidate chunk for the given mode."""
+    if mode == "lex" or (mode == "hybrid" and not legs.vec):
+        return rrf([(legs.lex, 1.0)])
+    if mode == "vec":
+        return rrf([(legs.vec, 1.0)])
+    return rrf([(legs.vec, VEC_WEIGHT), (legs.lex, LEX_WEIGHT * legs.coverage)])
+
+
+def cut_text(text: str, limit: int = TEXT_LIMIT) -> str:
+    """At most `limit` characters, cut at a sentence or word border when there is one."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    for sep in ("\n\n", ". ", "! ", "? ", "\n", " "):
+        at = head.rfind(sep)
+        if at > limit // 2:
+            return head[: at + len(sep)].rstrip() + " …"
+    return head + "…"

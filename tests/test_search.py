@@ -1,0 +1,148 @@
+"""Search answers real questions with path:line, in every mode, for any typed string."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memo.errors import MemoError, TargetError
+from memo.library import Library
+
+from .conftest import EXAMPLES
+
+
+@pytest.fixture(scope="module")
+def indexed(tmp_path_factory, real_embedder) -> Library:
+    """One indexed copy of the example library, shared by the read-only tests below."""
+    notes = tmp_path_factory.mktemp("search") / "notes"
+    shutil.copytree(EXAMPLES, notes, ignore=shutil.ignore_patterns(".memo"))
+    lib = Library(notes, real_embedder)
+    lib.index()
+    yield lib
+    lib.close()
+
+
+def _top(lib: Library, query: str, mode: str = "hybrid", k: int = 5, target: str = ".") -> list:
+    return [(h.path, h.line) for h in lib.search(target, query, k=k, mode=mode).hits]
+
+
+def test_hit_shape(indexed):
+    res = indexed.search(".", "policy based routing", k=3)
+    h = res.hits[0]
+    assert h.path == "work/networking/pbr.md" and h.collection == "networking"
+    assert h.abs_path == str(indexed.root / "work" / "networking" / "pbr.md")
+    lines = (indexed.root / h.path).read_text().splitlines()
+    assert h.line >= 1 and lines[h.line - 1].strip()  # the line exists and is not blank
+    assert h.heading.startswith("PBR (policy based routing)")
+    assert 0 < len(h.text) <= 1210 and h.score > 0
+    d = res.to_dict()
+    assert set(d) >= {"query", "mode", "results", "took_ms", "freshness", "warnings"}
+
+
+@pytest.mark.parametrize(
+    ("query", "path"),
+    [
+        ("802.1Q", "work/networking/vlan.md"),
+        ("eth0.42", "work/networking/vlan.md"),
+        ("1,700 rule runs", "work/jira/automation.md"),
+        ("PBR", "work/networking/pbr.md"),
+        ("QinQ 1504", "work/networking/vlan.md"),
+    ],
+)
+@pytest.mark.parametrize("mode", ["lex", "hybrid"])
+def test_exact_number_or_abbreviation(indexed, query, path, mode):
+    assert _top(indexed, query, mode, k=1)[0][0] == path
+
+
+@pytest.mark.parametrize("mode", ["vec", "hybrid"])
+def test_russian_paraphrase_in_top5(indexed, mode):
+    # Different words from the note: "fasttrack ... PBR молча перестаёт работать".
+    query = "почему правила маршрутизации по политике вдруг перестали срабатывать"
+    assert "work/networking/pbr.md" in [p for p, _ in _top(indexed, query, mode)]
+
+
+@pytest.mark.parametrize("mode", ["vec", "hybrid"])
+def test_russian_question_finds_english_note(indexed, mode):
+    query = "как автоматически закрывать заброшенные заявки"
+    assert "work/jira/automation.md" in [p for p, _ in _top(indexed, query, mode)]
+
+
+@pytest.mark.parametrize("mode", ["vec", "hybrid"])
+def test_english_question_finds_russian_note(indexed, mode):
+    query = "what temperature to bake sourdough bread in a dutch oven"
+    assert "home/cooking/sourdough.md" in [p for p, _ in _top(indexed, query, mode, k=3)]
+
+
+def test_russian_morphology_on_lexical_leg(indexed):
+    # The note says "закваску"/"закваски"; the query's form appears nowhere verbatim.
+    assert _top(indexed, "закваской", "lex", k=1)[0][0] == "home/cooking/sourdough.md"
+
+
+def test_targets_file_collection_folder(indexed):
+    assert {p for p, _ in _top(indexed, "маршрутом", "lex", target="work/networking/pbr.md")} == {
+        "work/networking/pbr.md"
+    }
+    assert {p.split("/")[1] for p, _ in _top(indexed, "the", "lex", k=20, target="work")} <= {
+        "jira",
+        "networking",
+    }
+    assert _top(indexed, "закваска", "hybrid", target="home/cooking")[0][0].startswith("home/")
+
+
+@pytest.mark.parametrize(
+    "target", ["../", "/etc", "work/../../", "nope/missing", "work/\x00x", "..\\..\\etc"]
+)
+def test_targets_outside_or_missing_are_refused(indexed, target):
+    with pytest.raises(TargetError):
+        indexed.search(target, "x")
+
+
+def test_symlink_out_of_root_is_refused(notes, embedder, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "_meta.yaml").write_text("description: outside\n")
+    (notes / "link").symlink_to(outside)
+    with pytest.raises(TargetError):
+        Library(notes, embedder).search("link", "x")
+
+
+def test_unknown_mode_is_an_error(indexed):
+    with pytest.raises(MemoError):
+        indexed.search(".", "x", mode="fuzzy")
+
+
+HOSTILE = [
+    '"', '""', "'", "*", "-", "-x", "NEAR", "NEAR(a b)", "AND", "OR", "NOT", "a AND", "(", ")",
+    "((a)", "a:b", "col:val", "^x", "x*", "{a b}", "[a]", "\\", "%", "_", "😀🔥", "\x00", "\u200b",
+    "   ", "", "\n\t", "a" * 10_000, "SELECT * FROM chunks; --", 'summary ~ "\\"x\\""',
+]
+
+
+@pytest.mark.parametrize("query", HOSTILE)
+@pytest.mark.parametrize("mode", ["hybrid", "lex", "vec"])
+def test_hostile_queries_never_error(indexed, query, mode):
+    res = indexed.search(".", query, k=5, mode=mode)
+    assert isinstance(res.hits, list)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(max_size=200))
+def test_any_text_is_a_valid_lexical_query(indexed, query):
+    res = indexed.search(".", query, k=3, mode="lex")
+    assert len(res.hits) <= 3
+
+
+def test_ties_break_by_mtime_newer_first(notes, embedder):
+    import os
+
+    coll = notes / "work" / "jira"
+    for name, t in (("old.md", 1_600_000_000), ("new.md", 1_700_000_000)):
+        (coll / name).write_text("# Twin\n\nidentical wombat text\n")
+        os.utime(coll / name, (t, t))
+    lib = Library(notes, embedder)
+    hits = lib.search("work/jira", "wombat", k=2, mode="lex").hits
+    assert [h.path for h in hits] == ["work/jira/new.md", "work/jira/old.md"]
+    assert hits[0].score == hits[1].score
