@@ -56,6 +56,8 @@ def collect(lib: Library, qrels: list[dict]) -> list[dict]:
             "lex": [(*rows[k], s, f"{k[0]}:{k[1]}") for k, s in legs.lex],
             "vec": [(*rows[k], s, f"{k[0]}:{k[1]}") for k, s in legs.vec],
             "coverage": legs.coverage,
+            "qs": legs.query_script,
+            "as": legs.answer_script,
         })
     return out
 
@@ -81,6 +83,7 @@ def _legs_of(item: dict) -> Legs:
     legs.lex = [((p, ln, key), s) for p, ln, s, key in item["lex"]]  # type: ignore[misc]
     legs.vec = [((p, ln, key), s) for p, ln, s, key in item["vec"]]  # type: ignore[misc]
     legs.coverage = item["coverage"]
+    legs.query_script, legs.answer_script = item.get("qs"), item.get("as")
     return legs
 
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from .collection.collection import Collection, SyncReport
 from .collection.files import find_collections
-from .collection.lexical import fts_query, query_terms
+from .collection.lexical import fts_query, query_terms, script
 from .collection.meta import META_FILE, load_meta
 from .config import Settings
 from .embed import Embedder
@@ -221,7 +221,18 @@ class Library:
         legs.lex.sort(key=lambda x: -x[1])
         legs.vec.sort(key=lambda x: -x[1])
         del legs.lex[depth:], legs.vec[depth:]
+        if legs.lex and legs.vec:
+            legs.query_script = script(query, query=True)
+            legs.answer_script = script(" ".join(self._texts(scope, legs.vec_ranked[:3])))
         return legs
+
+    def _texts(self, scope: Scope, keys: list[tuple[int, int]]) -> list[str]:
+        out = []
+        for ci, cid in keys:
+            row = scope.parts[ci][0].chunk_rows([cid]).get(cid)
+            if row is not None:
+                out.append(row.text)
+        return out
 
     def _term_coverage(self, scope: Scope, query: str) -> float:
         """Share of the query's distinct stems that occur anywhere in the searched indexes."""

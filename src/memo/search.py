@@ -104,6 +104,14 @@ class Legs:
     lex: list[tuple[tuple[int, int], float]] = field(default_factory=list)
     vec: list[tuple[tuple[int, int], float]] = field(default_factory=list)
     coverage: float = 0.0  # share of the query's terms the lexical index knows
+    query_script: str | None = None  # alphabet the query is written in
+    answer_script: str | None = None  # alphabet of the vector leg's best chunks
+
+    @property
+    def cross_lingual(self) -> bool:
+        """The question and the notes that answer it are in different languages."""
+        q, a = self.query_script, self.answer_script
+        return q is not None and a is not None and q != a
 
     @property
     def lex_ranked(self) -> list[tuple[int, int]]:

@@ -48,6 +48,31 @@ def lex_text(text: str) -> str:
     return " ".join(terms(text))
 
 
+_LETTER_CYR = re.compile(r"[а-яё]")
+_LETTER_LAT = re.compile(r"[a-z]")
+
+
+def script(text: str, query: bool = False) -> str | None:
+    """'cyrl' or 'latn' when one alphabet clearly dominates the words, else None.
+
+    For a query, acronyms (PBR, VLAN) and words with digits say nothing about the language the
+    person writes in, so they are left out.
+    """
+    words = _WORD.findall(text)
+    if query:
+        words = [w for w in words if not w.isupper() and not any(c.isdigit() for c in w)]
+    low = " ".join(words).lower()
+    cyr = len(_LETTER_CYR.findall(low))
+    lat = len(_LETTER_LAT.findall(low))
+    if cyr + lat == 0:
+        return None
+    if cyr >= 2 * lat:
+        return "cyrl"
+    if lat >= 2 * cyr:
+        return "latn"
+    return None
+
+
 def query_terms(query: str) -> list[str]:
     """The distinct stems a query searches for: function words dropped unless that is all."""
     words = _WORD.findall(query.lower())

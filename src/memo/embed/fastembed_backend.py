@@ -84,8 +84,16 @@ class FastembedEmbedder:
         if self._tokenizer is None:
             from tokenizers import Tokenizer
 
-            self._tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
-            self._tokenizer.no_truncation()
+            try:
+                tok = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+            except Exception as e:  # the tokenizers library raises plain Exception subclasses
+                raise EmbedderUnavailableError(
+                    f"cannot read {self.folder / 'tokenizer.json'}: {e}",
+                    "MEMO_MODEL_DIR must hold model.onnx and tokenizer.json of "
+                    "intfloat/multilingual-e5-small.",
+                ) from e
+            tok.no_truncation()
+            self._tokenizer = tok
         return self._tokenizer
 
     def count_tokens(self, passage: str) -> int:

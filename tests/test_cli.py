@@ -1,0 +1,104 @@
+"""The `memo` command: real processes, parseable stdout, errors that say what to do."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+
+def memo(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
+    full_env = {**os.environ, **(env or {})}
+    full_env.pop("MEMO_ROOT", None)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "memo", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=cwd,
+        timeout=300,
+    )
+
+
+def test_help_lists_every_command():
+    out = memo("--help")
+    assert out.returncode == 0
+    for cmd in ("index", "search", "status"):
+        assert cmd in out.stdout
+
+
+def test_index_twice_then_search_json(notes, untouched):
+    first = memo("index", str(notes), "--json")
+    assert first.returncode == 0, first.stderr
+    t = json.loads(first.stdout)
+    assert t["new"] == 5 and t["collections"] == 3 and not t["nothing_to_do"]
+    second = memo("index", str(notes))
+    assert second.returncode == 0 and second.stdout.startswith("nothing to do")
+    out = memo("search", str(notes), "802.1Q trunk", "--k", "3", "--json")
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    top = res["results"][0]
+    assert top["path"] == "work/networking/vlan.md" and top["line"] >= 1
+    assert set(top) >= {"collection", "path", "abs_path", "line", "heading", "score", "text"}
+    assert Path(top["abs_path"]).is_file()
+
+
+def test_root_option_and_relative_target(notes):
+    out = memo("search", "work/jira", "JQL", "--root", str(notes), "--mode", "lex", "--json")
+    assert out.returncode == 0, out.stderr
+    paths = {h["path"] for h in json.loads(out.stdout)["results"]}
+    assert paths and all(p.startswith("work/jira/") for p in paths)
+    env_out = memo("search", "work/jira", "JQL", "--mode", "lex", "--json",
+                   env={"MEMO_ROOT": str(notes)})
+    assert json.loads(env_out.stdout)["results"] == json.loads(out.stdout)["results"]
+
+
+def test_search_without_prior_index_builds_it(notes):
+    out = memo("search", str(notes / "home" / "cooking"), "закваска", "--json")
+    assert out.returncode == 0, out.stderr
+    res = json.loads(out.stdout)
+    assert res["results"][0]["path"].endswith("sourdough.md")
+    assert res["freshness"][0]["rebuilt"]
+
+
+def test_status_json(notes):
+    memo("index", str(notes))
+    (notes / "work" / "jira" / "jql.md").write_text("# changed\n\nnew text\n")
+    out = memo("status", str(notes), "--json")
+    st = json.loads(out.stdout)
+    by_name = {c["collection"]: c for c in st["collections"]}
+    assert by_name["jira"]["stale"] == 1 and by_name["cooking"]["stale"] == 0
+    assert by_name["jira"]["embedder"] == "intfloat/multilingual-e5-small"
+    assert by_name["jira"]["size_bytes"] > 0 and by_name["jira"]["chunks"] > 0
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (("search", "/definitely/not/here", "x"), "outside the library root"),
+        (("search", "work/nope", "x"), "does not exist"),
+        (("search", "../..", "x"), "outside the library root"),
+        (("search", ".", "x", "--mode", "fuzzy"), "Invalid value"),
+    ],
+)
+def test_errors_go_to_stderr_with_a_hint(notes, args, needle):
+    out = memo(*args, env={"MEMO_ROOT": str(notes)})
+    assert out.returncode != 0
+    assert out.stdout == ""
+    assert needle in out.stderr
+
+
+def test_missing_root_says_what_to_do(tmp_path):
+    out = memo("index", env={"MEMO_ROOT": str(tmp_path / "nope")})
+    assert out.returncode == 1 and "hint:" in out.stderr and "MEMO_ROOT" in out.stderr
+
+
+def test_lexical_only_mode_without_model(notes):
+    out = memo("search", str(notes), "PBR", "--json", env={"MEMO_EMBEDDER": "none"})
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["results"][0]["path"] == "work/networking/pbr.md"
