@@ -19,6 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from memo.collection.lexical import script  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
@@ -57,7 +58,9 @@ def collect(lib: Library, qrels: list[dict]) -> list[dict]:
             "vec": [(*rows[k], s, f"{k[0]}:{k[1]}") for k, s in legs.vec],
             "coverage": legs.coverage,
             "qs": legs.query_script,
-            "as": legs.answer_script,
+            "as": legs.answer_script,  # the vector leg's best chunk
+            "lex_scripts": [script(t) for t in lib._texts(scope, legs.lex_ranked[:3])],
+            "vec_scripts": [script(t) for t in lib._texts(scope, legs.vec_ranked[:3])],
         })
     return out
 

