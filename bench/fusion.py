@@ -52,16 +52,18 @@ def collect(lib: Library, qrels: list[dict]) -> list[dict]:
             coll = scope.parts[ci][0]
             for cid, row in coll.chunk_rows([k[1] for k in keys if k[0] == ci]).items():
                 rows[(ci, cid)] = (coll.root_path(row.path), row.line)
-        out.append({
-            "q": q,
-            "lex": [(*rows[k], s, f"{k[0]}:{k[1]}") for k, s in legs.lex],
-            "vec": [(*rows[k], s, f"{k[0]}:{k[1]}") for k, s in legs.vec],
-            "coverage": legs.coverage,
-            "qs": legs.query_script,
-            "as": legs.answer_script,  # the vector leg's best chunk
-            "lex_scripts": [script(t) for t in lib._texts(scope, legs.lex_ranked[:3])],
-            "vec_scripts": [script(t) for t in lib._texts(scope, legs.vec_ranked[:3])],
-        })
+        out.append(
+            {
+                "q": q,
+                "lex": [(*rows[k], s, f"{k[0]}:{k[1]}") for k, s in legs.lex],
+                "vec": [(*rows[k], s, f"{k[0]}:{k[1]}") for k, s in legs.vec],
+                "coverage": legs.coverage,
+                "qs": legs.query_script,
+                "as": legs.answer_script,  # the vector leg's best chunk
+                "lex_scripts": [script(t) for t in lib._texts(scope, legs.lex_ranked[:3])],
+                "vec_scripts": [script(t) for t in lib._texts(scope, legs.vec_ranked[:3])],
+            }
+        )
     return out
 
 
@@ -94,12 +96,19 @@ def by_scores(scores: dict) -> list:
     return [k for k, _ in sorted(scores.items(), key=lambda kv: -kv[1])]
 
 
-def rule_rrf(k: int = 60, wv: float = 1.0, wl: float = 1.0, cov: bool = False,
-             depth: int = DEPTH, cov_pow: float = 1.0) -> Rule:
+def rule_rrf(
+    k: int = 60,
+    wv: float = 1.0,
+    wl: float = 1.0,
+    cov: bool = False,
+    depth: int = DEPTH,
+    cov_pow: float = 1.0,
+) -> Rule:
     def f(item: dict) -> list:
         legs = _legs_of(item)
-        w = wl * (legs.coverage ** cov_pow if cov else 1.0)
+        w = wl * (legs.coverage**cov_pow if cov else 1.0)
         return by_scores(rrf([(legs.vec[:depth], wv), (legs.lex[:depth], w)], k))
+
     return f
 
 
@@ -128,8 +137,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--shared", default=str(Path(__file__).resolve().parents[2] / "shared"))
     ap.add_argument("--embedder", default=os.environ.get("MEMO_EMBEDDER", "auto"))
-    ap.add_argument("--cache", default="/tmp/memo-bench-legs.json",
-                    help="legs are cached here; delete it after changing the index or legs")
+    ap.add_argument(
+        "--cache",
+        default="/tmp/memo-bench-legs.json",
+        help="legs are cached here; delete it after changing the index or legs",
+    )
     ap.add_argument("--tasks", default="", help="comma-separated task names (default: all)")
     args = ap.parse_args()
     eval_dir = Path(args.shared) / "eval"
@@ -145,8 +157,10 @@ def main() -> None:
         lib = libs.setdefault(lib_rel, Library(eval_dir / lib_rel, embedder, Settings.from_env()))
         qrels = [json.loads(x) for x in (eval_dir / qrels_rel).read_text().splitlines() if x]
         data[name] = collect(lib, qrels)
-        print(f"# {name}: {len(qrels)} questions, legs in {time.perf_counter() - t:.1f} s",
-              file=sys.stderr)
+        print(
+            f"# {name}: {len(qrels)} questions, legs in {time.perf_counter() - t:.1f} s",
+            file=sys.stderr,
+        )
         cache.write_text(json.dumps(data))
     print(f"embedder: {embedder.backend}")
     names = [t[0] for t in wanted]

@@ -53,8 +53,9 @@ def test_root_option_and_relative_target(notes):
     assert out.returncode == 0, out.stderr
     paths = {h["path"] for h in json.loads(out.stdout)["results"]}
     assert paths and all(p.startswith("work/jira/") for p in paths)
-    env_out = memo("search", "work/jira", "JQL", "--mode", "lex", "--json",
-                   env={"MEMO_ROOT": str(notes)})
+    env_out = memo(
+        "search", "work/jira", "JQL", "--mode", "lex", "--json", env={"MEMO_ROOT": str(notes)}
+    )
     assert json.loads(env_out.stdout)["results"] == json.loads(out.stdout)["results"]
 
 

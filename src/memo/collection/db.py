@@ -21,7 +21,11 @@ BUSY_TIMEOUT_MS = 10_000
 
 def connect(path: Path, readonly: bool = False) -> apsw.Connection:
     """Open (creating if needed) a collection index with WAL, busy timeout and sqlite-vec."""
-    flags = apsw.SQLITE_OPEN_READONLY if readonly else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    flags = (
+        apsw.SQLITE_OPEN_READONLY
+        if readonly
+        else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+    )
     try:
         conn = apsw.Connection(str(path), flags=flags)
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)

@@ -24,7 +24,16 @@ class FileStat:
 
 
 def _skip_name(name: str) -> bool:
-    return name.startswith(".") or name.startswith("~")
+    return name.startswith((".", "~"))
+
+
+def _entries(folder: Path | str) -> list[os.DirEntry[str]]:
+    """A folder's entries; [] when it vanished or cannot be read (a walk goes on without it)."""
+    try:
+        with os.scandir(folder) as it:
+            return list(it)
+    except OSError:
+        return []
 
 
 def find_collections(top: Path) -> list[Path]:
@@ -33,12 +42,7 @@ def find_collections(top: Path) -> list[Path]:
     stack = [top]
     while stack:
         folder = stack.pop()
-        try:
-            with os.scandir(folder) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        for e in entries:
+        for e in _entries(folder):
             if e.name == META_FILE and e.is_file():
                 found.append(folder)
             elif e.is_dir(follow_symlinks=False) and not _skip_name(e.name):
@@ -70,12 +74,7 @@ def note_files(folder: Path, root: Path, prefix: str = "") -> dict[str, FileStat
     stack: list[tuple[Path, str]] = [(start, prefix.strip("/"))]
     while stack:
         d, rel = stack.pop()
-        try:
-            with os.scandir(d) as it:
-                entries = list(it)
-        except OSError:
-            continue
-        for e in entries:
+        for e in _entries(d):
             if _skip_name(e.name):
                 continue
             relpath = f"{rel}/{e.name}" if rel else e.name

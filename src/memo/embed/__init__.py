@@ -59,7 +59,9 @@ def find_model_dir(model_dir: str | os.PathLike[str] | None = None) -> Path | No
     return None
 
 
-def make_embedder(backend: str = "auto", model_dir: str | os.PathLike[str] | None = None) -> Embedder:
+def make_embedder(
+    backend: str = "auto", model_dir: str | os.PathLike[str] | None = None
+) -> Embedder:
     """Build an embedder (cheap: the model itself loads lazily on first use)."""
     backend = backend or "auto"
     if backend not in BACKENDS:
@@ -86,7 +88,9 @@ _shared: dict[tuple[str, str], Embedder] = {}
 _shared_lock = threading.Lock()
 
 
-def get_embedder(backend: str = "auto", model_dir: str | os.PathLike[str] | None = None) -> Embedder:
+def get_embedder(
+    backend: str = "auto", model_dir: str | os.PathLike[str] | None = None
+) -> Embedder:
     """The process-wide embedder for these settings: built once, model loaded on first use."""
     key = (backend or "auto", str(find_model_dir(model_dir) or ""))
     with _shared_lock:

@@ -23,7 +23,12 @@ _registered = False
 
 
 def _model_file(folder: Path) -> str:
-    for name in ("model.onnx", "onnx/model.onnx", "model_quantized.onnx", "onnx/model_quantized.onnx"):
+    for name in (
+        "model.onnx",
+        "onnx/model.onnx",
+        "model_quantized.onnx",
+        "onnx/model_quantized.onnx",
+    ):
         if (folder / name).is_file():
             return name
     raise EmbedderUnavailableError(

