@@ -88,7 +88,8 @@ def _legs_of(item: dict) -> Legs:
     legs.lex = [((p, ln, key), s) for p, ln, s, key in item["lex"]]  # type: ignore[misc]
     legs.vec = [((p, ln, key), s) for p, ln, s, key in item["vec"]]  # type: ignore[misc]
     legs.coverage = item["coverage"]
-    legs.query_script, legs.answer_script = item.get("qs"), item.get("as")
+    scripts = item.get("vec_scripts") or [item.get("as")]
+    legs.query_script, legs.answer_script = item.get("qs"), scripts[0]
     return legs
 
 
@@ -119,17 +120,13 @@ def rule_current(item: dict) -> list:
 
 
 RULES: dict[str, Rule] = {
-    "vec": lambda it: [(p, ln, key) for p, ln, _, key in it["vec"]],
-    "lex": lambda it: [(p, ln, key) for p, ln, _, key in it["lex"]],
-    "rrf60": rule_rrf(),
-    "rrf60 cov": rule_rrf(cov=True),
-    "rrf60 wl.5": rule_rrf(wl=0.5),
-    "rrf60 wl.5 cov": rule_rrf(wl=0.5, cov=True),
-    "rrf60 cov^2": rule_rrf(cov=True, cov_pow=2),
-    "rrf20 cov": rule_rrf(k=20, cov=True),
-    "rrf20 wl.7 cov^2": rule_rrf(k=20, wl=0.7, cov=True, cov_pow=2),
-    "rrf60 d20 cov": rule_rrf(cov=True, depth=20),
-    "current": rule_current,
+    "vec leg alone": lambda it: [(p, ln, key) for p, ln, _, key in it["vec"]],
+    "lex leg alone (stems)": lambda it: [(p, ln, key) for p, ln, _, key in it["lex"]],
+    "RRF k=60 (plain)": rule_rrf(),
+    "RRF k=60, lex × coverage": rule_rrf(cov=True),
+    "RRF k=60, lex × 0.5 × coverage": rule_rrf(wl=0.5, cov=True),
+    "RRF k=20, lex × 0.7 × coverage²": rule_rrf(k=20, wl=0.7, cov=True, cov_pow=2),
+    "memo (search.fuse)": rule_current,
 }
 
 

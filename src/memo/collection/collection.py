@@ -108,6 +108,7 @@ class Collection:
         self.embedder = embedder
         self.settings = settings or Settings()
         self._conn: apsw.Connection | None = None
+        self._has_vec = False  # the open index has a vec0 table (fixed until it is reopened)
         self._vectors_ok = embedder is not None
         self._index_dir: Path | None = None
 
@@ -179,6 +180,7 @@ class Collection:
                 conn = None
             if have == want:
                 self._conn = conn
+                self._has_vec = dbm.has_vectors(conn)
                 return conn, ""  # type: ignore[return-value]
             if conn is not None:
                 conn.close()
@@ -198,6 +200,7 @@ class Collection:
         conn = dbm.connect(self.index_path)
         dbm.create_schema(conn, want["dim"], want)
         self._conn = conn
+        self._has_vec = dbm.has_vectors(conn)
         return conn, reason or "new index"
 
     def _drop_index(self) -> None:
@@ -418,7 +421,7 @@ class Collection:
     def _stored_vectors(
         self, conn: apsw.Connection, paths: Sequence[str], wanted: set[str]
     ) -> dict[str, np.ndarray]:
-        if not dbm.has_vectors(conn):
+        if not self._has_vec:
             return {}
         out: dict[str, np.ndarray] = {}
         for path in paths:
@@ -433,7 +436,7 @@ class Collection:
         return out
 
     def _write_file(self, conn: apsw.Connection, item: _Pending, vecs: np.ndarray | None) -> None:
-        has_vec = dbm.has_vectors(conn)
+        has_vec = self._has_vec
         file_hash = item.hash if (vecs is not None or not has_vec) else _NOVEC + item.hash
         tags = item.meta.get("tags") if isinstance(item.meta, dict) else None
         tag_text = " ".join(str(t) for t in tags) if isinstance(tags, list) else str(tags or "")
@@ -471,7 +474,7 @@ class Collection:
 
     def _delete_file_rows(self, conn: apsw.Connection, path: str) -> None:
         ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path=?", (path,))]
-        has_vec = dbm.has_vectors(conn)
+        has_vec = self._has_vec
         for cid in ids:
             conn.execute("DELETE FROM chunks_fts WHERE rowid=?", (cid,))
             if has_vec:
@@ -502,7 +505,7 @@ class Collection:
     def vec_candidates(self, qvec: np.ndarray, n: int, prefix: str = "") -> list[tuple[int, float]]:
         """(chunk id, cosine similarity), best first; [] if this index holds no vectors."""
         conn, _ = self._open()
-        if not dbm.has_vectors(conn):
+        if not self._has_vec:
             return []
         q = np.asarray(qvec, dtype=np.float32)
         if prefix:
@@ -548,8 +551,8 @@ class Collection:
         return {r[0] for r in rows}
 
     def has_vectors(self) -> bool:
-        conn, _ = self._open()
-        return dbm.has_vectors(conn)
+        self._open()
+        return self._has_vec
 
     # ------------------------------------------------------------------ status
     def status(self) -> dict[str, Any]:
