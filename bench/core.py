@@ -30,6 +30,7 @@ from memo.collection.lexical import fts_query  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
+from memo.search import CANDIDATES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -131,15 +132,15 @@ def bench_search(lib: Library, eval_dir: Path, n_queries: int) -> None:
         for conn in conns:
             conn.execute(
                 "SELECT rowid, -bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
-                " ORDER BY rank LIMIT 50",
-                (match,),
+                " ORDER BY rank LIMIT ?",
+                (match, CANDIDATES),
             ).fetchall()
         t_fts.append(time.perf_counter() - t)
         t = time.perf_counter()
         for conn in conns:
             conn.execute(
-                "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = 50",
-                (qv.astype(np.float32).tobytes(),),
+                "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?",
+                (qv.astype(np.float32).tobytes(), CANDIDATES),
             ).fetchall()
         t_knn.append(time.perf_counter() - t)
         t = time.perf_counter()
@@ -166,8 +167,8 @@ def bench_search(lib: Library, eval_dir: Path, n_queries: int) -> None:
     print("| raw part | median ms |")
     print("|---|---:|")
     print(f"| one query embedding ({emb.backend}) | {ms(med['embed'])} |")
-    print(f"| FTS5 BM25 query, top 50, summed over the collections | {ms(med['fts'])} |")
-    print(f"| vec0 KNN, k=50, summed over the collections | {ms(med['knn'])} |")
+    print(f"| FTS5 BM25 query, top {CANDIDATES}, summed over the collections | {ms(med['fts'])} |")
+    print(f"| vec0 KNN, k={CANDIDATES}, summed over the collections | {ms(med['knn'])} |")
     print(f"| **sum of raw parts** | **{ms(parts)}** |")
     print(
         f"| catch-up when nothing changed (stat + compare, all collections) | {ms(med['sync'])} |"

@@ -32,7 +32,7 @@ def ru_library(tmp_path_factory, real_embedder):
 
 def _recall_mrr(lib: Library, qrels_file: str, mode: str, n: int) -> tuple[float, float]:
     rows = [json.loads(x) for x in (EVAL / "qrels" / qrels_file).read_text().splitlines() if x]
-    rows = rows[::max(1, len(rows) // n)][:n]  # spread over every article
+    rows = rows[:: max(1, len(rows) // n)][:n]  # spread over every article
     r5 = mrr = 0.0
     for q in rows:
         hits = lib.search(".", q["question"], k=10, mode=mode).hits

@@ -33,7 +33,7 @@ LEX_WEIGHT = 0.8
 COVERAGE_POWER = 2
 CROSS_LINGUAL_FACTOR = 0.3
 MARGIN_BOOST = 5.0
-CANDIDATES = 50  # depth of each leg before fusion
+CANDIDATES = 100  # depth of each leg before fusion (the depth the rule was tuned at)
 TEXT_LIMIT = 1200  # characters of chunk text in a hit
 MODES = ("hybrid", "lex", "vec")
 
