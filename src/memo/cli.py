@@ -117,24 +117,7 @@ def index(path: str | None, root: str | None, full: bool, as_json: bool) -> None
         _emit(
             {
                 **totals,
-                "collections_detail": [
-                    {
-                        k: getattr(r, k)
-                        for k in (
-                            "collection",
-                            "new",
-                            "changed",
-                            "removed",
-                            "unchanged",
-                            "touched",
-                            "skipped",
-                            "chunks_embedded",
-                            "rebuilt",
-                            "warnings",
-                        )
-                    }
-                    for r in report.reports
-                ],
+                "collections_detail": [r.to_dict() for r in report.reports],
                 "errors": report.errors,
             }
         )

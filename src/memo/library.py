@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .collection.collection import Collection, SyncReport
+from .collection.collection import SYNC_COUNTERS, Collection, SyncReport
 from .collection.files import find_collections
 from .collection.lexical import fts_query, query_terms, script
 from .collection.meta import META_FILE, load_meta
@@ -52,17 +52,7 @@ class IndexReport:
     seconds: float = 0.0
 
     def totals(self) -> dict[str, Any]:
-        keys = (
-            "new",
-            "changed",
-            "removed",
-            "unchanged",
-            "touched",
-            "skipped",
-            "chunks_embedded",
-            "chunks_reused",
-        )
-        out: dict[str, Any] = {k: sum(getattr(r, k) for r in self.reports) for k in keys}
+        out: dict[str, Any] = {k: sum(getattr(r, k) for r in self.reports) for k in SYNC_COUNTERS}
         out["collections"] = len(self.reports)
         out["rebuilt"] = sum(1 for r in self.reports if r.rebuilt)
         out["seconds"] = round(self.seconds, 3)

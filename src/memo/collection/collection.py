@@ -37,6 +37,18 @@ EMBED_BATCH = 64  # chunks per embedder call; files are written as their chunks 
 _NOVEC = "novec:"  # hash prefix of a file indexed while the embedder was down: redo it later
 
 
+SYNC_COUNTERS = (
+    "new",
+    "changed",
+    "removed",
+    "unchanged",
+    "touched",
+    "skipped",
+    "chunks_embedded",
+    "chunks_reused",
+)
+
+
 @dataclass(slots=True)
 class SyncReport:
     """What one sync did to one collection."""
@@ -54,6 +66,15 @@ class SyncReport:
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     embed_seconds: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "collection": self.collection,
+            **{k: getattr(self, k) for k in SYNC_COUNTERS},
+            "rebuilt": self.rebuilt,
+            "warnings": self.warnings,
+            "seconds": round(self.seconds, 3),
+        }
 
     @property
     def did_work(self) -> bool:
