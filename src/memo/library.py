@@ -214,7 +214,8 @@ class Library:
         if mode in ("hybrid", "lex") and match:
             for i, (coll, prefix) in enumerate(scope.parts):
                 legs.lex += [((i, cid), s) for cid, s in coll.lex_candidates(match, depth, prefix)]
-            legs.coverage = self._term_coverage(scope, query)
+            if mode == "hybrid":  # only fusion weighs the lexical leg by its coverage
+                legs.coverage = self._term_coverage(scope, query)
         if mode in ("hybrid", "vec") and query.strip():
             qvec = self._embed_query(query, scope, warnings)
             if qvec is not None:
