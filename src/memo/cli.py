@@ -217,5 +217,76 @@ def status(path: str | None, root: str | None, as_json: bool) -> None:
         click.echo(f"error: {err}", err=True)
 
 
+def _root_arg(root_arg: str | None, root: str | None) -> Path:
+    lib_root = Path(root_arg or root or default_root()).expanduser()
+    if not lib_root.is_dir():
+        _fail(
+            MemoError(
+                f"library root {lib_root} is not a folder",
+                "Pass ROOT or --root, or set MEMO_ROOT, to the folder that holds your collections.",
+            )
+        )
+    return lib_root
+
+
+@cli.command()
+@click.argument("root_arg", metavar="[ROOT]", required=False)
+@root_option
+def mcp(root_arg: str | None, root: str | None) -> None:
+    """Serve the library to an MCP client over stdio (for Claude, Codex, Hermes, Cursor)."""
+    from .server.run import serve_stdio  # the server stack loads only for the servers
+
+    try:
+        serve_stdio(_root_arg(root_arg, root))
+    except MemoError as e:
+        _fail(e)
+
+
+@cli.command()
+@click.argument("root_arg", metavar="[ROOT]", required=False)
+@root_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to bind.")
+@click.option("--port", default=8765, show_default=True, type=click.IntRange(0, 65535))
+@click.option(
+    "--token",
+    envvar="MEMO_TOKEN",
+    default=None,
+    help="Bearer token every request must carry (env MEMO_TOKEN); required beyond loopback.",
+)
+@click.option("--watch", is_flag=True, help="Also run the watcher in this process.")
+@click.option("--polling", is_flag=True, help="With --watch: poll instead of inotify (NFS, sshfs).")
+@click.option(
+    "--log-level",
+    type=click.Choice(["critical", "error", "warning", "info", "debug"]),
+    default="info",
+    show_default=True,
+)
+def serve(
+    root_arg: str | None,
+    root: str | None,
+    host: str,
+    port: int,
+    token: str | None,
+    watch: bool,
+    polling: bool,
+    log_level: str,
+) -> None:
+    """Serve the HTTP API (docs at /docs) and MCP over streamable HTTP at /mcp."""
+    from .server.run import serve_http
+
+    try:
+        serve_http(
+            _root_arg(root_arg, root),
+            host=host,
+            port=port,
+            token=token or None,
+            watch=watch,
+            polling=polling,
+            log_level=log_level,
+        )
+    except MemoError as e:
+        _fail(e)
+
+
 def main() -> None:
     cli()

@@ -7,6 +7,7 @@ collections (which fans out to every collection below it). Paths are confined to
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -106,6 +107,11 @@ class Library:
         raw = str(target)
         if "\x00" in raw:
             raise TargetError("path contains a NUL byte")
+        if "\\" in raw or re.match(r"^[A-Za-z]:([\\/]|$)", raw):
+            raise TargetError(
+                f"{raw} looks like a Windows path",
+                "Use forward slashes and a path relative to the library root, e.g. work/jira.",
+            )
         p = Path(raw).expanduser()
         full = p if p.is_absolute() else self.root / p
         real = Path(os.path.realpath(full))

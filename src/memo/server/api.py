@@ -1,0 +1,286 @@
+"""memo over HTTP: a FastAPI app with the REST endpoints and the MCP endpoint at `/mcp`.
+
+One process, one model: the REST endpoints and the streamable-HTTP MCP transport share a
+`Service` (and so the embedder). Every failure, whatever raised it, answers with one JSON shape:
+
+    {"error": {"code": "target_error", "message": "...", "hint": "..."}}
+
+With a token configured every request, `/mcp` and `/health` included, needs
+`Authorization: Bearer <token>`; without it the server refuses to listen beyond loopback.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hmac
+import ipaddress
+import json
+import logging
+import re
+from collections.abc import AsyncIterator, Callable
+from typing import Any, Literal
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from .. import __version__
+from ..errors import (
+    EmbedderUnavailableError,
+    IndexError_,
+    LibraryNotFoundError,
+    MemoError,
+    TargetError,
+)
+from .mcp_tools import build_mcp
+from .service import MAX_K, MAX_QUERY_CHARS, MAX_ROUTE_K, RequestError, Service
+
+log = logging.getLogger("memo.server")
+
+LOOPBACK_NAMES = ("localhost", "localhost.localdomain")
+
+
+def is_loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _code(e: Exception) -> str:
+    name = type(e).__name__.rstrip("_")
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def _status_of(e: MemoError) -> int:
+    if isinstance(e, TargetError | RequestError):
+        return 400
+    if isinstance(e, EmbedderUnavailableError):
+        return 503
+    if isinstance(e, LibraryNotFoundError | IndexError_):
+        return 500
+    return 400
+
+
+def error_body(code: str, message: str, hint: str = "") -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "hint": hint}}
+
+
+# ---------------------------------------------------------------------- request bodies
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class SearchBody(_Body):
+    path: str = Field(
+        ".",
+        max_length=4096,
+        validation_alias=AliasChoices("path", "collection", "scope"),
+        description="Collection, folder or note relative to the library root; '.' = all.",
+    )
+    query: str = Field(
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+        validation_alias=AliasChoices("query", "q"),
+    )
+    k: int = Field(8, ge=1, le=MAX_K, validation_alias=AliasChoices("k", "limit", "top_k"))
+    mode: Literal["hybrid", "lex", "vec"] = "hybrid"
+    route: int | None = Field(
+        None, ge=1, le=MAX_ROUTE_K, description="Search only the top N routed collections."
+    )
+
+
+class RouteBody(_Body):
+    query: str = Field(
+        min_length=1, max_length=MAX_QUERY_CHARS, validation_alias=AliasChoices("query", "q")
+    )
+    k: int = Field(5, ge=1, le=MAX_ROUTE_K, validation_alias=AliasChoices("k", "limit", "top_k"))
+    prefix: str | None = Field(None, max_length=4096)
+
+
+class ReindexBody(_Body):
+    path: str = Field(
+        ".", max_length=4096, validation_alias=AliasChoices("path", "collection", "scope")
+    )
+    full: bool = False
+
+
+# ---------------------------------------------------------------------- auth
+class BearerToken:
+    """Pure ASGI middleware: every HTTP request must carry the token (constant-time check)."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            got = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(got, self.expected):
+                body = json.dumps(
+                    error_body(
+                        "unauthorized",
+                        "missing or wrong bearer token",
+                        "Send the header `Authorization: Bearer <token>` (the server's "
+                        "--token / MEMO_TOKEN).",
+                    )
+                ).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 401,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"www-authenticate", b'Bearer realm="memo"'),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+# ---------------------------------------------------------------------- the app
+def build_app(
+    service: Service,
+    *,
+    host: str = "127.0.0.1",
+    token: str | None = None,
+    on_start: Callable[[], None] | None = None,
+    on_stop: Callable[[], None] | None = None,
+) -> FastAPI:
+    mcp = build_mcp(service)
+    if is_loopback(host):
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
+        )
+    else:  # exposed beyond loopback only with a token, which a rebinding page cannot send
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    mcp_app = mcp.streamable_http_app(
+        streamable_http_path="/mcp", transport_security=security, host=host
+    )
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        service.warm_up_in_background()
+        if on_start:
+            on_start()
+        try:
+            async with mcp.session_manager.run():
+                yield
+        finally:
+            if on_stop:
+                on_stop()
+            service.close()
+
+    app = FastAPI(
+        title="memo",
+        version=__version__,
+        summary="Hybrid search over a local library of markdown notes, answering path:line.",
+        lifespan=lifespan,
+    )
+    _add_error_handlers(app)
+
+    @app.get("/health", tags=["service"])
+    def health() -> dict[str, Any]:
+        """Liveness, version, library root and whether the model is loaded."""
+        return service.health()
+
+    @app.post("/search", tags=["notes"])
+    def search(body: SearchBody) -> dict[str, Any]:
+        """Hybrid search in a collection, folder or note; hits carry `path` and `line`."""
+        return service.search(body.path, body.query, body.k, body.mode, body.route).to_dict()
+
+    @app.get("/search", tags=["notes"])
+    def search_get(
+        query: str = Query(min_length=1, max_length=MAX_QUERY_CHARS),
+        path: str = Query(".", max_length=4096),
+        k: int = Query(8, ge=1, le=MAX_K),
+        mode: Literal["hybrid", "lex", "vec"] = "hybrid",
+        route: int | None = Query(None, ge=1, le=MAX_ROUTE_K),
+    ) -> dict[str, Any]:
+        """The same search for `curl` and browsers."""
+        return service.search(path, query, k, mode, route).to_dict()
+
+    @app.post("/route", tags=["notes"])
+    def route(body: RouteBody) -> dict[str, Any]:
+        """Rank the collections whose descriptions fit the question."""
+        return service.route(body.query, body.k, body.prefix)
+
+    @app.get("/route", tags=["notes"])
+    def route_get(
+        query: str = Query(min_length=1, max_length=MAX_QUERY_CHARS),
+        k: int = Query(5, ge=1, le=MAX_ROUTE_K),
+        prefix: str | None = Query(None, max_length=4096),
+    ) -> dict[str, Any]:
+        return service.route(query, k, prefix)
+
+    @app.get("/status", tags=["index"])
+    def status(path: str = Query(".", max_length=4096)) -> dict[str, Any]:
+        """Per collection: files, chunks, staleness, skipped files and why."""
+        return service.status(path)
+
+    @app.post("/reindex", tags=["index"])
+    def reindex(body: ReindexBody) -> dict[str, Any]:
+        """Bring a path's index up to date now (full=true rebuilds it). Notes are never written."""
+        return service.reindex(body.path, body.full)
+
+    # The MCP endpoint: its route joins ours, its session manager runs in our lifespan.
+    app.router.routes.extend(mcp_app.routes)
+    if token:
+        app.add_middleware(BearerToken, token=token)
+    return app
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(MemoError)
+    async def memo_error(_: Request, e: MemoError) -> JSONResponse:
+        return JSONResponse(error_body(_code(e), str(e), e.hint), status_code=_status_of(e))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(_: Request, e: RequestValidationError) -> JSONResponse:
+        problems = []
+        for err in e.errors():
+            loc = list(err.get("loc", ()))
+            if loc and loc[0] in ("body", "query", "path", "header"):
+                loc = loc[1:]  # where in the request, not which parameter
+            where = ".".join(str(x) for x in loc)
+            problems.append(f"{where or 'request'}: {err.get('msg')}")
+        return JSONResponse(
+            error_body(
+                "invalid_request",
+                "; ".join(problems),
+                "See /docs for each endpoint's parameters and their bounds.",
+            ),
+            status_code=422,
+        )
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, e: StarletteHTTPException) -> JSONResponse:
+        hint = "See /docs for the endpoints." if e.status_code in (404, 405) else ""
+        return JSONResponse(
+            error_body(f"http_{e.status_code}", str(e.detail), hint),
+            status_code=e.status_code,
+            headers=getattr(e, "headers", None),
+        )
+
+    @app.exception_handler(Exception)
+    async def crash(_: Request, e: Exception) -> JSONResponse:
+        log.exception("unhandled error")
+        return JSONResponse(
+            error_body(
+                "internal_error",
+                f"internal error ({type(e).__name__}); details are in the server log",
+                "This is a bug in memo: please report it with the server log.",
+            ),
+            status_code=500,
+        )

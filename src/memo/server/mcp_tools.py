@@ -1,0 +1,250 @@
+"""memo as an MCP server (official `mcp` SDK, v2 `MCPServer`): four read-only tools.
+
+Every tool returns both a structured result (validated against a published output schema) and a
+text rendering that leads with `path:line`. Failures the agent can fix come back as tool errors
+(`isError`) carrying the message and a hint, never as a crash of the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Annotated, Any, Literal
+
+from mcp.server.context import CallNext, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import __version__
+from ..errors import MemoError
+from . import render
+from .service import MAX_K, MAX_QUERY_CHARS, MAX_ROUTE_K, Service
+
+INSTRUCTIONS = """\
+memo searches the user's library of markdown notes (folders of notes, each topic folder a
+"collection" described by its _meta.yaml). To answer from the notes:
+1. If you don't know which collection holds the answer, call memo_route(query) first.
+2. Call memo_search(path, query) on the best collection's path ('.' searches everything).
+3. Read the hit yourself: open `abs_path` (or <root>/`path`) at `line` with your file tools,
+   and read only that part. Hits are pointers; the note is the truth.
+memo never writes notes: write them with your own file tools; the index follows by itself."""
+
+# Names models often send instead of ours, per tool: alias -> parameter.
+ALIASES: dict[str, dict[str, str]] = {
+    "memo_search": {
+        "q": "query",
+        "question": "query",
+        "text": "query",
+        "limit": "k",
+        "top_k": "k",
+        "n": "k",
+        "collection": "path",
+        "scope": "path",
+        "folder": "path",
+        "target": "path",
+    },
+    "memo_route": {"q": "query", "question": "query", "limit": "k", "top_k": "k", "n": "k"},
+    "memo_status": {"collection": "path", "folder": "path", "target": "path"},
+    "memo_reindex": {"collection": "path", "folder": "path", "target": "path"},
+}
+
+
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")  # later versions may add keys; keep them
+
+
+class HitOut(_Open):
+    collection: str
+    path: str = Field(description="Note path relative to the library root.")
+    abs_path: str = Field(description="Absolute path, for your file-reading tool.")
+    line: int = Field(description="1-based line where the matching section's text starts.")
+    heading: str
+    score: float
+    text: str
+
+
+class FreshnessOut(_Open):
+    collection: str
+    caught_up: int = Field(description="Files re-indexed or removed by this call first.")
+    current: bool = Field(description="The index matched the notes before this call.")
+    last_write: float | None = Field(description="Unix time of the last index write.")
+
+
+class SearchOut(_Open):
+    query: str
+    mode: str
+    target: str
+    took_ms: float
+    collections: list[str]
+    results: list[HitOut]
+    freshness: list[FreshnessOut]
+    warnings: list[str]
+
+
+class RouteHitOut(_Open):
+    name: str
+    path: str = Field(description="Pass this as memo_search's path.")
+    description: str
+    score: float
+
+
+class RouteOut(_Open):
+    query: str
+    strategy: str
+    collections: list[RouteHitOut]
+
+
+class StatusOut(_Open):
+    root: str
+    collections: list[dict[str, Any]]
+    errors: list[str]
+
+
+class ReindexOut(_Open):
+    collections: int
+    new: int
+    changed: int
+    removed: int
+    unchanged: int
+    skipped: int
+    seconds: float
+    errors: list[str]
+
+
+def _result(text: str, data: dict[str, Any]) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
+
+
+def _fail(e: MemoError) -> ToolError:
+    msg = str(e)
+    return ToolError(f"{msg}\nhint: {e.hint}" if e.hint else msg)
+
+
+Path_ = Annotated[
+    str,
+    Field(
+        description="A collection path from memo_route, a sub-folder or note inside it, or '.' "
+        "for the whole library; relative to the library root.",
+        max_length=4096,
+    ),
+]
+Query = Annotated[
+    str,
+    Field(
+        description="The question or keywords, in any language (Russian and English both work).",
+        min_length=1,
+        max_length=MAX_QUERY_CHARS,
+    ),
+]
+
+
+def build_mcp(service: Service) -> MCPServer:
+    mcp = MCPServer(
+        name="memo",
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        middleware=[_accept_aliases],
+    )
+    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+    @mcp.tool(
+        title="Route a question to collections",
+        annotations=read_only,
+        description=(
+            "Find which collections of the notes library are about a question, ranked by their "
+            "descriptions. Call this first when you don't know where to search; then call "
+            "memo_search with the returned `path`."
+        ),
+    )
+    def memo_route(
+        query: Query,
+        k: Annotated[int, Field(ge=1, le=MAX_ROUTE_K, description="How many collections.")] = 5,
+        prefix: Annotated[
+            str | None, Field(description="Only collections under this path, e.g. 'work/'.")
+        ] = None,
+    ) -> Annotated[CallToolResult, RouteOut]:
+        try:
+            data = service.route(query, k=k, prefix=prefix)
+        except MemoError as e:
+            raise _fail(e) from e
+        return _result(render.route_text(data), data)
+
+    @mcp.tool(
+        title="Search notes",
+        annotations=read_only,
+        description=(
+            "Hybrid (keyword + meaning) search in a collection, a folder or a note of the "
+            "library. Returns hits as `path:line` with the section heading and text; read the "
+            "note at that line with your own file tools for the full context. Use mode='lex' "
+            "for exact names, numbers and codes. Edits made just before the call are indexed "
+            "first, so results are never stale."
+        ),
+    )
+    def memo_search(
+        path: Path_,
+        query: Query,
+        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many hits.")] = 8,
+        mode: Annotated[
+            Literal["hybrid", "lex", "vec"],
+            Field(description="hybrid fuses keyword and meaning; lex or vec run one alone."),
+        ] = "hybrid",
+    ) -> Annotated[CallToolResult, SearchOut]:
+        try:
+            data = service.search(path, query, k=k, mode=mode).to_dict()
+        except MemoError as e:
+            raise _fail(e) from e
+        return _result(render.search_text(data), data)
+
+    @mcp.tool(
+        title="Index status",
+        annotations=read_only,
+        description=(
+            "Per collection: files and chunks indexed, files changed since indexing, skipped "
+            "files and why, last index time. Omit path for the whole library."
+        ),
+    )
+    def memo_status(path: Path_ = ".") -> Annotated[CallToolResult, StatusOut]:
+        try:
+            data = service.status(path)
+        except MemoError as e:
+            raise _fail(e) from e
+        return _result(render.status_text(data), data)
+
+    @mcp.tool(
+        title="Re-index notes",
+        annotations=read_only,
+        description=(
+            "Bring the index of a path up to date now (full=true drops and rebuilds it). Rarely "
+            "needed: search already catches up on changed files. Only memo's own index cache is "
+            "written; notes are never modified."
+        ),
+    )
+    def memo_reindex(
+        path: Path_,
+        full: Annotated[bool, Field(description="Drop the index and rebuild it.")] = False,
+    ) -> Annotated[CallToolResult, ReindexOut]:
+        try:
+            data = service.reindex(path, full=full)
+        except MemoError as e:
+            raise _fail(e) from e
+        return _result(render.reindex_text(data), data)
+
+    return mcp
+
+
+async def _accept_aliases(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
+    """Rename argument names models commonly send (`q`, `limit`, `top_k`, `collection`)."""
+    params = ctx.params
+    if ctx.method == "tools/call" and isinstance(params, Mapping):
+        names = ALIASES.get(str(params.get("name")), {})
+        args = params.get("arguments")
+        if names and isinstance(args, dict) and any(a in args for a in names):
+            fixed = dict(args)
+            for alias, canonical in names.items():
+                if alias in fixed:
+                    value = fixed.pop(alias)
+                    fixed.setdefault(canonical, value)
+            ctx = replace(ctx, params={**params, "arguments": fixed})
+    return await call_next(ctx)

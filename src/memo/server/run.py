@@ -1,0 +1,60 @@
+"""Starting the servers: `memo mcp` (stdio) and `memo serve` (HTTP API + MCP at /mcp)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+from ..config import Settings
+from ..errors import MemoError
+from .api import build_app, is_loopback
+from .mcp_tools import build_mcp
+from .service import Service
+
+
+def serve_stdio(root: Path, settings: Settings | None = None) -> None:
+    """MCP over stdin/stdout. stdout belongs to the protocol: logs go to stderr."""
+    logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
+    service = Service(root, settings)
+    service.warm_up_in_background()
+    try:
+        build_mcp(service).run("stdio")
+    finally:
+        service.close()
+
+
+def serve_http(
+    root: Path,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    token: str | None = None,
+    watch: bool = False,
+    polling: bool = False,
+    settings: Settings | None = None,
+    log_level: str = "info",
+) -> None:
+    if not is_loopback(host) and not token:
+        raise MemoError(
+            f"refusing to listen on {host} without a token: anyone who can reach it could "
+            "read your notes",
+            "Set --token (or MEMO_TOKEN) to a long random secret, or bind to 127.0.0.1.",
+        )
+    import uvicorn
+
+    settings = settings or Settings.from_env()
+    service = Service(root, settings)
+    watcher = None
+    if watch:
+        from ..watch import Watcher  # the same process watches, indexes and serves
+
+        watcher = Watcher(service.root, service.embedder, settings, polling=polling)
+    app = build_app(
+        service,
+        host=host,
+        token=token,
+        on_start=watcher.start if watcher else None,
+        on_stop=watcher.stop if watcher else None,
+    )
+    uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+

