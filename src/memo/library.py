@@ -16,22 +16,31 @@ from typing import Any
 
 import numpy as np
 
+from . import budget
 from .collection.collection import SYNC_COUNTERS, Collection, SyncReport
 from .collection.files import find_collections
+from .collection.filters import Filter
 from .collection.lexical import fts_query, query_terms, script
 from .collection.meta import META_FILE, load_meta
 from .config import Settings
 from .embed import Embedder
 from .errors import EmbedderUnavailableError, LibraryNotFoundError, MemoError, TargetError
+from .excerpt import Excerpt, cite_range, read_excerpt
 from .search import (
     CANDIDATES,
+    DIVERSITY_MIN_K,
+    DIVERSITY_POOL,
     MODES,
     Freshness,
     Hit,
     Legs,
     SearchResult,
+    cap_per_note,
+    confidence,
     cut_text,
     fuse,
+    notes_cap,
+    signals,
 )
 
 MAX_QUERY_CHARS = 10_000
@@ -176,13 +185,30 @@ class Library:
 
     # ------------------------------------------------------------------ search
     def search(
-        self, target: str | None, query: str, k: int = 8, mode: str = "hybrid"
+        self,
+        target: str | None,
+        query: str,
+        k: int = 8,
+        mode: str = "hybrid",
+        *,
+        max_tokens: int | None = None,
+        diverse: bool | None = None,
+        tags: list[str] | str | None = None,
+        since: str | None = None,
+        until: str | None = None,
     ) -> SearchResult:
+        """Hybrid (or one-leg) search of a target.
+
+        `max_tokens` fits the hits into a token budget; `diverse` (default: on for k ≥ 5) caps
+        how many hits one note may take while other notes match too; `tags`, `since` and
+        `until` filter notes by frontmatter inside each leg's query (collection/filters.py).
+        """
         t0 = time.perf_counter()
         if mode not in MODES:
             raise MemoError(f"unknown mode {mode!r}", f"Use one of: {', '.join(MODES)}.")
         k = max(1, min(int(k), MAX_K))
         query = (query or "")[:MAX_QUERY_CHARS]
+        flt = Filter.make(tags, since, until)  # bad dates fail before any work
         scope = self.resolve(target)
         warnings = list(self.errors)
         freshness = []
@@ -199,9 +225,15 @@ class Library:
                     rep.rebuilt,
                 )
             )
-        legs = self.legs(scope, query, mode, max(CANDIDATES, 2 * k), warnings)
+        legs = self.legs(scope, query, mode, max(CANDIDATES, 2 * k), warnings, flt)
         scores = fuse(legs, mode)
-        hits = self._hits(scope, scores, legs.lex_ranked, legs.vec_ranked, k)
+        if diverse is None:
+            diverse = k >= DIVERSITY_MIN_K
+        per_note = notes_cap(k) if diverse else None
+        hits = self._hits(scope, scores, legs.lex_ranked, legs.vec_ranked, k, per_note)
+        budget_report = None
+        if max_tokens is not None:
+            hits, budget_report = budget.fit(hits, max(1, int(max_tokens)), self._count_tokens)
         return SearchResult(
             query=query,
             mode=mode,
@@ -211,15 +243,35 @@ class Library:
             collections=[c.name for c, _ in scope.parts],
             freshness=freshness,
             warnings=warnings,
+            budget=budget_report,
+            confidence=confidence(signals(legs)) if hits else "none",
         )
 
-    def legs(self, scope: Scope, query: str, mode: str, depth: int, warnings: list[str]) -> Legs:
+    def _count_tokens(self, text: str) -> int:
+        if self.embedder is not None:
+            try:
+                return self.embedder.count_tokens(text)
+            except EmbedderUnavailableError:
+                pass
+        return budget.estimate_tokens(text)
+
+    def legs(
+        self,
+        scope: Scope,
+        query: str,
+        mode: str,
+        depth: int,
+        warnings: list[str],
+        flt: Filter | None = None,
+    ) -> Legs:
         """Each leg's candidates across every collection of the scope, best first."""
         legs = Legs()
         match = fts_query(query)
         if mode in ("hybrid", "lex") and match:
             for i, (coll, prefix) in enumerate(scope.parts):
-                legs.lex += [((i, cid), s) for cid, s in coll.lex_candidates(match, depth, prefix)]
+                legs.lex += [
+                    ((i, cid), s) for cid, s in coll.lex_candidates(match, depth, prefix, flt)
+                ]
             if mode == "hybrid":  # only fusion weighs the lexical leg by its coverage
                 legs.coverage = self._term_coverage(scope, query)
         if mode in ("hybrid", "vec") and query.strip():
@@ -227,7 +279,8 @@ class Library:
             if qvec is not None:
                 for i, (coll, prefix) in enumerate(scope.parts):
                     legs.vec += [
-                        ((i, cid), s) for cid, s in coll.vec_candidates(qvec, depth, prefix)
+                        ((i, cid), s)
+                        for cid, s in coll.vec_candidates(qvec, depth, prefix, flt)
                     ]
         # Cosine similarities are comparable across collections (one model); BM25 nearly so.
         legs.lex.sort(key=lambda x: -x[1])
@@ -278,12 +331,15 @@ class Library:
         lex_ranked: list[tuple[int, int]],
         vec_ranked: list[tuple[int, int]],
         k: int,
+        per_note: int | None = None,
     ) -> list[Hit]:
         # Read rows only for the best k and whatever ties with the k-th (the tie-break needs
-        # their mtime): reading all ~100 fused candidates cost more than both legs' SQL.
+        # their mtime): reading all ~100 fused candidates cost more than both legs' SQL. With a
+        # per-note cap, read DIVERSITY_POOL times more: the cap needs other notes to choose.
         ranked = sorted(scores, key=lambda key: -scores[key])
-        if len(ranked) > k:
-            floor = scores[ranked[k - 1]]
+        pool = k * DIVERSITY_POOL if per_note else k
+        if len(ranked) > pool:
+            floor = scores[ranked[pool - 1]]
             ranked = [key for key in ranked if scores[key] >= floor]
         by_coll: dict[int, list[int]] = {}
         for ci, cid in ranked:
@@ -299,10 +355,13 @@ class Library:
             (key for key in ranked if key in rows),
             key=lambda key: (-scores[key], -rows[key].mtime_ns),
         )
+        if per_note:
+            order = cap_per_note(order, k, per_note, lambda key: (key[0], rows[key].path))
         hits = []
         for key in order[:k]:
             coll = scope.parts[key[0]][0]
             row = rows[key]
+            end_line = row.line + row.text.count("\n")
             hits.append(
                 Hit(
                     collection=coll.name,
@@ -314,9 +373,33 @@ class Library:
                     text=cut_text(row.text),
                     lex_rank=lex_pos.get(key),
                     vec_rank=vec_pos.get(key),
+                    end_line=end_line,
+                    cite=cite_range(coll.folder / row.path, row.line, end_line),
                 )
             )
         return hits
+
+    # ------------------------------------------------------------------ read
+    def read(
+        self, target: str | os.PathLike[str], line: int | None = None, lines: int | None = None
+    ) -> Excerpt:
+        """Lines of one note (from `line`, `lines` of them), with their citation hash."""
+        path = self.confine(target)
+        rel = str(path.relative_to(self.root)).replace(os.sep, "/") if path != self.root else "."
+        if path.is_dir():
+            raise TargetError(
+                f"{rel} is a folder", "Give a note's path, e.g. one from a search hit's `path`."
+            )
+        if not path.name.lower().endswith(".md") or any(p.startswith(".") for p in Path(rel).parts):
+            raise TargetError(
+                f"{rel} is not a note", "memo reads markdown notes (.md) outside hidden folders."
+            )
+        if line is not None and line < 1 or lines is not None and lines < 1:
+            raise TargetError("line and lines start at 1", "Pass a hit's `line`, e.g. 12.")
+        try:
+            return read_excerpt(path, rel, line, lines)
+        except OSError as e:
+            raise TargetError(f"cannot read {rel}: {e.strerror or e}") from e
 
     # ------------------------------------------------------------------ status
     def status(self, target: str | None = None) -> dict[str, Any]:

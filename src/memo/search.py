@@ -22,7 +22,7 @@ margin 4-6) meets the bar on all eight dev tasks; the values sit in its middle, 
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -36,6 +36,16 @@ MARGIN_BOOST = 5.0
 CANDIDATES = 100  # depth of each leg before fusion (the depth the rule was tuned at)
 TEXT_LIMIT = 1200  # characters of chunk text in a hit
 MODES = ("hybrid", "lex", "vec")
+DIVERSITY_MIN_K = 5  # diversity is on by default from this k
+DIVERSITY_POOL = 4  # candidates read per slot when capping hits per note
+# Confidence (bench/confidence.py): cosine gap between the vector leg's 1st and 10th, its best
+# cosine, the share of query words the index knows. Chosen in the middle of the region where
+# ≥ 80% of negative questions and ≤ 5% of answerable ones are flagged "none".
+GAP_RANK = 10
+GAP_FLOOR = 0.04
+VEC_FLOOR = 0.82
+LEX_FLOOR = 0.75
+SMALL_INDEX_SLACK = 0.04
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +59,8 @@ class Hit:
     text: str
     lex_rank: int | None = None
     vec_rank: int | None = None
+    end_line: int = 0  # last line of the cited range
+    cite: str = ""  # citation hash of lines line..end_line when searched (see excerpt.py)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -75,6 +87,8 @@ class SearchResult:
     collections: list[str]
     freshness: list[Freshness] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    budget: dict[str, Any] | None = None  # max_tokens, used, dropped, cut (with max_tokens)
+    confidence: str = "none"  # high | low | none: is there a good match at all?
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -82,10 +96,12 @@ class SearchResult:
             "mode": self.mode,
             "target": self.target,
             "took_ms": round(self.took_ms, 2),
+            "confidence": self.confidence,
             "collections": self.collections,
             "results": [h.to_dict() for h in self.hits],
             "freshness": [asdict(f) for f in self.freshness],
             "warnings": self.warnings,
+            "budget": self.budget,
         }
 
 
@@ -154,6 +170,32 @@ def fuse(legs: Legs, mode: str) -> dict[Hashable, float]:
     return rrf([(legs.vec, VEC_WEIGHT), (legs.lex, lex_weight(legs))])
 
 
+def notes_cap(k: int) -> int:
+    """How many of k hits one note may hold while other notes match (k=5: 2, k=8: 4)."""
+    return max(2, -(-2 * k // 5))
+
+
+def cap_per_note(
+    order: Sequence[Hashable], k: int, cap: int, note_of: Callable[[Hashable], Hashable]
+) -> list[Hashable]:
+    """The first k keys with at most `cap` per note; held-back keys fill what is left over."""
+    taken: list[Hashable] = []
+    held: list[Hashable] = []
+    per: dict[Hashable, int] = {}
+    for key in order:
+        note = note_of(key)
+        if per.get(note, 0) < cap:
+            per[note] = per.get(note, 0) + 1
+            taken.append(key)
+            if len(taken) == k:
+                return taken
+        else:
+            held.append(key)
+    # Too few other notes matched: the rest of the strongest note comes back, in rank order.
+    rank = {key: i for i, key in enumerate(order)}
+    return sorted(taken + held[: k - len(taken)], key=rank.__getitem__)
+
+
 def cut_text(text: str, limit: int = TEXT_LIMIT) -> str:
     """At most `limit` characters, cut at a sentence or word border when there is one."""
     if len(text) <= limit:
@@ -164,3 +206,44 @@ def cut_text(text: str, limit: int = TEXT_LIMIT) -> str:
         if at > limit // 2:
             return head[: at + len(sep)].rstrip() + " …"
     return head + "…"
+
+
+def signals(legs: Legs) -> dict[str, Any]:
+    """What the legs say about whether any candidate answers the query at all."""
+    vec = [s for _, s in legs.vec]
+    lex = [s for _, s in legs.lex]
+    top_v, top_l = set(legs.vec_ranked[:5]), set(legs.lex_ranked[:5])
+    return {
+        "vec_top": vec[0] if vec else None,
+        # How far the best chunk stands above the 10th: a real answer stands out; without one
+        # the vector leg returns a flat run of near-misses.
+        "vec_gap": vec[0] - vec[GAP_RANK - 1] if len(vec) >= GAP_RANK else None,
+        "lex_top": lex[0] if lex else None,
+        "lex_margin": (lex[0] - lex[1]) / max(lex[0], 1e-9) if len(lex) >= 2 else float(bool(lex)),
+        "coverage": legs.coverage,
+        "agree": bool(lex and vec and (legs.lex[0][0] in top_v or legs.vec[0][0] in top_l)),
+        "cross_lingual": legs.cross_lingual,
+    }
+
+
+def confidence(
+    s: dict[str, Any],
+    gap_floor: float = GAP_FLOOR,
+    vec_floor: float = VEC_FLOOR,
+    lex_floor: float = LEX_FLOOR,
+) -> str:
+    """high / low / none (calibrated in bench/confidence.py; rates in docs/benchmarks.md).
+
+    high: both legs agree on a top chunk and the index knows most of the query's words.
+    none: the vector leg's best is weak and does not stand out from its 10th.
+    low: anything between: read the hits before trusting them.
+    """
+    vt, lt = s["vec_top"], s["lex_top"]
+    if vt is None:  # lexical only: no second opinion, so never "high"
+        return "low" if lt and s["coverage"] >= lex_floor else "none"
+    if s["agree"] and s["coverage"] >= lex_floor:
+        return "high"
+    gap = s["vec_gap"]
+    if gap is None:  # fewer than 10 chunks to compare with: judge by the similarity alone
+        return "none" if vt < vec_floor - SMALL_INDEX_SLACK and s["coverage"] < lex_floor else "low"
+    return "none" if gap < gap_floor and vt < vec_floor else "low"

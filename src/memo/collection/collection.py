@@ -29,6 +29,7 @@ from ..errors import EmbedderUnavailableError, IndexError_
 from . import db as dbm
 from .chunker import CHUNKER_VERSION, Chunk, chunk_note, decode, passage_text
 from .files import FileStat, note_files
+from .filters import Filter
 from .lexical import LEXICAL_VERSION, lex_text
 from .meta import CollectionMeta
 
@@ -504,16 +505,19 @@ class Collection:
         conn.execute("DELETE FROM files WHERE path=?", (path,))
 
     # ------------------------------------------------------------------ search legs
-    def lex_candidates(self, match: str, n: int, prefix: str = "") -> list[tuple[int, float]]:
+    def lex_candidates(
+        self, match: str, n: int, prefix: str = "", flt: Filter | None = None
+    ) -> list[tuple[int, float]]:
         """(chunk id, BM25 score, higher is better), best first."""
         conn, _ = self._open()
         # FTS5 bm25() is lower-is-better (negative); negate so every leg sorts descending.
-        if prefix:
+        where, params = _narrowing(prefix, flt)
+        if where:
             rows = conn.execute(
                 "SELECT chunks_fts.rowid, -bm25(chunks_fts) AS s FROM chunks_fts JOIN chunks c"
-                " ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ? AND (c.path = ?"
-                " OR c.path LIKE ? ESCAPE '\\') ORDER BY s DESC LIMIT ?",
-                (match, prefix, _like_prefix(prefix), n),
+                " ON c.id = chunks_fts.rowid JOIN files f ON f.path = c.path"
+                f" WHERE chunks_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?",
+                (match, *params, n),
             ).fetchall()
         else:
             rows = conn.execute(
@@ -523,18 +527,21 @@ class Collection:
             ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
-    def vec_candidates(self, qvec: np.ndarray, n: int, prefix: str = "") -> list[tuple[int, float]]:
+    def vec_candidates(
+        self, qvec: np.ndarray, n: int, prefix: str = "", flt: Filter | None = None
+    ) -> list[tuple[int, float]]:
         """(chunk id, cosine similarity), best first; [] if this index holds no vectors."""
         conn, _ = self._open()
         if not self._has_vec:
             return []
         q = np.asarray(qvec, dtype=np.float32)
-        if prefix:
-            # vec0 cannot filter by path: score the few chunks under the prefix directly.
+        where, params = _narrowing(prefix, flt)
+        if where:
+            # vec0 cannot filter by path or frontmatter: score the chunks that qualify directly.
             rows = conn.execute(
                 "SELECT v.rowid, v.embedding FROM chunks_vec v JOIN chunks c ON c.id = v.rowid"
-                " WHERE c.path = ? OR c.path LIKE ? ESCAPE '\\'",
-                (prefix, _like_prefix(prefix)),
+                f" JOIN files f ON f.path = c.path WHERE {where}",
+                tuple(params),
             ).fetchall()
             if not rows:
                 return []
@@ -631,6 +638,20 @@ class Collection:
             size_bytes=size,
         )
         return out
+
+
+def _narrowing(prefix: str, flt: Filter | None) -> tuple[str, list[object]]:
+    """A WHERE condition over `chunks c JOIN files f` for a sub-path and/or a filter."""
+    conds: list[str] = []
+    params: list[object] = []
+    if prefix:
+        conds.append("(c.path = ? OR c.path LIKE ? ESCAPE '\\')")
+        params += [prefix, _like_prefix(prefix)]
+    if flt is not None:
+        where, more = flt.sql()
+        conds.append(where)
+        params += more
+    return " AND ".join(conds), params
 
 
 def _like_prefix(prefix: str) -> str:

@@ -1,0 +1,93 @@
+"""Fitting hits into an agent's token budget.
+
+`max_tokens` on a search keeps as many hits as fit, best first. What a hit costs is its header
+(`path:line heading`) plus its text, counted with the embedder's own tokenizer (the model's
+tokens are close to what chat models count; without a model, a conservative estimate). The hit
+that does not fit whole is cut at a sentence border (at a word border only when its first
+sentence alone is too long); the hits after it are dropped. The result says how many were cut
+and dropped, and the total never exceeds the budget.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from .search import Hit
+
+MIN_PIECE = 24  # tokens: a cut smaller than this is no use to a reader; drop the hit instead
+ELLIPSIS = " …"
+_SENTENCE_END = re.compile(r"(?<=[.!?…。;:])\s+|\n+")
+
+
+def estimate_tokens(text: str) -> int:
+    """A safe over-estimate when no tokenizer is loaded: ~3 characters per token."""
+    return len(text) // 3 + 4
+
+
+def hit_cost_text(hit: Hit, text: str | None = None) -> str:
+    head = f"{hit.path}:{hit.line} {hit.heading}".strip()
+    return f"{head}\n{hit.text if text is None else text}"
+
+
+def _pieces(text: str) -> list[str]:
+    """The text's prefixes that end at a sentence border, shortest first."""
+    ends = [m.start() for m in _SENTENCE_END.finditer(text)] + [len(text)]
+    out = []
+    for end in ends:
+        piece = text[:end].rstrip()
+        if piece and (not out or piece != out[-1]):
+            out.append(piece)
+    return out
+
+
+def _cut(hit: Hit, room: int, count: Callable[[str], int]) -> str | None:
+    """The longest sentence-bordered prefix of the hit's text that fits in `room` tokens."""
+    best = None
+    pieces = _pieces(hit.text)
+    lo, hi = 0, len(pieces) - 1
+    while lo <= hi:  # costs grow with the prefix: binary search
+        mid = (lo + hi) // 2
+        if count(hit_cost_text(hit, pieces[mid] + ELLIPSIS)) <= room:
+            best, lo = pieces[mid], mid + 1
+        else:
+            hi = mid - 1
+    if best is not None:
+        return best + ELLIPSIS
+    words = hit.text.split(" ")
+    lo, hi, best_n = 1, len(words), 0
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if count(hit_cost_text(hit, " ".join(words[:mid]) + ELLIPSIS)) <= room:
+            best_n, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    return " ".join(words[:best_n]) + ELLIPSIS if best_n else None
+
+
+def fit(
+    hits: list[Hit], max_tokens: int, count: Callable[[str], int]
+) -> tuple[list[Hit], dict[str, Any]]:
+    kept: list[Hit] = []
+    used = cut = 0
+    for i, hit in enumerate(hits):
+        cost = count(hit_cost_text(hit))
+        if used + cost <= max_tokens:
+            kept.append(hit)
+            used += cost
+            continue
+        room = max_tokens - used
+        text = _cut(hit, room, count) if room >= MIN_PIECE else None
+        if text is not None:
+            kept.append(replace(hit, text=text))
+            used += count(hit_cost_text(hit, text))
+            cut = 1
+        dropped = len(hits) - i - (1 if text is not None else 0)
+        return kept, _report(max_tokens, used, dropped, cut)
+    return kept, _report(max_tokens, used, 0, 0)
+
+
+def _report(max_tokens: int, used: int, dropped: int, cut: int) -> dict[str, Any]:
+    return {"max_tokens": max_tokens, "used": used, "dropped": dropped, "cut": cut}

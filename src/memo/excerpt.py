@@ -1,0 +1,80 @@
+"""Reading a range of a note, and the citation hash that says whether it still reads the same.
+
+A hit cites lines `line..end_line` of a note and carries `cite`, a short hash of those lines as
+they were when the search ran. `memo_get` / `memo show` return the same hash for the same range
+read now: if the two differ, the note was edited after the search and the agent should not quote
+the old text. Lines are counted the way the chunker counts them (`decode`: LF, CR and CRLF all end
+a line), so `line` in a hit and in `memo show` always point at the same place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from .collection.chunker import decode
+
+DEFAULT_LINES = 40
+MAX_LINES = 2_000  # one call returns at most this many lines
+MAX_READ_BYTES = 20 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    path: str  # relative to the library root
+    abs_path: str
+    line: int  # first line returned, 1-based
+    end_line: int  # last line returned (line - 1 when the range is empty)
+    total_lines: int
+    text: str
+    cite: str  # citation hash of lines line..end_line
+    truncated: bool  # more lines follow that were not returned
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def cite_hash(lines: list[str]) -> str:
+    """12 hex digits identifying exactly these lines (LF-joined)."""
+    return hashlib.blake2b("\n".join(lines).encode("utf-8"), digest_size=6).hexdigest()
+
+
+def note_lines(path: Path) -> list[str]:
+    data = path.read_bytes()[:MAX_READ_BYTES]
+    text, _ = decode(data)
+    return text.split("\n")
+
+
+def cite_range(path: Path, line: int, end_line: int) -> str:
+    """The citation hash of lines line..end_line of the note as it is now ('' if unreadable)."""
+    try:
+        lines = note_lines(path)
+    except OSError:
+        return ""
+    return cite_hash(lines[max(0, line - 1) : max(0, end_line)])
+
+
+def read_excerpt(
+    path: Path, rel: str, line: int | None = None, lines: int | None = None
+) -> Excerpt:
+    """Lines of a note from `line` (default: the whole note, up to MAX_LINES)."""
+    all_lines = note_lines(path)
+    if all_lines and all_lines[-1] == "":
+        all_lines.pop()  # the newline that ends the last line does not start another
+    total = len(all_lines)
+    start = max(1, line or 1)
+    count = min(MAX_LINES, lines if lines is not None else (DEFAULT_LINES if line else MAX_LINES))
+    chosen = all_lines[start - 1 : start - 1 + count]
+    end = start + len(chosen) - 1
+    return Excerpt(
+        path=rel,
+        abs_path=str(path),
+        line=start,
+        end_line=end,
+        total_lines=total,
+        text="\n".join(chosen),
+        cite=cite_hash(chosen),
+        truncated=end < total,
+    )
