@@ -144,15 +144,15 @@ class Watcher:
         self._root_id = self._root_identity()
         self._start_observer()
         self._queue.retry(RECONCILE, 0.0)
-        self._worker = threading.Thread(target=self._work, name="memo-watch-worker", daemon=True)
-        self._beat = threading.Thread(target=self._heartbeat, name="memo-watch-beat", daemon=True)
-        self._worker.start()
-        self._beat.start()
         self._say(
             logging.INFO,
             f"watching {self.root} ({self._mode}, debounce {self.debounce:g} s, "
             f"reconcile every {self.reconcile_every:g} s)",
         )
+        self._worker = threading.Thread(target=self._work, name="memo-watch-worker", daemon=True)
+        self._beat = threading.Thread(target=self._heartbeat, name="memo-watch-beat", daemon=True)
+        self._worker.start()
+        self._beat.start()
 
     def stop(self, timeout: float = 1.0) -> bool:
         """Stop every thread; True when all ended within `timeout` (the index is safe either
