@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +202,15 @@ def status(path: str | None, root: str | None, as_json: bool) -> None:
         _emit(st)
         return
     click.echo(f"root: {st['root']}")
+    if st["collections"]:
+        first = st["collections"][0]
+        seen, scan = first.get("watcher_last_seen"), first.get("last_reconcile")
+        now = time.time()
+        click.echo(
+            "watcher: "
+            + (f"running (seen {now - seen:.0f} s ago)" if seen else "not running (memo watch)")
+            + (f", last full scan {now - scan:.0f} s ago" if scan else "")
+        )
     for c in st["collections"]:
         state = (
             "not indexed"

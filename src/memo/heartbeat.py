@@ -20,6 +20,7 @@ import hashlib
 import json
 import os
 import socket
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -53,7 +54,7 @@ def write(root: Path, settings: Settings, state: dict[str, Any]) -> Path | None:
     for path in candidates(root, settings):
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+            tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
             tmp.write_bytes(data)
             os.replace(tmp, path)
             return path

@@ -107,6 +107,7 @@ class Watcher:
         self._worker: threading.Thread | None = None
         self._beat: threading.Thread | None = None
         self._hook = _OverflowHook(self._overflow)
+        self._beat_lock = threading.Lock()  # the worker and the heartbeat thread both write it
         self.started: float | None = None
         self.last_reconcile: float | None = None
         self.last_reconcile_seconds: float | None = None
@@ -271,6 +272,10 @@ class Watcher:
                 last = time.monotonic()
 
     def _write_heartbeat(self, running: bool) -> None:
+        with self._beat_lock:
+            self._write_heartbeat_locked(running)
+
+    def _write_heartbeat_locked(self, running: bool) -> None:
         heartbeat.write(
             self.root,
             self.settings,
