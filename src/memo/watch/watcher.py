@@ -511,6 +511,11 @@ class Watcher:
                 work += rep.new + rep.changed + rep.removed + rep.skipped
         seconds = time.perf_counter() - t0
         first = self.reconciles == 0
+        if first and self.library.embedder is not None:
+            try:  # load the model now, not on the first edit (seconds for an ONNX model)
+                self.library.embedder.embed_query("warm up")
+            except Exception as e:
+                self._say(logging.WARNING, f"embedder unavailable, indexing lexically: {e}")
         self.reconciles += 1
         self.last_reconcile, self.last_reconcile_seconds = time.time(), round(seconds, 3)
         self._write_heartbeat(running=True)
