@@ -97,8 +97,8 @@ def test_search_survives_a_broken_embedder(notes, tmp_path):
 def test_core_imports_no_driver():
     code = (
         "import sys, memo.library, memo.collection.collection, memo.search;"
-        "bad = [m for m in ('click', 'fastapi', 'mcp', 'watchdog', 'uvicorn', 'fastembed')"
-        " if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
+        "bad = [m for m in ('click', 'fastapi', 'mcp', 'watchdog', 'uvicorn', 'fastembed',"
+        " 'memo.watch') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr

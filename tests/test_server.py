@@ -328,3 +328,21 @@ def test_refuses_to_listen_beyond_loopback_without_token(lib_root: Path, index_d
     )
     assert out.returncode == 1
     assert "without a token" in out.stderr and "hint:" in out.stderr
+
+
+def test_serve_watch_runs_the_watcher_in_the_same_process(
+    lib_root: Path, index_dir: Path
+) -> None:
+    srv = Server(lib_root, index_dir, "--watch")
+    try:
+        srv.wait()
+        deadline = time.monotonic() + 60
+        seen = None
+        while time.monotonic() < deadline and not seen:
+            st = httpx.get(f"{srv.url}/status", params={"path": "work/jira"}).json()
+            seen = st["collections"][0].get("watcher_last_seen")
+            time.sleep(0.5)
+        assert seen, "no watcher heartbeat from memo serve --watch"
+    finally:
+        err = srv.stop()
+    assert "Traceback" not in err, err

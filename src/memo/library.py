@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import budget
+from . import budget, heartbeat
 from .collection.collection import SYNC_COUNTERS, Collection, SyncReport
 from .collection.files import find_collections
 from .collection.filters import Filter
@@ -104,6 +104,22 @@ class Library:
         coll = Collection(folder, self.root, meta, self.embedder, self.settings)
         self._collections[folder] = coll
         return coll
+
+    def collection_at(self, folder: Path) -> Collection | None:
+        """The collection whose folder is `folder` (None if it has no valid _meta.yaml)."""
+        if not (folder / META_FILE).is_file():
+            return None
+        return self._collection(folder)
+
+    def forget(self, folder: Path) -> None:
+        """Drop the cached collection at `folder` (its meta changed or it vanished)."""
+        coll = self._collections.pop(folder, None)
+        if coll is not None:
+            coll.close()
+
+    def known_folders(self) -> list[Path]:
+        """Folders of the collections loaded so far."""
+        return list(self._collections)
 
     def close(self) -> None:
         for c in self._collections.values():
@@ -404,9 +420,11 @@ class Library:
     # ------------------------------------------------------------------ status
     def status(self, target: str | None = None) -> dict[str, Any]:
         scope = self.resolve(target)
+        # One library-level heartbeat (a watcher reconciles every collection at once).
+        watcher = heartbeat.summary(self.root, self.settings)
         return {
             "root": str(self.root),
-            "collections": [c.status() for c, _ in scope.parts],
+            "collections": [{**c.status(), **watcher} for c, _ in scope.parts],
             "errors": list(self.errors),
         }
 

