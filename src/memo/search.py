@@ -75,9 +75,10 @@ class SearchResult:
     collections: list[str]
     freshness: list[Freshness] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    routed: list[str] | None = None  # search(route=K): the collection paths the router chose
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "query": self.query,
             "mode": self.mode,
             "target": self.target,
@@ -87,6 +88,9 @@ class SearchResult:
             "freshness": [asdict(f) for f in self.freshness],
             "warnings": self.warnings,
         }
+        if self.routed is not None:
+            out["routed"] = self.routed
+        return out
 
 
 def rrf(
