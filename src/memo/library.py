@@ -40,7 +40,7 @@ MAX_K = 200
 MAX_OPEN = 64  # collections with an open connection at once (3 descriptors each under WAL)
 MAX_OBJECTS = 4096  # Collection objects kept (cheap: a meta and a path; no file open)
 QUERY_CACHE = 256  # recent query embeddings kept: route then search embeds a question once
-SMALL_LIBRARY = 2_000  # up to this many collections the registry is re-checked on every call
+SMALL_LIBRARY = 200  # up to this many collections the registry is re-checked on every call
 REGISTRY_TTL = 60.0  # beyond, it is re-checked when older than this (seconds)
 INLINE_EMBED = 256  # descriptions embedded inside a search/route call; the rest: registry rebuild
 
