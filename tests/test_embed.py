@@ -96,7 +96,8 @@ def test_search_survives_a_broken_embedder(notes, tmp_path):
 
 def test_core_imports_no_driver():
     code = (
-        "import sys, memo.library, memo.collection.collection, memo.search;"
+        "import sys, memo.library, memo.collection.collection, memo.search, memo.router,"
+        " memo.registry_tools.registry;"
         "bad = [m for m in ('click', 'fastapi', 'mcp', 'watchdog', 'uvicorn', 'fastembed')"
         " if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
     )
