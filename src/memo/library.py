@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 
 from . import budget, heartbeat
-from .collection.collection import SYNC_COUNTERS, Collection, SyncReport
-from .collection.files import find_collections
+from .collection.collection import SYNC_COUNTERS, Collection, ConnectionPool, SyncReport
 from .collection.filters import Filter
 from .collection.lexical import fts_query, query_terms, script
 from .collection.meta import META_FILE, load_meta
@@ -26,6 +25,9 @@ from .config import Settings
 from .embed import Embedder
 from .errors import EmbedderUnavailableError, LibraryNotFoundError, MemoError, TargetError
 from .excerpt import Excerpt, cite_range, read_excerpt
+from .registry_tools.registry import Entry, RefreshReport, Registry
+from .router import RouteResult
+from .router import route as route_in
 from .search import (
     CANDIDATES,
     DIVERSITY_MIN_K,
@@ -45,6 +47,12 @@ from .search import (
 
 MAX_QUERY_CHARS = 10_000
 MAX_K = 200
+MAX_OPEN = 64  # collections with an open connection at once (3 descriptors each under WAL)
+MAX_OBJECTS = 4096  # Collection objects kept (cheap: a meta and a path; no file open)
+QUERY_CACHE = 256  # recent query embeddings kept: route then search embeds a question once
+SMALL_LIBRARY = 200  # up to this many collections the registry is re-checked on every call
+REGISTRY_TTL = 60.0  # beyond, it is re-checked when older than this (seconds)
+INLINE_EMBED = 256  # descriptions embedded inside a search/route call; the rest: registry rebuild
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,18 +88,89 @@ class Library:
             raise LibraryNotFoundError(f"library root {self.root} is not a folder")
         self.embedder = embedder
         self.settings = settings or Settings()
-        self._collections: dict[Path, Collection] = {}
+        self._collections: dict[Path, Collection] = {}  # bounded, least recently used first
+        self.pool = ConnectionPool(self.settings.max_open or MAX_OPEN)
         self.errors: list[str] = []
+        self._registry: Registry | None = None
+        self._qvecs: dict[tuple[str, str], np.ndarray] = {}
 
     # ------------------------------------------------------------------ discovery
-    def collections(self, under: Path | None = None) -> list[Collection]:
-        """Collections at or below `under` (default: the root); broken metas go to .errors."""
-        found = []
-        for folder in find_collections(under or self.root):
-            coll = self._collection(folder)
+    @property
+    def registry(self) -> Registry:
+        """The registry, current enough for this call (see `fresh_registry`)."""
+        return self.fresh_registry()
+
+    def fresh_registry(self, force: bool = False) -> Registry:
+        """Load the registry; re-scan the tree when it is missing or due.
+
+        Small libraries (<= SMALL_LIBRARY collections) are re-scanned on every call: a walk over
+        their folders costs a few milliseconds, and a folder that just got its _meta.yaml is
+        searchable at once. Bigger ones are re-scanned when the last scan is older than
+        MEMO_REGISTRY_TTL (default REGISTRY_TTL s), and by `memo registry rebuild` (or a watcher).
+        """
+        reg = self._registry
+        if reg is None:
+            reg = self._registry = Registry(self.root, self.embedder, self.settings)
+        reg.load()
+        ttl = self.settings.registry_ttl
+        if ttl is None:
+            ttl = 0.0 if len(reg.entries) <= SMALL_LIBRARY else REGISTRY_TTL
+        if force or reg.scanned_at == 0 or time.time() - reg.scanned_at >= ttl:
+            self._refreshed(reg.refresh(embed_limit=INLINE_EMBED))
+        return reg
+
+    def rebuild_registry(
+        self,
+        write_yaml: bool = True,
+        embed: bool = True,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> RefreshReport:
+        """`memo registry rebuild`: full scan, index stats, every description embedded, yaml."""
+        reg = self._registry or Registry(self.root, self.embedder, self.settings)
+        self._registry = reg
+        rep = reg.refresh(
+            embed_limit=None if embed else 0, stats=True, write_yaml=write_yaml, progress=progress
+        )
+        self._refreshed(rep)
+        return rep
+
+    def _refreshed(self, rep: RefreshReport) -> None:
+        self.errors = list(rep.errors)
+        for rel in rep.changed + rep.removed:  # a changed meta: rebuild that Collection object
+            coll = self._collections.pop(self._folder(rel), None)
             if coll is not None:
-                found.append(coll)
+                coll.close()
+
+    def _folder(self, rel: str) -> Path:
+        return self.root if rel == "." else self.root / rel
+
+    def collections(self, under: Path | None = None) -> list[Collection]:
+        """Collections at or below `under` (default: the root), from the registry.
+
+        Broken metas are in .errors and never listed.
+        """
+        reg = self.registry
+        prefix = ""
+        if under is not None and Path(under) != self.root:
+            prefix = os.path.relpath(under, self.root).replace(os.sep, "/")
+        found = []
+        for r in reg.select(prefix):
+            for i in r:
+                e = reg.entries[i]
+                if not e.error:
+                    found.append(self._from_entry(e))
         return found
+
+    def _from_entry(self, e: Entry) -> Collection:
+        folder = self._folder(e.path)
+        coll = self._collections.pop(folder, None)
+        if coll is None:
+            coll = Collection(folder, self.root, e.meta(), self.embedder, self.settings)
+            coll.pool = self.pool
+        self._collections[folder] = coll  # most recent last
+        if len(self._collections) > MAX_OBJECTS:
+            self._collections.pop(next(iter(self._collections)))
+        return coll
 
     def _collection(self, folder: Path) -> Collection | None:
         if folder in self._collections:
@@ -102,6 +181,7 @@ class Library:
             self.errors.append(str(e))
             return None
         coll = Collection(folder, self.root, meta, self.embedder, self.settings)
+        coll.pool = self.pool
         self._collections[folder] = coll
         return coll
 
@@ -122,8 +202,11 @@ class Library:
         return list(self._collections)
 
     def close(self) -> None:
+        self.pool.close_all()
         for c in self._collections.values():
             c.close()
+        if self._registry is not None:
+            self._registry.close()
 
     def confine(self, target: str | os.PathLike[str] | None) -> Path:
         """A user's path -> an absolute path inside the root, or TargetError."""
@@ -182,6 +265,7 @@ class Library:
         progress: Callable[[int], None] | None = None,
     ) -> IndexReport:
         t0 = time.perf_counter()
+        self.fresh_registry(force=True)  # an explicit index run looks at the whole tree
         scope = self.resolve(target)
         report = IndexReport()
         for coll, prefix in scope.parts:
@@ -199,6 +283,53 @@ class Library:
 
         return sum(len(note_files(c.folder, self.root, p)) for c, p in self.resolve(target).parts)
 
+    # ------------------------------------------------------------------ route
+    def route(
+        self,
+        query: str,
+        k: int = 5,
+        prefix: str | None = None,
+        strategy: str | None = None,
+    ) -> RouteResult:
+        """Ranked candidate collections for a question (router/ says how, by scale)."""
+        t0 = time.perf_counter()
+        query = (query or "")[:MAX_QUERY_CHARS]
+        if prefix and "\x00" in prefix:
+            raise TargetError("prefix contains a NUL byte")
+        reg = self.registry
+        warnings: list[str] = []
+        res = route_in(
+            reg,
+            query,
+            k=k,
+            prefix=prefix,
+            strategy=strategy,
+            query_vector=lambda q: self.query_vector(q, warnings),
+        )
+        res.warnings = list(self.errors) + res.warnings + warnings
+        res.took_ms = (time.perf_counter() - t0) * 1000
+        return res
+
+    def query_vector(self, query: str, warnings: list[str] | None = None) -> np.ndarray | None:
+        """The query's embedding, computed once per process for a recent question."""
+        if self.embedder is None:
+            if warnings is not None:
+                warnings.append("no embedder configured: vector leg skipped")
+            return None
+        key = (self.embedder.model_id, query)
+        vec = self._qvecs.pop(key, None)
+        if vec is None:
+            try:
+                vec = self.embedder.embed_query(query)
+            except EmbedderUnavailableError as e:
+                if warnings is not None:
+                    warnings.append(f"{e} — lexical results only. {e.hint}")
+                return None
+        self._qvecs[key] = vec  # most recent last
+        if len(self._qvecs) > QUERY_CACHE:
+            self._qvecs.pop(next(iter(self._qvecs)))
+        return vec
+
     # ------------------------------------------------------------------ search
     def search(
         self,
@@ -206,6 +337,7 @@ class Library:
         query: str,
         k: int = 8,
         mode: str = "hybrid",
+        route: int | None = None,
         *,
         max_tokens: int | None = None,
         diverse: bool | None = None,
@@ -213,8 +345,10 @@ class Library:
         since: str | None = None,
         until: str | None = None,
     ) -> SearchResult:
-        """Hybrid (or one-leg) search of a target.
+        """Search a target: a note, a folder, a collection, or `*`/`.`/None for all of them
+        (federated: one query embedding, each leg ranked across every collection, fused once).
 
+        `route=K` keeps only the K collections the router ranks best in the target;
         `max_tokens` fits the hits into a token budget; `diverse` (default: on for k ≥ 5) caps
         how many hits one note may take while other notes match too; `tags`, `since` and
         `until` filter notes by frontmatter inside each leg's query (collection/filters.py).
@@ -227,6 +361,9 @@ class Library:
         flt = Filter.make(tags, since, until)  # bad dates fail before any work
         scope = self.resolve(target)
         warnings = list(self.errors)
+        routed: list[str] | None = None
+        if route is not None:
+            scope, routed = self._routed(scope, query, int(route), warnings)
         freshness = []
         for coll, prefix in scope.parts:
             rep = coll.sync(prefix)  # catch-up: an edit made just before this call is found
@@ -250,7 +387,7 @@ class Library:
         budget_report = None
         if max_tokens is not None:
             hits, budget_report = budget.fit(hits, max(1, int(max_tokens)), self._count_tokens)
-        return SearchResult(
+        res = SearchResult(
             query=query,
             mode=mode,
             target=scope.target,
@@ -262,6 +399,8 @@ class Library:
             budget=budget_report,
             confidence=confidence(signals(legs)) if hits else "none",
         )
+        res.routed = routed
+        return res
 
     def _count_tokens(self, text: str) -> int:
         if self.embedder is not None:
@@ -270,6 +409,24 @@ class Library:
             except EmbedderUnavailableError:
                 pass
         return budget.estimate_tokens(text)
+
+    def _routed(
+        self, scope: Scope, query: str, k: int, warnings: list[str]
+    ) -> tuple[Scope, list[str]]:
+        """The scope cut to the top-k routed collections (whole collections only)."""
+        whole = {c.rel: (c, p) for c, p in scope.parts if not p}
+        if len(scope.parts) == 1 and scope.parts[0][1]:
+            return scope, [scope.parts[0][0].rel]  # one note or sub-folder: nothing to route
+        prefix = None if scope.target in (".", "*") else scope.target
+        res = self.route(query, k=max(1, k), prefix=prefix, strategy="hybrid")
+        warnings.extend(w for w in res.warnings if w not in warnings)
+        keep = [whole[c.path] for c in res.collections if c.path in whole][:k]
+        if not keep:
+            raise TargetError(
+                f"the router found no collection for this query under {scope.target}",
+                "Search without --route, or give the collection's path.",
+            )
+        return Scope(scope.target, keep), [c.rel for c, _ in keep]
 
     def legs(
         self,
@@ -280,24 +437,45 @@ class Library:
         warnings: list[str],
         flt: Filter | None = None,
     ) -> Legs:
-        """Each leg's candidates across every collection of the scope, best first."""
+        """Each leg's candidates across every collection of the scope, best first.
+
+        One pass over the collections runs both legs (and the term-coverage lookup) on each, so
+        a collection's index is opened once per search even when the scope holds more
+        collections than the connection pool keeps open. The query is embedded once, when the
+        first collection with vectors comes up.
+        """
         legs = Legs()
-        match = fts_query(query)
-        if mode in ("hybrid", "lex") and match:
-            for i, (coll, prefix) in enumerate(scope.parts):
+        match = fts_query(query) if mode in ("hybrid", "lex") else None
+        want_vec = mode in ("hybrid", "vec") and bool(query.strip())
+        wanted = set(query_terms(query)) if mode == "hybrid" and match else set()
+        found: set[str] = set()
+        qvec: np.ndarray | None = None
+        vec_failed = any_vectors = False
+        for i, (coll, prefix) in enumerate(scope.parts):
+            if match:
                 legs.lex += [
                     ((i, cid), s) for cid, s in coll.lex_candidates(match, depth, prefix, flt)
                 ]
-            if mode == "hybrid":  # only fusion weighs the lexical leg by its coverage
-                legs.coverage = self._term_coverage(scope, query)
-        if mode in ("hybrid", "vec") and query.strip():
-            qvec = self._embed_query(query, scope, warnings)
-            if qvec is not None:
-                for i, (coll, prefix) in enumerate(scope.parts):
+                if wanted - found:
+                    found |= coll.known_terms(wanted - found)
+            if want_vec and not vec_failed and coll.has_vectors():
+                any_vectors = True
+                if qvec is None:
+                    qvec = self.query_vector(query, warnings)
+                    vec_failed = qvec is None
+                if qvec is not None:
                     legs.vec += [
                         ((i, cid), s)
                         for cid, s in coll.vec_candidates(qvec, depth, prefix, flt)
                     ]
+        if want_vec and not any_vectors:
+            warnings.append(
+                "no embedder configured: vector leg skipped"
+                if self.embedder is None
+                else "these indexes hold no vectors (built without a model): lexical only"
+            )
+        if wanted:
+            legs.coverage = len(found) / len(wanted)
         # Cosine similarities are comparable across collections (one model); BM25 nearly so.
         legs.lex.sort(key=lambda x: -x[1])
         legs.vec.sort(key=lambda x: -x[1])
@@ -314,31 +492,6 @@ class Library:
             if row is not None:
                 out.append(row.text)
         return out
-
-    def _term_coverage(self, scope: Scope, query: str) -> float:
-        """Share of the query's distinct stems that occur anywhere in the searched indexes."""
-        wanted = set(query_terms(query))
-        if not wanted:
-            return 0.0
-        found: set[str] = set()
-        for coll, _ in scope.parts:
-            found |= coll.known_terms(wanted - found)
-            if found == wanted:
-                break
-        return len(found) / len(wanted)
-
-    def _embed_query(self, query: str, scope: Scope, warnings: list[str]) -> np.ndarray | None:
-        if self.embedder is None:
-            warnings.append("no embedder configured: vector leg skipped")
-            return None
-        if not any(c.has_vectors() for c, _ in scope.parts):
-            warnings.append("these indexes hold no vectors (built without a model): lexical only")
-            return None
-        try:
-            return self.embedder.embed_query(query)
-        except EmbedderUnavailableError as e:
-            warnings.append(f"{e} — lexical results only. {e.hint}")
-            return None
 
     def _hits(
         self,
@@ -420,12 +573,19 @@ class Library:
     # ------------------------------------------------------------------ status
     def status(self, target: str | None = None) -> dict[str, Any]:
         scope = self.resolve(target)
+        colls = [c.status() for c, _ in scope.parts]
+        warnings = [
+            f"{c['path']}: empty description in _meta.yaml; the router cannot route to it"
+            for c in colls
+            if not c["description"].strip()
+        ]
         # One library-level heartbeat (a watcher reconciles every collection at once).
         watcher = heartbeat.summary(self.root, self.settings)
         return {
             "root": str(self.root),
-            "collections": [{**c.status(), **watcher} for c, _ in scope.parts],
+            "collections": [{**c, **watcher} for c in colls],
             "errors": list(self.errors),
+            "warnings": warnings,
         }
 
 

@@ -89,9 +89,10 @@ class SearchResult:
     warnings: list[str] = field(default_factory=list)
     budget: dict[str, Any] | None = None  # max_tokens, used, dropped, cut (with max_tokens)
     confidence: str = "none"  # high | low | none: is there a good match at all?
+    routed: list[str] | None = None  # search(route=K): the collection paths the router chose
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "query": self.query,
             "mode": self.mode,
             "target": self.target,
@@ -103,6 +104,9 @@ class SearchResult:
             "warnings": self.warnings,
             "budget": self.budget,
         }
+        if self.routed is not None:
+            out["routed"] = self.routed
+        return out
 
 
 def rrf(

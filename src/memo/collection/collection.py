@@ -136,6 +136,8 @@ class Collection:
         self._has_vec = False  # the open index has a vec0 table (fixed until it is reopened)
         self._vectors_ok = embedder is not None
         self._index_dir: Path | None = None
+        # The library's bound on open connections (an LRU), told of every open and close.
+        self.pool: ConnectionPool | None = None
 
     # ------------------------------------------------------------------ identity
     @property
@@ -189,11 +191,21 @@ class Collection:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+            if self.pool is not None:
+                self.pool.forget(self)
 
     def _open(self) -> tuple[apsw.Connection, str]:
         """The connection, after checking the stored profile; returns why it was rebuilt."""
         if self._conn is not None:
+            if self.pool is not None:
+                self.pool.touch(self)
             return self._conn, ""
+        conn, reason = self._connect_checked()
+        if self.pool is not None:
+            self.pool.touch(self)
+        return conn, reason
+
+    def _connect_checked(self) -> tuple[apsw.Connection, str]:
         want = self.profile()
         reason = ""
         if self.index_path.exists():
@@ -664,6 +676,40 @@ def _narrowing(prefix: str, flt: Filter | None) -> tuple[str, list[object]]:
         conds.append(where)
         params += more
     return " AND ".join(conds), params
+
+
+class ConnectionPool:
+    """At most `cap` collections keep their connection open; the least recently used closes.
+
+    A library of 100,000 collections searched with scope `*` opens them one after another; each
+    open index holds three descriptors (db, -wal, -shm), so an unbounded cache runs out of file
+    descriptors long before the end. A closed collection reopens lazily on its next use.
+    """
+
+    def __init__(self, cap: int = 64) -> None:
+        self.cap = max(2, cap)
+        self._open: dict[int, Collection] = {}  # insertion order = recency
+
+    def touch(self, coll: Collection) -> None:
+        key = id(coll)
+        if key in self._open:
+            self._open[key] = self._open.pop(key)  # move to the recent end
+            return
+        self._open[key] = coll
+        while len(self._open) > self.cap:
+            oldest = next(iter(self._open))
+            self._open.pop(oldest).close()
+
+    def forget(self, coll: Collection) -> None:
+        self._open.pop(id(coll), None)
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+    def close_all(self) -> None:
+        for coll in list(self._open.values()):
+            coll.close()
+        self._open.clear()
 
 
 def _like_prefix(prefix: str) -> str:

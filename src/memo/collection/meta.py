@@ -12,6 +12,9 @@ from ..errors import MetaInvalidError
 
 META_FILE = "_meta.yaml"
 MAX_META_BYTES = 64 * 1024  # a description file, not a data dump
+# libyaml's safe loader when PyYAML was built with it (~10x faster: a registry rebuild parses
+# 100,000 of these files); the pure-Python one otherwise. Both refuse python/object tags.
+_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,7 +38,7 @@ def load_meta(folder: Path) -> CollectionMeta:
         raise MetaInvalidError(f"{path}: {len(raw)} bytes; a _meta.yaml may hold at most 64 KiB")
     try:
         # safe_load: tags such as !!python/object are refused, never executed.
-        data = yaml.safe_load(raw.decode("utf-8-sig", errors="replace"))
+        data = yaml.load(raw.decode("utf-8-sig", errors="replace"), Loader=_SafeLoader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""

@@ -455,6 +455,7 @@ class Watcher:
         new, gone = found - before, before - found
         if new or gone:
             self._folders = frozenset((self._folders - gone) | new)
+            self.library.fresh_registry(force=True)  # the router sees it at once
         for f in sorted(gone):
             self.library.forget(f)
             self._broken.discard(f)
@@ -467,6 +468,7 @@ class Watcher:
         """A _meta.yaml created, edited or deleted."""
         was = folder in self._folders
         self.library.forget(folder)  # edited: read it again
+        self.library.fresh_registry(force=True)  # the registry re-reads just this meta
         self._broken.discard(folder)
         now = (folder / META_FILE).is_file()
         if now:

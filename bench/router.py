@@ -1,0 +1,170 @@
+"""Routing and federated search figures (docs/benchmarks.md, "Routing").
+
+    MEMO_MODEL_DIR=../shared/models/multilingual-e5-small python bench/router.py [--big 100000]
+
+Generates libraries from xquad-dev topics (tests/genlib.py) in a temp folder and measures:
+registry rebuild at --big collections (lexical part; the description-embedding rate is measured
+on the 1,000 library and extrapolated), route latency p50/p95 at 50, 5,000 and --big, routing
+accuracy on the xquad-dev questions (top 1 / top 5), scope `*` over 1,000 small collections next
+to the same per-collection searches run one by one, and `--route 5`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from memo.config import Settings  # noqa: E402
+from memo.embed import get_embedder  # noqa: E402
+from memo.library import Library  # noqa: E402
+from tests import genlib  # noqa: E402
+
+
+def pct(xs: list[float], p: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(p * len(xs)))] * 1000
+
+
+def fake_vectors(lib: Library) -> None:
+    """Unit vectors for every description: the vector leg's cost without embedding 100k texts."""
+    reg = lib.registry
+    rng = np.random.default_rng(0)
+    m = rng.standard_normal((len(reg.entries), 384)).astype(np.float32)
+    m /= np.linalg.norm(m, axis=1, keepdims=True)
+    reg._vectors, reg._has_vec = m, np.ones(len(reg.entries), dtype=bool)
+
+
+def route_latency(lib: Library, qs: list[str], strategy: str | None = None) -> tuple[float, float]:
+    for q in qs[:5]:
+        lib.route(q, k=5, strategy=strategy)
+    ts = []
+    for q in qs:
+        t = time.perf_counter()
+        lib.route(q, k=5, strategy=strategy)
+        ts.append(time.perf_counter() - t)
+    return pct(ts, 0.5), pct(ts, 0.95)
+
+
+def accuracy(lib: Library, qs: list[genlib.Question]) -> tuple[float, float, str]:
+    top1 = top5 = 0
+    strategy = ""
+    for q in qs:
+        r = lib.route(q.text, k=5)
+        strategy = r.strategy
+        paths = [c.path for c in r.collections]
+        top1 += paths[:1] == [q.home]
+        top5 += q.home in paths[:5]
+    return top1 / len(qs), top5 / len(qs), strategy
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--big", type=int, default=100_000)
+    ap.add_argument("--backend", default="auto")
+    ap.add_argument("--queries", type=int, default=200)
+    args = ap.parse_args()
+    emb = get_embedder(args.backend)
+    print(f"embedder: {emb.backend}")
+    tmp = Path(tempfile.mkdtemp(prefix="memo-router-bench-"))
+    settings = Settings(index_dir=tmp / "indexes")
+
+    # ---- 1,000 small collections with notes: accuracy, scope *, --route, embedding rate
+    root = tmp / "lib1000"
+    homes = genlib.generate(root, 1000, notes=True)
+    qs = genlib.questions(homes)
+    texts = [q.text for q in qs]
+    lib = Library(root, emb, settings)
+    rep = lib.rebuild_registry(write_yaml=False)  # descriptions only (no index yet)
+    rate = rep.embedded / rep.embed_seconds if rep.embed_seconds else float("nan")
+    print(f"1000: registry {rep.seconds:.1f} s, {rep.embedded} descriptions at {rate:.0f}/s")
+    a1, a5, st = accuracy(lib, qs)
+    print(f"1000 descriptions only [{st}]: top1 {a1:.3f} top5 {a5:.3f} ({len(qs)} questions)")
+    t = time.perf_counter()
+    lib.index()
+    print(f"1000: indexed in {time.perf_counter() - t:.1f} s")
+    lib.rebuild_registry(write_yaml=False)  # now with the notes' headings
+    a1, a5, st = accuracy(lib, qs)
+    print(f"1000 descriptions+headings [{st}]: top1 {a1:.3f} top5 {a5:.3f}")
+    p50, p95 = route_latency(lib, texts[: args.queries])
+    print(f"1000 route: p50 {p50:.1f} ms p95 {p95:.1f} ms")
+    sample = texts[:: max(1, len(texts) // 20)][:20]
+    star, one_by_one = [], []
+    for q in sample:
+        t = time.perf_counter()
+        lib.search("*", q, k=8)
+        star.append(time.perf_counter() - t)
+    colls = lib.collections()
+    for q in sample[:5]:
+        t = time.perf_counter()
+        for c in colls:
+            lib.search(c.rel, q, k=8)
+        one_by_one.append(time.perf_counter() - t)
+    print(
+        f"1000 scope *: p50 {pct(star, 0.5):.0f} ms p95 {pct(star, 0.95):.0f} ms; "
+        f"1000 searches one by one: p50 {pct(one_by_one, 0.5):.0f} ms"
+    )
+    routed = []
+    right = 0
+    for q in [x for x in qs][:: max(1, len(qs) // 60)]:
+        t = time.perf_counter()
+        res = lib.search("*", q.text, k=8, route=5)
+        routed.append(time.perf_counter() - t)
+        right += any(h.path.startswith(q.home + "/") for h in res.hits[:5])
+    print(
+        f"1000 --route 5: p50 {pct(routed, 0.5):.0f} ms p95 {pct(routed, 0.95):.0f} ms; "
+        f"answer's collection in top-5 hits for {right}/{len(routed)}"
+    )
+    lib.close()
+
+    # ---- 50 and 5,000: route latency (descriptions embedded for 50; vectors faked at 5,000)
+    for n in (50, 5000):
+        root = tmp / f"lib{n}"
+        genlib.generate(root, n)
+        lib = Library(root, emb, settings)
+        lib.rebuild_registry(write_yaml=False, embed=n <= 50)
+        if n > 50:
+            fake_vectors(lib)
+        p50, p95 = route_latency(lib, texts[: args.queries])
+        print(f"{n} route [{lib.route('x').strategy}]: p50 {p50:.1f} ms p95 {p95:.1f} ms")
+        lib.close()
+
+    # ---- big: rebuild (lexical), lexical accuracy, latency with the vector leg's real cost
+    root = tmp / f"lib{args.big}"
+    t = time.perf_counter()
+    homes = genlib.generate(root, args.big)
+    print(f"{args.big}: generated in {time.perf_counter() - t:.0f} s")
+    lib = Library(root, emb, settings)
+    rep = lib.rebuild_registry(embed=False)
+    print(
+        f"{args.big}: registry rebuild {rep.seconds:.1f} s (walk {rep.walk_seconds:.1f} s), "
+        f"yaml written; embedding {args.big} descriptions at {rate:.0f}/s would add "
+        f"{args.big / rate:.0f} s"
+    )
+    t = time.perf_counter()
+    rep = lib.rebuild_registry(embed=False, write_yaml=False)
+    print(f"{args.big}: rescan with nothing changed {time.perf_counter() - t:.1f} s")
+    qs = genlib.questions(homes)
+    a1, a5, st = accuracy(lib, qs)
+    print(f"{args.big} lexical only [{st}]: top1 {a1:.3f} top5 {a5:.3f}")
+    p50, p95 = route_latency(lib, texts[: args.queries])
+    print(f"{args.big} route, lexical only: p50 {p50:.1f} ms p95 {p95:.1f} ms")
+    fake_vectors(lib)
+    lib._qvecs.clear()
+    p50, p95 = route_latency(lib, texts[: args.queries])
+    print(f"{args.big} route, hybrid ({emb.backend} query embedding): p50 {p50:.1f} p95 {p95:.1f}")
+    for q in texts[: args.queries]:
+        lib.query_vector(q)
+    p50, p95 = route_latency(lib, texts[: args.queries])
+    print(f"{args.big} route, hybrid, query embedding cached: p50 {p50:.1f} ms p95 {p95:.1f} ms")
+    lib.close()
+    print(f"(libraries left in {tmp}; delete it)")
+
+
+if __name__ == "__main__":
+    main()

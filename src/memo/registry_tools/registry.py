@@ -1,0 +1,631 @@
+"""The registry: every collection of a library, its `_meta.yaml` and the router index over them.
+
+Two caches, both rebuilt from the `_meta.yaml` files whenever they are missing:
+
+- `_registry.yaml` at the library root: the human-readable list (name, path, description, tags,
+  embedder, files, chunks, last indexed), sorted by path so it diffs well. Written by
+  `memo registry rebuild`; kept current by later refreshes once it exists (memo does not drop
+  files into a notes tree unasked).
+- `.memo/registry.db` (SQLite): one row per collection with the meta file's (mtime, size, hash),
+  an FTS5 index over the stems of name, path, description and tags, and one e5 vector per
+  description. The router reads it (router/).
+
+A refresh walks the tree (folders only, no notes), stats every `_meta.yaml`, and parses only
+those whose (mtime, size) moved and whose bytes differ: 100,000 unchanged collections cost one
+walk and 100,000 stats, no YAML. Description vectors are computed for new or changed
+descriptions only; `embed_limit` bounds that work inside a search call (the rest waits for an
+explicit rebuild, and the router says so).
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import apsw
+import numpy as np
+
+from ..collection.files import find_collections
+from ..collection.lexical import LEXICAL_VERSION, lex_text
+from ..collection.meta import META_FILE, CollectionMeta, load_meta
+from ..config import Settings, cache_home
+from ..embed import Embedder
+from ..errors import EmbedderUnavailableError, IndexError_, MemoError
+
+REGISTRY_FILE = "_registry.yaml"
+REGISTRY_DB = "registry.db"
+REGISTRY_SCHEMA = 2
+EMBED_BATCH = 64
+BUSY_TIMEOUT_MS = 10_000
+
+
+@dataclass(slots=True)
+class Entry:
+    """One collection as the registry knows it."""
+
+    path: str  # relative to the root, posix; '.' for a collection at the root itself
+    name: str
+    description: str
+    tags: tuple[str, ...]
+    embedder: str | None
+    chunker: str | None
+    mtime_ns: int
+    size: int
+    hash: str
+    error: str = ""  # a broken _meta.yaml: listed with the reason, never routed to
+    files: int | None = None
+    chunks: int | None = None
+    last_indexed: float | None = None
+    headings: str = ""  # the notes' headings, from the collection's index: routing vocabulary
+    id: int = 0
+
+    def meta(self) -> CollectionMeta:
+        return CollectionMeta(self.name, self.description, self.tags, self.embedder, self.chunker)
+
+    def doc_text(self) -> str:
+        """What the router indexes for this collection: name, path words, description, tags."""
+        words = self.path.replace("/", " ").replace("-", " ").replace("_", " ")
+        text = f"{self.name}. {words}. {self.description} {' '.join(self.tags)}"
+        return f"{text}\n{self.headings}".strip()
+
+    def embed_text(self) -> str:
+        return f"{self.name}: {self.description} {', '.join(self.tags)}".strip()
+
+    def text_hash(self) -> str:
+        return _hash(self.embed_text().encode("utf-8"))
+
+    def to_yaml(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"path": self.path, "name": self.name}
+        if self.error:
+            out["error"] = self.error
+            return out
+        out["description"] = self.description
+        out["tags"] = list(self.tags)
+        if self.embedder:
+            out["embedder"] = self.embedder
+        out["files"] = self.files
+        out["chunks"] = self.chunks
+        out["last_indexed"] = (
+            time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.last_indexed))
+            if self.last_indexed
+            else None
+        )
+        return out
+
+
+@dataclass(slots=True)
+class RefreshReport:
+    collections: int = 0
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    embedded: int = 0
+    not_embedded: int = 0  # descriptions still waiting for a vector
+    seconds: float = 0.0
+    walk_seconds: float = 0.0
+    embed_seconds: float = 0.0
+    wrote_yaml: bool = False
+
+    @property
+    def changed_any(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "collections": self.collections,
+            "added": self.added,
+            "changed": self.changed,
+            "removed": self.removed,
+            "errors": self.errors,
+            "embedded": self.embedded,
+            "not_embedded": self.not_embedded,
+            "seconds": round(self.seconds, 3),
+            "walk_seconds": round(self.walk_seconds, 3),
+            "embed_seconds": round(self.embed_seconds, 3),
+            "wrote_yaml": self.wrote_yaml,
+        }
+
+
+def _hash(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+class Registry:
+    """The collections of one library root, loaded in memory, sorted by path."""
+
+    def __init__(self, root: Path, embedder: Embedder | None, settings: Settings | None = None):
+        self.root = root
+        self.embedder = embedder
+        self.settings = settings or Settings()
+        self.entries: list[Entry] = []  # sorted by path
+        self._paths: list[str] = []
+        self._by_id: dict[int, int] = {}  # row id -> position in entries
+        self._conn: apsw.Connection | None = None
+        self._generation = -1
+        self.scanned_at = 0.0
+        self._vectors: np.ndarray | None = None  # (n, dim) aligned with entries; zero = none
+        self._has_vec: np.ndarray | None = None  # bool (n,)
+
+    # ------------------------------------------------------------------ where
+    @property
+    def folder(self) -> Path:
+        """Where registry.db lives: <root>/.memo, MEMO_INDEX_DIR, or the user cache."""
+        base = self.settings.index_dir
+        if base is None and os.access(self.root, os.W_OK):
+            return self.root / ".memo"
+        base = base or cache_home() / "memo" / "indexes"
+        real = os.path.realpath(self.root)
+        slug = "".join(c if c.isalnum() else "-" for c in self.root.name)[:40]
+        return base / f"_registry-{slug}-{_hash(real.encode())[:12]}"
+
+    @property
+    def db_path(self) -> Path:
+        return self.folder / REGISTRY_DB
+
+    @property
+    def yaml_path(self) -> Path:
+        """<root>/_registry.yaml, beside the notes; elsewhere only when the root is read-only."""
+        if os.access(self.root, os.W_OK):
+            return self.root / REGISTRY_FILE
+        return self.folder / REGISTRY_FILE
+
+    def profile(self) -> dict[str, Any]:
+        e = self.embedder
+        return {
+            "schema": REGISTRY_SCHEMA,
+            "lexical": LEXICAL_VERSION,
+            "model": e.model_id if e is not None else None,
+        }
+
+    # ------------------------------------------------------------------ database
+    def _db(self) -> apsw.Connection:
+        if self._conn is not None:
+            return self._conn
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            conn = self._connect()
+            want = json.dumps(self.profile(), sort_keys=True)
+            have = None
+            with contextlib.suppress(apsw.SQLError):
+                row = conn.execute("SELECT value FROM meta WHERE key='profile'").fetchone()
+                have = row[0] if row else None
+            if have != want:  # another schema, stemmer or model: this cache is void
+                conn.close()
+                for suffix in ("", "-wal", "-shm"):
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(f"{self.db_path}{suffix}")
+                conn = self._connect()
+                self._create(conn, want)
+        except (OSError, apsw.Error) as e:
+            raise IndexError_(
+                f"cannot open the router index {self.db_path}: {e}",
+                "Delete it (memo rebuilds it), or set MEMO_INDEX_DIR to a writable folder.",
+            ) from e
+        self._conn = conn
+        return conn
+
+    def _connect(self) -> apsw.Connection:
+        conn = apsw.Connection(str(self.db_path))
+        conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.execute("PRAGMA synchronous=NORMAL")
+        return conn
+
+    @staticmethod
+    def _create(conn: apsw.Connection, profile: str) -> None:
+        with conn:
+            conn.execute(
+                """
+                CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                CREATE TABLE IF NOT EXISTS colls(
+                    id INTEGER PRIMARY KEY,
+                    path TEXT NOT NULL UNIQUE,
+                    name TEXT NOT NULL,
+                    description TEXT NOT NULL,
+                    tags TEXT NOT NULL,          -- JSON list
+                    embedder TEXT,
+                    chunker TEXT,
+                    mtime_ns INTEGER NOT NULL,   -- of _meta.yaml
+                    size INTEGER NOT NULL,
+                    hash TEXT NOT NULL,
+                    error TEXT NOT NULL DEFAULT '',
+                    files INTEGER,
+                    chunks INTEGER,
+                    last_indexed REAL,
+                    headings TEXT NOT NULL DEFAULT ''
+                );
+                CREATE VIRTUAL TABLE IF NOT EXISTS colls_fts USING fts5(
+                    lex, content='', contentless_delete=1,
+                    tokenize='unicode61 remove_diacritics 2'
+                );
+                CREATE TABLE IF NOT EXISTS colls_vec(
+                    id INTEGER PRIMARY KEY, hash TEXT NOT NULL, v BLOB NOT NULL
+                );
+                """
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('profile', ?), "
+                "('generation', '0'), ('scanned_at', '0')",
+                (profile,),
+            )
+
+    def _meta_value(self, key: str) -> str | None:
+        row = self._db().execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    # ------------------------------------------------------------------ loading
+    def load(self) -> None:
+        """(Re)read the registry from its database if another process changed it."""
+        gen = int(self._meta_value("generation") or 0)
+        self.scanned_at = float(self._meta_value("scanned_at") or 0)
+        if gen == self._generation:
+            return
+        rows = self._db().execute(
+            "SELECT id, path, name, description, tags, embedder, chunker, mtime_ns, size, hash,"
+            " error, files, chunks, last_indexed, headings FROM colls ORDER BY path"
+        )
+        self.entries = [
+            Entry(
+                path=r[1],
+                name=r[2],
+                description=r[3],
+                tags=tuple(json.loads(r[4])),
+                embedder=r[5],
+                chunker=r[6],
+                mtime_ns=r[7],
+                size=r[8],
+                hash=r[9],
+                error=r[10],
+                files=r[11],
+                chunks=r[12],
+                last_indexed=r[13],
+                headings=r[14],
+                id=r[0],
+            )
+            for r in rows
+        ]
+        self._paths = [e.path for e in self.entries]
+        self._by_id = {e.id: i for i, e in enumerate(self.entries)}
+        self._vectors = None
+        self._generation = gen
+
+    @property
+    def loaded(self) -> bool:
+        return self._generation >= 0
+
+    def ok_entries(self) -> list[Entry]:
+        return [e for e in self.entries if not e.error]
+
+    def select(self, prefix: str | None) -> list[range]:
+        """Positions of the entries a prefix covers, as ranges of the path-sorted list.
+
+        `work` or `work/` or `work/*`: the collection `work` and everything below `work/` (never
+        `work-old`); `work/j*`: every path starting with `work/j`; ''/'.'/'*'/None: all.
+        """
+        p = (prefix or "").strip()
+        if p in ("", ".", "*", "/", "/*"):
+            return [range(len(self.entries))]
+        if p.endswith("/*"):
+            p = p[:-2]
+        elif p.endswith("*"):
+            start = p.rstrip("*").lstrip("/")
+            return [range(*self._between(start, start + "\U0010ffff"))]
+        p = p.strip("/")
+        out = []
+        lo, hi = self._between(p, p + "\x00")
+        if hi > lo:
+            out.append(range(lo, hi))
+        out.append(range(*self._between(p + "/", p + "/\U0010ffff")))
+        return out
+
+    def _between(self, a: str, b: str) -> tuple[int, int]:
+        return bisect.bisect_left(self._paths, a), bisect.bisect_left(self._paths, b)
+
+    def position(self, row_id: int) -> int | None:
+        return self._by_id.get(row_id)
+
+    # ------------------------------------------------------------------ vectors
+    def vectors(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(matrix aligned with entries, has-vector mask), or None without a model."""
+        if self.embedder is None:
+            return None
+        if self._vectors is None:
+            dim = self.embedder.dim
+            mat = np.zeros((len(self.entries), dim), dtype=np.float32)
+            has = np.zeros(len(self.entries), dtype=bool)
+            for rid, _h, blob in self._db().execute("SELECT id, hash, v FROM colls_vec"):
+                pos = self._by_id.get(rid)
+                if pos is not None and len(blob) == 4 * dim:
+                    mat[pos] = np.frombuffer(blob, dtype=np.float32)
+                    has[pos] = True
+            self._vectors, self._has_vec = mat, has
+        assert self._has_vec is not None
+        return self._vectors, self._has_vec
+
+    def missing_vectors(self) -> int:
+        v = self.vectors()
+        if v is None:
+            return 0
+        return int(sum(1 for i, e in enumerate(self.entries) if not e.error and not v[1][i]))
+
+    # ------------------------------------------------------------------ refresh
+    def refresh(
+        self,
+        embed_limit: int | None = None,
+        stats: bool = False,
+        write_yaml: bool | None = None,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> RefreshReport:
+        """Bring the registry in line with the `_meta.yaml` files under the root.
+
+        `embed_limit`: embed at most this many new descriptions now (None = all).
+        `stats`: also read files/chunks/last-indexed from every collection's index.
+        `write_yaml`: write _registry.yaml (default: only if it exists already).
+        """
+        t0 = time.perf_counter()
+        self.load()
+        rep = RefreshReport()
+        folders = find_collections(self.root)
+        rep.walk_seconds = time.perf_counter() - t0
+        known = {e.path: e for e in self.entries}
+        seen: set[str] = set()
+        upserts: list[Entry] = []
+        for folder in folders:
+            rel = self._rel(folder)
+            seen.add(rel)
+            old = known.get(rel)
+            try:
+                st = os.stat(folder / META_FILE)
+            except OSError:
+                continue  # vanished since the walk
+            if old is not None and (old.mtime_ns, old.size) == (st.st_mtime_ns, st.st_size):
+                continue
+            try:
+                digest = _hash((folder / META_FILE).read_bytes())
+            except OSError:
+                continue
+            if old is not None and old.hash == digest:
+                old.mtime_ns, old.size = st.st_mtime_ns, st.st_size
+                upserts.append(old)  # same bytes, new stat: remember the stat only
+                continue
+            entry = _entry(folder, rel, st, digest)
+            entry.id = old.id if old is not None else 0
+            if old is not None:
+                entry.files, entry.chunks, entry.last_indexed, entry.headings = (
+                    old.files,
+                    old.chunks,
+                    old.last_indexed,
+                    old.headings,
+                )
+            (rep.changed if old is not None else rep.added).append(rel)
+            upserts.append(entry)
+        gone = [known[p] for p in known if p not in seen]
+        rep.removed = sorted(e.path for e in gone)
+        if stats:
+            upserts.extend(self._read_stats(folders, known, upserts))
+        if upserts or gone:
+            self._write(upserts, gone, rep)
+        self._db().execute(
+            "UPDATE meta SET value=? WHERE key='scanned_at'", (repr(time.time()),)
+        )
+        self.load()
+        rep.errors = [f"{e.path}/{META_FILE}: {e.error}" for e in self.entries if e.error]
+        rep.collections = len(self.entries) - len(rep.errors)
+        self._embed_missing(rep, embed_limit, progress)
+        if write_yaml or (write_yaml is None and rep.changed_any and self.yaml_path.exists()):
+            self.write_yaml()
+            rep.wrote_yaml = True
+        rep.seconds = time.perf_counter() - t0
+        return rep
+
+    def _read_stats(
+        self, folders: Iterable[Path], known: dict[str, Entry], upserts: list[Entry]
+    ) -> list[Entry]:
+        """files/chunks/last_indexed from each collection's index (read-only, no model)."""
+        from ..collection.collection import Collection
+
+        pending = {e.path: e for e in upserts}
+        out = []
+        for folder in folders:
+            rel = self._rel(folder)
+            e = pending.get(rel) or known.get(rel)
+            if e is None or e.error:
+                continue
+            local = os.path.join(folder, ".memo", "index.db")
+            if self.settings.index_dir is None and os.path.exists(local):
+                path = Path(local)
+            else:  # MEMO_INDEX_DIR or a read-only folder: the collection knows where
+                path = Collection(folder, self.root, e.meta(), None, self.settings).index_path
+            if not path.exists():
+                new: tuple[Any, ...] = (0, 0, None, "")
+            else:
+                try:
+                    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+                    try:
+                        (files,) = conn.execute(
+                            "SELECT count(*) FROM files WHERE status='ok'"
+                        ).fetchone()
+                        (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
+                        (last,) = conn.execute("SELECT max(indexed_at) FROM files").fetchone()
+                        heads = _headings(conn)
+                    finally:
+                        conn.close()
+                    new = (int(files), int(chunks), last, heads)
+                except apsw.Error:
+                    new = (None, None, None, "")
+            if (e.files, e.chunks, e.last_indexed, e.headings) != new:
+                e.files, e.chunks, e.last_indexed, e.headings = new
+                if rel not in pending:
+                    out.append(e)
+        return out
+
+    def _rel(self, folder: Path) -> str:
+        f, r = str(folder), str(self.root)
+        if f == r:
+            return "."
+        return f[len(r) + 1 :].replace(os.sep, "/") if f.startswith(r + os.sep) else f
+
+    def _write(self, upserts: list[Entry], gone: list[Entry], rep: RefreshReport) -> None:
+        conn = self._db()
+        with conn:
+            for e in gone:
+                conn.execute("DELETE FROM colls WHERE id=?", (e.id,))
+                conn.execute("DELETE FROM colls_fts WHERE rowid=?", (e.id,))
+                conn.execute("DELETE FROM colls_vec WHERE id=?", (e.id,))
+            for e in upserts:
+                values = (
+                    e.path,
+                    e.name,
+                    e.description,
+                    json.dumps(list(e.tags), ensure_ascii=False),
+                    e.embedder,
+                    e.chunker,
+                    e.mtime_ns,
+                    e.size,
+                    e.hash,
+                    e.error,
+                    e.files,
+                    e.chunks,
+                    e.last_indexed,
+                    e.headings,
+                )
+                if e.id:
+                    conn.execute(
+                        "UPDATE colls SET path=?, name=?, description=?, tags=?, embedder=?,"
+                        " chunker=?, mtime_ns=?, size=?, hash=?, error=?, files=?, chunks=?,"
+                        " last_indexed=?, headings=? WHERE id=?",
+                        (*values, e.id),
+                    )
+                    conn.execute("DELETE FROM colls_fts WHERE rowid=?", (e.id,))
+                else:
+                    conn.execute(
+                        "INSERT INTO colls(path, name, description, tags, embedder, chunker,"
+                        " mtime_ns, size, hash, error, files, chunks, last_indexed, headings)"
+                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        values,
+                    )
+                    e.id = conn.last_insert_rowid()
+                if not e.error:
+                    conn.execute(
+                        "INSERT INTO colls_fts(rowid, lex) VALUES (?, ?)",
+                        (e.id, lex_text(e.doc_text())),
+                    )
+            conn.execute(
+                "UPDATE meta SET value=CAST(value AS INTEGER)+1 WHERE key='generation'"
+            )
+
+    def _embed_missing(
+        self,
+        rep: RefreshReport,
+        limit: int | None,
+        progress: Callable[[str, int, int], None] | None,
+    ) -> None:
+        if self.embedder is None:
+            return
+        conn = self._db()
+        have = {rid: h for rid, h in conn.execute("SELECT id, hash FROM colls_vec")}
+        todo = [e for e in self.entries if not e.error and have.get(e.id) != e.text_hash()]
+        now = todo if limit is None else todo[:limit]
+        t0 = time.perf_counter()
+        done = 0
+        try:
+            for i in range(0, len(now), EMBED_BATCH):
+                batch = now[i : i + EMBED_BATCH]
+                vecs = self.embedder.embed_passages([e.embed_text() for e in batch])
+                with conn:
+                    conn.executemany(
+                        "INSERT OR REPLACE INTO colls_vec(id, hash, v) VALUES (?, ?, ?)",
+                        [
+                            (e.id, e.text_hash(), np.asarray(v, dtype=np.float32).tobytes())
+                            for e, v in zip(batch, vecs, strict=True)
+                        ],
+                    )
+                done += len(batch)
+                if progress:
+                    progress("embedding descriptions", done, len(now))
+        except EmbedderUnavailableError as e:
+            rep.errors.append(f"descriptions not embedded: {e}")
+        rep.embedded = done
+        rep.not_embedded = len(todo) - done
+        rep.embed_seconds = time.perf_counter() - t0
+        if done:
+            self._vectors = None
+
+    # ------------------------------------------------------------------ yaml
+    def write_yaml(self) -> Path:
+        """Write _registry.yaml: one block per collection, sorted by path.
+
+        Emitted by hand (strings as JSON, which YAML reads as double-quoted scalars): PyYAML's
+        dumper took 40 s for 100,000 collections, this takes about one.
+        """
+        count = sum(1 for e in self.entries if not e.error)
+        lines = [
+            "# generated by `memo registry rebuild`: a cache, delete it and memo writes it again",
+            f"root: {_q(str(self.root))}",
+            f"count: {count}",
+            "collections:",
+        ]
+        for e in self.entries:
+            lines.append(f"  - path: {_q(e.path)}")
+            for key, value in e.to_yaml().items():
+                if key != "path":
+                    lines.append(f"    {key}: {_q(value)}")
+        text = "\n".join(lines) + "\n"
+        path = self.yaml_path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)  # readers see the old file or the new one
+        return path
+
+
+HEADINGS_CHARS = 4000
+
+
+def _headings(conn: apsw.Connection) -> str:
+    """The distinct headings of a collection's notes, in file order, cut at HEADINGS_CHARS.
+
+    A description is one line a person wrote; the headings are what the notes actually cover.
+    The router's lexical leg reads both (the vector leg embeds the description only).
+    """
+    out: list[str] = []
+    seen: set[str] = set()
+    size = 0
+    for (h,) in conn.execute("SELECT heading FROM chunks ORDER BY path, ord"):
+        for part in str(h).split(" > "):
+            if part and part not in seen:
+                seen.add(part)
+                out.append(part)
+                size += len(part) + 1
+        if size >= HEADINGS_CHARS:
+            break
+    return "\n".join(out)[:HEADINGS_CHARS]
+
+
+def _q(value: Any) -> str:
+    """A YAML scalar or flow list; JSON is valid YAML for strings, numbers, null and lists."""
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _entry(folder: Path, rel: str, st: os.stat_result, digest: str) -> Entry:
+    try:
+        m = load_meta(folder)
+    except MemoError as e:
+        stamp = (st.st_mtime_ns, st.st_size, digest)
+        return Entry(rel, folder.name, "", (), None, None, *stamp, error=str(e))
+    stamp = (st.st_mtime_ns, st.st_size, digest)
+    return Entry(rel, m.name, m.description, m.tags, m.embedder, m.chunker, *stamp)

@@ -1,0 +1,229 @@
+"""Routing: which collections should a question be searched in.
+
+The router reads the registry (registry_tools/): one row per collection with an FTS5 index over
+the stems of its name, path, description and tags, and one e5 vector per description. The
+answer's shape follows the library's size (DESIGN "Routing"), chosen automatically from the
+number of collections the prefix covers, or forced with `strategy=`:
+
+- `flat` (up to FLAT_MAX): the whole list; every collection is returned, the best first, so an
+  agent sees all names and descriptions at once.
+- `tree` (up to TREE_MAX): the prefix filter (`work/*`) narrows the name tree, the description
+  search ranks what is left, top k; the answer also lists the sub-folders below the prefix with
+  their collection counts, so the agent can narrow further.
+- `hybrid` (beyond): BM25 over description stems and cosine over description vectors, each leg
+  cut at DEPTH, fused by RRF, top k.
+
+All three rank with the same fused score (a flat list in name order would waste the signal).
+A prefix is a range of the path-sorted registry (a bisect), so it costs nothing at any size.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..collection.lexical import fts_query
+from ..errors import MemoError
+from ..registry_tools.registry import Entry, Registry
+
+FLAT_MAX = 50
+TREE_MAX = 5_000
+STRATEGIES = ("auto", "flat", "tree", "hybrid")
+RRF_K = 60  # plain RRF: both legs are rankings of whole descriptions, no tuning measured to help
+DEPTH = 200  # candidates per leg before fusion
+MAX_ROUTE_K = 1_000
+
+
+class RouteError(MemoError):
+    hint = f"Use a strategy among {', '.join(STRATEGIES)} and k between 1 and {MAX_ROUTE_K}."
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    name: str
+    path: str  # relative to the library root: pass it to search as is
+    description: str
+    tags: tuple[str, ...]
+    score: float
+    lex_rank: int | None = None
+    vec_rank: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "path": self.path,
+            "description": self.description,
+            "tags": list(self.tags),
+            "score": round(self.score, 6),
+            "lex_rank": self.lex_rank,
+            "vec_rank": self.vec_rank,
+        }
+
+
+@dataclass(slots=True)
+class RouteResult:
+    query: str
+    strategy: str
+    collections: list[Candidate]
+    took_ms: float = 0.0
+    prefix: str | None = None
+    total: int = 0  # collections the prefix covers
+    tree: list[dict[str, Any]] = field(default_factory=list)  # tree strategy: sub-folders
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "query": self.query,
+            "strategy": self.strategy,
+            "took_ms": round(self.took_ms, 2),
+            "prefix": self.prefix,
+            "total": self.total,
+            "collections": [c.to_dict() for c in self.collections],
+        }
+        if self.tree:
+            out["tree"] = self.tree
+        if self.warnings:
+            out["warnings"] = self.warnings
+        return out
+
+
+def pick_strategy(count: int) -> str:
+    if count <= FLAT_MAX:
+        return "flat"
+    if count <= TREE_MAX:
+        return "tree"
+    return "hybrid"
+
+
+def route(
+    reg: Registry,
+    query: str,
+    k: int = 5,
+    prefix: str | None = None,
+    strategy: str | None = None,
+    query_vector: Callable[[str], np.ndarray | None] | None = None,
+) -> RouteResult:
+    """Ranked candidate collections for `query` (see the module docstring)."""
+    t0 = time.perf_counter()
+    strategy = strategy or "auto"
+    if strategy not in STRATEGIES:
+        raise RouteError(f"unknown routing strategy {strategy!r}")
+    k = max(1, min(int(k), MAX_ROUTE_K))
+    ranges = reg.select(prefix)
+    mask = np.zeros(len(reg.entries), dtype=bool)
+    for r in ranges:
+        mask[r.start : r.stop] = True
+    for i in np.flatnonzero(mask):
+        if reg.entries[i].error:
+            mask[i] = False
+    total = int(mask.sum())
+    if strategy == "auto":
+        strategy = pick_strategy(total)
+    warnings: list[str] = []
+    if total == 0:
+        where = f" under {prefix}" if prefix else ""
+        warnings.append(f"no collection{where}: a collection is a folder holding _meta.yaml")
+    lex = _lex_leg(reg, query, mask, total) if total else []
+    vec = _vec_leg(reg, query, mask, warnings, query_vector) if total else []
+    scores: dict[int, float] = {}
+    for leg in (lex, vec):
+        for rank, pos in enumerate(leg, start=1):
+            scores[pos] = scores.get(pos, 0.0) + 1.0 / (RRF_K + rank)
+    lex_rank = {pos: r for r, pos in enumerate(lex, start=1)}
+    vec_rank = {pos: r for r, pos in enumerate(vec, start=1)}
+    order = sorted(scores, key=lambda p: (-scores[p], reg.entries[p].path))
+    if strategy == "flat":  # the whole list: unmatched collections follow, by path
+        order += [int(p) for p in np.flatnonzero(mask) if int(p) not in scores]
+    else:
+        order = order[:k]
+    out = [
+        _candidate(reg.entries[p], scores.get(p, 0.0), lex_rank.get(p), vec_rank.get(p))
+        for p in order
+    ]
+    res = RouteResult(query, strategy, out, prefix=prefix, total=total, warnings=warnings)
+    if strategy == "tree":
+        res.tree = _subtree(reg, mask, prefix)
+    res.took_ms = (time.perf_counter() - t0) * 1000
+    return res
+
+
+def _candidate(e: Entry, score: float, lex: int | None, vec: int | None) -> Candidate:
+    return Candidate(e.name, e.path, e.description, e.tags, score, lex, vec)
+
+
+def _lex_leg(reg: Registry, query: str, mask: np.ndarray, total: int) -> list[int]:
+    match = fts_query(query)
+    if not match:
+        return []
+    conn = reg._db()
+    everything = total == len(reg.entries)
+    # With a prefix, BM25 still ranks over the whole registry (its IDF is the library's); read
+    # deeper so DEPTH candidates survive the filter.
+    limit = DEPTH if everything else max(DEPTH, min(20 * DEPTH, len(reg.entries)))
+    out = []
+    for (rid,) in conn.execute(
+        "SELECT rowid FROM colls_fts WHERE colls_fts MATCH ? ORDER BY rank LIMIT ?",
+        (match, limit),
+    ):
+        pos = reg.position(rid)
+        if pos is not None and mask[pos]:
+            out.append(pos)
+            if len(out) >= DEPTH:
+                break
+    return out
+
+
+def _vec_leg(
+    reg: Registry,
+    query: str,
+    mask: np.ndarray,
+    warnings: list[str],
+    query_vector: Callable[[str], np.ndarray | None] | None,
+) -> list[int]:
+    if not query.strip() or query_vector is None:
+        return []
+    got = reg.vectors()
+    if got is None:
+        return []
+    mat, has = got
+    usable = mask & has
+    if not usable.any():
+        warnings.append(
+            "no description vectors yet: lexical routing only (run `memo registry rebuild`)"
+        )
+        return []
+    missing = int((mask & ~has).sum())
+    if missing:
+        warnings.append(
+            f"{missing} descriptions not embedded yet: run `memo registry rebuild` to finish"
+        )
+    q = query_vector(query)
+    if q is None:
+        return []
+    if usable.all():
+        sims = mat @ q
+    else:
+        idx = np.flatnonzero(usable)
+        sims = np.full(len(reg.entries), -np.inf, dtype=np.float32)
+        sims[idx] = mat[idx] @ q
+    n = min(DEPTH, int(usable.sum()))
+    top = np.argpartition(-sims, n - 1)[:n]
+    top = top[np.argsort(-sims[top], kind="stable")]
+    return [int(p) for p in top]
+
+
+def _subtree(reg: Registry, mask: np.ndarray, prefix: str | None) -> list[dict[str, Any]]:
+    """The next level of folders below the prefix, with how many collections each holds."""
+    base = (prefix or "").rstrip("*").strip("/")
+    depth = len(base.split("/")) if base else 0
+    counts: dict[str, int] = {}
+    for p in np.flatnonzero(mask):
+        parts = reg.entries[p].path.split("/")
+        key = "/".join(parts[: depth + 1])
+        key = key + "/*" if len(parts) > depth + 1 else key
+        counts[key] = counts.get(key, 0) + 1
+    return [{"prefix": k, "collections": v} for k, v in sorted(counts.items())][:200]

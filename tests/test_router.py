@@ -1,0 +1,293 @@
+"""Registry, routing and federated search on generated libraries (10 / 1,000 / 100,000).
+
+Libraries come from tests/genlib.py (descriptions from xquad-dev topics, ru and en). The
+100,000-collection library is generated once per session with no notes, and routed lexically
+(embedding 100,000 descriptions takes minutes: that figure is in bench/router.py).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+
+import pytest
+
+from memo.config import Settings
+from memo.errors import MemoError
+from memo.library import Library
+from memo.registry_tools import REGISTRY_FILE
+
+from . import genlib
+from .conftest import EXAMPLES
+
+needs_xquad = pytest.mark.skipif(
+    not (genlib.XQUAD / "qrels" / "en.jsonl").is_file(),
+    reason=f"xquad-dev lives in ../shared ({genlib.XQUAD}), absent on this machine",
+)
+
+
+def _paths(res) -> list[str]:
+    return [c.path for c in res.collections]
+
+
+# ---------------------------------------------------------------- registry
+def test_registry_rebuild_writes_yaml_and_is_a_cache(notes, real_embedder):
+    lib = Library(notes, real_embedder)
+    rep = lib.rebuild_registry()
+    assert rep.collections == 3 and len(rep.added) == 3 and rep.embedded == 3
+    text = (notes / REGISTRY_FILE).read_text()
+    assert "work/networking" in text and "description:" in text
+    import yaml
+
+    doc = yaml.safe_load(text)
+    assert [c["path"] for c in doc["collections"]] == [
+        "home/cooking",
+        "work/jira",
+        "work/networking",
+    ]
+    lib.close()
+    # Deleting both caches loses nothing.
+    (notes / REGISTRY_FILE).unlink()
+    shutil.rmtree(notes / ".memo")
+    lib = Library(notes, real_embedder)
+    assert _paths(lib.route("JQL queries", k=1))[:1] == ["work/jira"]
+    rep = lib.rebuild_registry()
+    assert rep.collections == 3 and (notes / REGISTRY_FILE).is_file()
+    rep = lib.rebuild_registry()
+    assert not rep.changed_any and rep.embedded == 0  # nothing to redo
+    lib.close()
+
+
+def test_registry_follows_meta_added_changed_removed(notes, real_embedder):
+    lib = Library(notes, real_embedder, Settings(registry_ttl=3600))  # no automatic re-scan
+    lib.rebuild_registry()
+    garden = notes / "home" / "garden"
+    genlib.write_meta(garden, "garden", "Огород: томаты, рассада, полив", ["home"])
+    rep = lib.rebuild_registry()
+    assert rep.added == ["home/garden"] and rep.embedded == 1
+    assert _paths(lib.route("когда сажать рассаду томатов", k=1))[:1] == ["home/garden"]
+    genlib.write_meta(garden, "garden", "Beekeeping: hives, honey harvest, swarms", ["home"])
+    rep = lib.rebuild_registry()
+    assert rep.changed == ["home/garden"] and rep.embedded == 1
+    assert _paths(lib.route("honey harvest from the hives", k=1))[:1] == ["home/garden"]
+    (notes / "work" / "jira" / "_meta.yaml").unlink()
+    rep = lib.rebuild_registry()
+    assert rep.removed == ["work/jira"]
+    assert "work/jira" not in _paths(lib.route("JQL", k=5))
+    assert "work/jira" not in (notes / REGISTRY_FILE).read_text()
+    lib.close()
+
+
+def test_small_library_sees_a_new_collection_without_rebuild(notes, real_embedder):
+    lib = Library(notes, real_embedder)
+    assert len(lib.route("x").collections) == 3
+    genlib.write_meta(notes / "study" / "chess", "chess", "Шахматные дебюты", [])
+    assert "study/chess" in _paths(lib.route("дебюты"))
+    lib.close()
+
+
+def test_broken_and_empty_metas(notes, real_embedder):
+    (notes / "bad").mkdir()
+    (notes / "bad" / "_meta.yaml").write_text("description: [unclosed\n")
+    genlib.write_meta(notes / "empty", "empty", "", [])
+    (notes / "plain").mkdir()
+    (notes / "plain" / "x.md").write_text("# no meta here\n")
+    lib = Library(notes, real_embedder)
+    res = lib.route("anything", k=10)
+    assert "bad" not in _paths(res) and "plain" not in _paths(res)
+    assert any("bad/_meta.yaml" in w for w in res.warnings)
+    st = lib.status()
+    assert any(w.startswith("empty:") and "empty description" in w for w in st["warnings"])
+    lib.close()
+
+
+def test_route_result_shape_and_errors(notes, real_embedder):
+    lib = Library(notes, real_embedder)
+    d = lib.route("policy based routing", k=2).to_dict()
+    assert set(d) >= {"query", "strategy", "took_ms", "collections"}
+    c = d["collections"][0]
+    assert set(c) >= {"name", "path", "description", "tags", "score"}
+    assert c["path"] == "work/networking" and (notes / c["path"] / "_meta.yaml").is_file()
+    with pytest.raises(MemoError) as e:
+        lib.route("x", strategy="bogus")
+    assert e.value.hint
+    lib.close()
+
+
+# ---------------------------------------------------------------- 10 collections
+@pytest.fixture(scope="module")
+def lib10(tmp_path_factory, real_embedder):
+    root = tmp_path_factory.mktemp("lib10")
+    homes = genlib.generate(root, 10, seed=3)
+    lib = Library(root, real_embedder)
+    lib.rebuild_registry()
+    yield lib, homes
+    lib.close()
+
+
+def test_ten_collections_are_a_flat_list(lib10):
+    lib, _ = lib10
+    res = lib.route("anything at all", k=3)
+    assert res.strategy == "flat" and len(res.collections) == 10  # the whole list
+
+
+@needs_xquad
+def test_ten_collections_route_paraphrased_questions(lib10):
+    lib, homes = lib10
+    qs = genlib.questions(homes, per_article=3)
+    assert qs
+    hits = sum(q.home in _paths(lib.route(q.text, k=5))[:5] for q in qs)
+    assert hits / len(qs) >= 0.9, (hits, len(qs))
+
+
+# ---------------------------------------------------------------- 1,000 collections
+@pytest.fixture(scope="module")
+def lib1000(tmp_path_factory, real_embedder):
+    """1,000 collections, one small note each (the xquad articles in their homes), lexical.
+
+    Indexed without a model (fast); the router's lexical leg reads descriptions and headings.
+    """
+    root = tmp_path_factory.mktemp("lib1000")
+    homes = genlib.generate(root, 1000, seed=5, notes=True)
+    lib = Library(root, None, Settings(max_open=16))
+    lib.index()
+    lib.rebuild_registry(embed=False)
+    yield lib, homes
+    lib.close()
+
+
+def test_thousand_collections_pick_the_tree(lib1000):
+    lib, _ = lib1000
+    res = lib.route("sourdough bread recipes", k=5)
+    assert res.strategy == "tree" and len(res.collections) == 5
+    assert {t["prefix"] for t in res.tree} >= {"work/*", "home/*"}
+
+
+def test_prefix_filter(lib1000):
+    lib, _ = lib1000
+    res = lib.route("notes", k=50, prefix="work/*")
+    assert res.collections and all(p.startswith("work/") for p in _paths(res))
+    assert res.total == sum(1 for e in lib.registry.entries if e.path.startswith("work/"))
+    one = lib.route("notes", k=50, prefix="work/g0001")
+    assert one.collections and all(p.startswith("work/g0001/") for p in _paths(one))
+    assert lib.route("notes", prefix="nowhere").collections == []
+    assert lib.route("x", prefix="work/g000*").total > one.total
+
+
+def test_strategy_can_be_forced(lib1000):
+    lib, _ = lib1000
+    assert lib.route("x", strategy="flat").strategy == "flat"
+    assert len(lib.route("x", strategy="flat").collections) == 1000
+    assert lib.route("x", strategy="hybrid", k=3).strategy == "hybrid"
+
+
+@needs_xquad
+def test_thousand_collections_route_questions(lib1000):
+    lib, homes = lib1000
+    qs = genlib.questions(homes, per_article=4)
+    hits = sum(q.home in _paths(lib.route(q.text, k=5)) for q in qs)
+    assert hits / len(qs) >= 0.8, (hits, len(qs))
+
+
+def test_scope_star_searches_every_collection_with_bounded_fds(lib1000):
+    lib, _ = lib1000
+    before = _open_fds()
+    res = lib.search("*", "chess openings", k=5)
+    assert len(res.collections) == 1000 and res.hits
+    assert len(lib.pool) <= 16
+    assert _open_fds() - before < 16 * 3 + 10
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    assert _open_fds() < soft
+
+
+@needs_xquad
+def test_routed_search_searches_only_the_routed(lib1000):
+    lib, homes = lib1000
+    q = genlib.questions(homes, per_article=1)[0]
+    res = lib.search("*", q.text, k=5, route=3)
+    # Up to 3: without a model, only collections the lexical leg matched are routed.
+    assert 1 <= len(res.collections) <= 3 and len(res.routed) == len(res.collections)
+    assert res.to_dict()["routed"] == res.routed
+    assert q.home in res.routed and res.hits[0].path.startswith(q.home + "/")
+
+
+def _open_fds() -> int:
+    return len(os.listdir(f"/proc/{os.getpid()}/fd")) if os.path.isdir("/proc/self/fd") else 0
+
+
+# ---------------------------------------------------------------- small vs big
+def test_small_collection_not_drowned_by_a_big_one(tmp_path, real_embedder):
+    """One note in a tiny collection against 120 near-topic notes in a big one."""
+    root = tmp_path / "lib"
+    big = root / "work" / "big"
+    genlib.write_meta(big, "big", "Networking runbooks", [])
+    for i in range(120):
+        (big / f"n{i:03d}.md").write_text(
+            f"# Router {i}\n\nRouter {i} config: VLAN {i}, BGP session {i}, firewall rules, "
+            f"routing table {i}, interface eth{i}.\n"
+        )
+    small = root / "home" / "small"
+    genlib.write_meta(small, "small", "Home router", [])
+    (small / "wifi.md").write_text(
+        "# Home router\n\nThe home router's wifi password rotates monthly; "
+        "the router admin page is at 192.168.88.1.\n"
+    )
+    lib = Library(root, real_embedder)
+    lib.index()
+    for mode in ("hybrid", "lex", "vec"):
+        res = lib.search("*", "home router wifi password", k=5, mode=mode)
+        assert "home/small/wifi.md" in [h.path for h in res.hits], mode
+    lib.close()
+
+
+# ---------------------------------------------------------------- 100,000 collections
+@pytest.fixture(scope="session")
+def lib100k(tmp_path_factory):
+    root = tmp_path_factory.mktemp("lib100k")
+    homes = genlib.generate(root, 100_000, seed=11)
+    lib = Library(root, None, Settings())
+    rep = lib.rebuild_registry(embed=False)
+    assert rep.collections == 100_000
+    yield lib, homes, root
+    lib.close()
+
+
+def test_hundred_thousand_pick_hybrid_and_prefix(lib100k):
+    lib, _, _ = lib100k
+    res = lib.route("kubernetes deployment runbooks", k=5)
+    assert res.strategy == "hybrid" and len(res.collections) == 5 and res.total == 100_000
+    assert any("kubernetes" in c.description for c in res.collections)
+    sub = lib.route("kubernetes", k=5, prefix="team/g0007")
+    assert sub.strategy == "flat" and all(p.startswith("team/g0007/") for p in _paths(sub))
+    assert lib.route("kubernetes", k=5, prefix="team/*").strategy == "hybrid"
+
+
+@needs_xquad
+def test_hundred_thousand_route_questions(lib100k):
+    lib, homes, _ = lib100k
+    qs = genlib.questions(homes, per_article=2)
+    hits = sum(q.home in _paths(lib.route(q.text, k=5)) for q in qs)
+    assert hits / len(qs) >= 0.5, (hits, len(qs))  # lexical only; bench/router.py has figures
+
+
+def test_hundred_thousand_incremental(lib100k):
+    lib, _, root = lib100k
+    new = root / "zeta" / "astro"
+    genlib.write_meta(new, "astro", "Astrophotography: telescopes, mounts, stacking", [])
+    rep = lib.rebuild_registry(embed=False, write_yaml=False)
+    assert rep.added == ["zeta/astro"] and not rep.changed and not rep.removed
+    assert _paths(lib.route("telescope mounts stacking", k=1))[:1] == ["zeta/astro"]
+    shutil.rmtree(new)
+    rep = lib.rebuild_registry(embed=False, write_yaml=False)
+    assert rep.removed == ["zeta/astro"]
+
+
+def test_search_over_a_copy_of_examples_still_routes(tmp_path, real_embedder):
+    root = tmp_path / "n"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memo"))
+    lib = Library(root, real_embedder)
+    lib.index()
+    res = lib.search("*", "how to bake bread in a dutch oven", k=2, route=1)
+    assert res.routed == ["home/cooking"] and res.hits[0].path == "home/cooking/sourdough.md"
+    lib.close()
