@@ -157,7 +157,7 @@ def test_health_and_openapi(server: Server) -> None:
     h = get(f"{server.url}/health").json()
     assert h["status"] == "ok" and h["root"].endswith("notes")
     spec = get(f"{server.url}/openapi.json").json()
-    for path in ("/search", "/route", "/status", "/reindex", "/health"):
+    for path in ("/search", "/route", "/status", "/reindex", "/health", "/note"):
         assert path in spec["paths"]
 
 
@@ -252,7 +252,7 @@ def test_mcp_http_tools_and_calls(server: Server) -> None:
         ("memo_status", {}),
         ("memo_reindex", {"path": "home"}),
     )
-    assert names == ["memo_route", "memo_search", "memo_status", "memo_reindex"]
+    assert names == ["memo_route", "memo_search", "memo_get", "memo_status", "memo_reindex"]
     assert not hit.is_error
     text = hit.content[0].text
     first = text.splitlines()[1]
@@ -309,7 +309,7 @@ def test_mcp_stdio(lib_root: Path, index_dir: Path) -> None:
         ("memo_search", {"path": "outside-link", "query": "swordfish"}),
         ("memo_status", {"path": "C:\\notes"}),
     )
-    assert names == ["memo_route", "memo_search", "memo_status", "memo_reindex"]
+    assert names == ["memo_route", "memo_search", "memo_get", "memo_status", "memo_reindex"]
     assert not hit.is_error and hit.structured_content["results"][0]["line"] == 10
     assert escape.is_error and "launch code" not in escape.content[0].text
     assert windows.is_error and "Windows" in windows.content[0].text
@@ -367,3 +367,56 @@ def test_serve_watch_runs_the_watcher_in_the_same_process(
     finally:
         err = srv.stop()
     assert "Traceback" not in err, err
+
+
+def test_agent_flow_route_search_get_and_a_stale_citation(tmp_path: Path, index_dir: Path) -> None:
+    """memo_route -> memo_search -> memo_get; an edit between search and get changes `cite`."""
+    root = make_library(tmp_path)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memo", "mcp", str(root)], env=server_env(index_dir)
+    )
+
+    async def go() -> None:
+        async with Client(params) as c:
+            routed = await c.call_tool("memo_route", {"q": "how to bake sourdough bread"})
+            assert not routed.is_error, routed.content
+            best = routed.structured_content["collections"][0]["path"]
+            assert best == "home/cooking"
+            found = await c.call_tool(
+                "memo_search",
+                {"path": best, "query": "sourdough hydration", "k": 3, "max_tokens": 400},
+            )
+            assert not found.is_error, found.content
+            data = found.structured_content
+            assert data["confidence"] in ("high", "low", "none")
+            assert data["budget"]["used"] <= 400
+            hit = data["results"][0]
+            span = {"path": hit["path"], "line": hit["line"]}
+            span["lines"] = hit["end_line"] - hit["line"] + 1
+            got = await c.call_tool("memo_get", span)
+            assert not got.is_error and got.structured_content["cite"] == hit["cite"]
+            note = root / hit["path"]
+            lines = note.read_text().split("\n")
+            lines[hit["line"] - 1] += " (edited)"
+            note.write_text("\n".join(lines))
+            again = await c.call_tool("memo_get", span)
+            assert again.structured_content["cite"] != hit["cite"]
+            assert "(edited)" in again.structured_content["text"]
+            bad = await c.call_tool("memo_get", {"path": "outside-link/secret.md"})
+            assert bad.is_error and "launch code" not in bad.content[0].text
+
+    anyio.run(go)
+
+
+def test_http_note_and_filters(server: Server) -> None:
+    r = get(f"{server.url}/note", params={"path": "work/jira/jql.md", "line": 5, "lines": 1})
+    assert r.status_code == 200, r.text
+    assert r.json()["text"].startswith("`project = OPS") and r.json()["cite"]
+    r = get(f"{server.url}/note", params={"path": "../secret.md"})
+    assert r.status_code == 400 and r.json()["error"]["code"] == "target_error"
+    r = post(f"{server.url}/search", json={"query": "JQL", "tags": ["nope"], "k": 3})
+    assert r.status_code == 200 and r.json()["results"] == []
+    r = post(f"{server.url}/search", json={"query": "JQL", "since": "soon"})
+    assert r.status_code == 400 and r.json()["error"]["hint"]
+    r = post(f"{server.url}/search", json={"query": "JQL bugs", "k": 5, "max_tokens": 50})
+    assert r.status_code == 200 and r.json()["budget"]["used"] <= 50

@@ -166,9 +166,34 @@ def index(path: str | None, root: str | None, full: bool, as_json: bool) -> None
     default=None,
     help="Search only the K collections the router ranks best for QUERY (within PATH).",
 )
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(1, 1_000_000),
+    default=None,
+    help="Fit the hits into this many tokens (hits cut at a sentence border, the rest dropped).",
+)
+@click.option("--tags", default=None, help="Only notes whose frontmatter has all these tags (a,b).")
+@click.option("--since", default=None, help="Only notes updated since: YYYY-MM-DD, or 7d, 2w, 3m.")
+@click.option("--until", default=None, help="Only notes updated until: YYYY-MM-DD, or 7d, 2w.")
+@click.option(
+    "--diverse/--no-diverse",
+    default=None,
+    help="Cap hits per note while other notes match (default: on for k >= 5).",
+)
 @json_option
 def search(
-    path: str, query: str, root: str | None, k: int, mode: str, route_k: int | None, as_json: bool
+    path: str,
+    query: str,
+    root: str | None,
+    k: int,
+    mode: str,
+    route_k: int | None,
+    max_tokens: int | None,
+    tags: str | None,
+    since: str | None,
+    until: str | None,
+    diverse: bool | None,
+    as_json: bool,
 ) -> None:
     """Search PATH (a note, a collection, or any folder above collections) for QUERY.
 
@@ -176,7 +201,18 @@ def search(
     """
     try:
         lib, path = _library(root, path)
-        result = lib.search(path, query, k=k, mode=mode, route=route_k)
+        result = lib.search(
+            path,
+            query,
+            k=k,
+            mode=mode,
+            route=route_k,
+            max_tokens=max_tokens,
+            tags=tags,
+            since=since,
+            until=until,
+            diverse=diverse,
+        )
     except MemoError as e:
         _fail(e)
         return
@@ -194,11 +230,49 @@ def _print_hits(result: SearchResult) -> None:
     if not result.hits:
         click.echo("no results")
         return
+    if result.confidence != "high":
+        hint = (
+            "no good match: these are the nearest notes"
+            if result.confidence == "none"
+            else ("weak match: read before trusting")
+        )
+        click.echo(f"confidence {result.confidence} ({hint})", err=True)
     for h in result.hits:
         heading = f"  {h.heading}" if h.heading else ""
         click.echo(click.style(f"{h.path}:{h.line}", bold=True) + heading + f"  ({h.score:.4f})")
         snippet = " ".join(h.text.split())
         click.echo(f"    {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
+
+
+@cli.command()
+@click.argument("location", metavar="PATH[:LINE]")
+@root_option
+@click.option("--lines", "-n", type=click.IntRange(1, 2000), default=None, help="How many lines.")
+@json_option
+def show(location: str, root: str | None, lines: int | None, as_json: bool) -> None:
+    """Print a note, or LINES lines of it from LINE (a search hit's path:line).
+
+    With --json the output carries `cite`, the citation hash of the lines shown: equal to a
+    hit's `cite` when those lines still read as they did when searched.
+    """
+    path, line = location, None
+    head, sep, tail = location.rpartition(":")
+    if sep and tail.isdigit():
+        path, line = head, int(tail)
+    try:
+        lib, path = _library(root, path)
+        ex = lib.read(path, line, lines)
+    except MemoError as e:
+        _fail(e)
+        return
+    if as_json:
+        _emit(ex.to_dict())
+        return
+    click.echo(ex.text)
+    more = f", {ex.total_lines - ex.end_line} more" if ex.truncated else ""
+    click.echo(
+        f"-- {ex.path}:{ex.line}-{ex.end_line} of {ex.total_lines}{more} (cite {ex.cite})", err=True
+    )
 
 
 @cli.command()
@@ -313,6 +387,8 @@ def serve(
         )
     except MemoError as e:
         _fail(e)
+
+
 @cli.command()
 @click.argument("path", required=False)
 @root_option

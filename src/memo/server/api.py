@@ -94,6 +94,11 @@ class SearchBody(_Body):
     route: int | None = Field(
         None, ge=1, le=MAX_ROUTE_K, description="Search only the top N routed collections."
     )
+    max_tokens: int | None = Field(None, ge=1, le=1_000_000, description="Token budget.")
+    tags: list[str] | None = Field(None, description="Only notes having all these tags.")
+    since: str | None = Field(None, max_length=40, description="YYYY-MM-DD or 7d / 2w / 3m.")
+    until: str | None = Field(None, max_length=40)
+    diverse: bool | None = Field(None, description="Cap hits per note (default on for k >= 5).")
 
 
 class RouteBody(_Body):
@@ -198,7 +203,18 @@ def build_app(
     @app.post("/search", tags=["notes"])
     def search(body: SearchBody) -> dict[str, Any]:
         """Hybrid search in a collection, folder or note; hits carry `path` and `line`."""
-        return service.search(body.path, body.query, body.k, body.mode, body.route).to_dict()
+        return service.search(
+            body.path,
+            body.query,
+            body.k,
+            body.mode,
+            body.route,
+            max_tokens=body.max_tokens,
+            tags=body.tags,
+            since=body.since,
+            until=body.until,
+            diverse=body.diverse,
+        ).to_dict()
 
     @app.get("/search", tags=["notes"])
     def search_get(
@@ -210,6 +226,15 @@ def build_app(
     ) -> dict[str, Any]:
         """The same search for `curl` and browsers."""
         return service.search(path, query, k, mode, route).to_dict()
+
+    @app.get("/note", tags=["notes"])
+    def note(
+        path: str = Query(max_length=4096),
+        line: int | None = Query(None, ge=1),
+        lines: int | None = Query(None, ge=1, le=2000),
+    ) -> dict[str, Any]:
+        """Lines of a note from `line` (a hit's path and line), with their citation hash."""
+        return service.get(path, line, lines)
 
     @app.post("/route", tags=["notes"])
     def route(body: RouteBody) -> dict[str, Any]:

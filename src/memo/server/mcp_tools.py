@@ -46,6 +46,7 @@ ALIASES: dict[str, dict[str, str]] = {
         "target": "path",
     },
     "memo_route": {"q": "query", "question": "query", "limit": "k", "top_k": "k", "n": "k"},
+    "memo_get": {"file": "path", "start_line": "line", "offset": "line", "count": "lines"},
     "memo_status": {"collection": "path", "folder": "path", "target": "path"},
     "memo_reindex": {"collection": "path", "folder": "path", "target": "path"},
 }
@@ -60,9 +61,11 @@ class HitOut(_Open):
     path: str = Field(description="Note path relative to the library root.")
     abs_path: str = Field(description="Absolute path, for your file-reading tool.")
     line: int = Field(description="1-based line where the matching section's text starts.")
+    end_line: int = Field(description="Last line of the cited range.")
     heading: str
     score: float
     text: str
+    cite: str = Field(description="Hash of lines line..end_line; memo_get returns it again.")
 
 
 class FreshnessOut(_Open):
@@ -77,10 +80,27 @@ class SearchOut(_Open):
     mode: str
     target: str
     took_ms: float
+    confidence: Literal["high", "low", "none"] = Field(
+        description="none: no good match in the searched notes; low: read before trusting."
+    )
     collections: list[str]
     results: list[HitOut]
     freshness: list[FreshnessOut]
     warnings: list[str]
+    budget: dict[str, int] | None = Field(
+        None, description="With max_tokens: max_tokens, used, dropped, cut."
+    )
+
+
+class GetOut(_Open):
+    path: str
+    abs_path: str
+    line: int
+    end_line: int
+    total_lines: int
+    text: str
+    cite: str = Field(description="Hash of the lines returned; compare with a hit's cite.")
+    truncated: bool
 
 
 class RouteHitOut(_Open):
@@ -190,12 +210,65 @@ def build_mcp(service: Service) -> MCPServer:
             Literal["hybrid", "lex", "vec"],
             Field(description="hybrid fuses keyword and meaning; lex or vec run one alone."),
         ] = "hybrid",
+        max_tokens: Annotated[
+            int | None,
+            Field(ge=1, le=1_000_000, description="Fit the hits into this many tokens."),
+        ] = None,
+        tags: Annotated[
+            list[str] | None, Field(description="Only notes whose frontmatter has all these tags.")
+        ] = None,
+        since: Annotated[
+            str | None,
+            Field(description="Only notes updated since YYYY-MM-DD, or 7d / 2w / 3m ago."),
+        ] = None,
+        until: Annotated[str | None, Field(description="Only notes updated until.")] = None,
+        diverse: Annotated[
+            bool | None,
+            Field(description="Cap hits per note while others match (default: on for k >= 5)."),
+        ] = None,
+        route: Annotated[
+            int | None,
+            Field(ge=1, le=MAX_ROUTE_K, description="Search only the top N routed collections."),
+        ] = None,
     ) -> Annotated[CallToolResult, SearchOut]:
         try:
-            data = service.search(path, query, k=k, mode=mode).to_dict()
+            data = service.search(
+                path,
+                query,
+                k=k,
+                mode=mode,
+                route=route,
+                max_tokens=max_tokens,
+                tags=tags,
+                since=since,
+                until=until,
+                diverse=diverse,
+            ).to_dict()
         except MemoError as e:
             raise _fail(e) from e
         return _result(render.search_text(data), data)
+
+    @mcp.tool(
+        title="Read lines of a note",
+        annotations=read_only,
+        description=(
+            "Read a note, or `lines` lines of it from `line` (a search hit's path and line). "
+            "Returns the text and `cite`, the hash of those lines: if it differs from the hit's "
+            "`cite`, the note changed after the search; don't quote the old hit text."
+        ),
+    )
+    def memo_get(
+        path: Annotated[str, Field(description="A note path from a hit.", max_length=4096)],
+        line: Annotated[int | None, Field(ge=1, description="First line (1-based).")] = None,
+        lines: Annotated[
+            int | None, Field(ge=1, le=2000, description="How many lines (default 40).")
+        ] = None,
+    ) -> Annotated[CallToolResult, GetOut]:
+        try:
+            data = service.get(path, line, lines)
+        except MemoError as e:
+            raise _fail(e) from e
+        return _result(render.get_text(data), data)
 
     @mcp.tool(
         title="Index status",

@@ -28,10 +28,13 @@ def _ago(ts: float | None) -> str:
 def search_text(r: dict[str, Any]) -> str:
     hits = r["results"]
     where = f'in {r["target"]} ({r["mode"]}, {r["took_ms"]} ms)'
-    lines = [f'{len(hits)} hits for "{r["query"]}" {where}']
+    lines = [f'{len(hits)} hits for "{r["query"]}" {where}; confidence {r["confidence"]}']
+    if hits and r["confidence"] == "none":
+        lines.append("No good match: only the nearest notes; the answer is likely not here.")
     for i, h in enumerate(hits, 1):
         head = f"  [{h['heading']}]" if h["heading"] else ""
-        lines.append(f"{i}. {h['path']}:{h['line']}{head}  score {h['score']:.4f}")
+        span = f"{h['line']}-{h['end_line']}" if h.get("end_line", 0) > h["line"] else h["line"]
+        lines.append(f"{i}. {h['path']}:{span}{head}  score {h['score']:.4f}  cite {h['cite']}")
         snippet = " ".join(h["text"].split())
         if len(snippet) > SNIPPET_CHARS:
             snippet = snippet[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"
@@ -43,14 +46,29 @@ def search_text(r: dict[str, Any]) -> str:
     if fresh:
         note = f"{caught} changed files re-indexed first" if caught else "index was current"
         lines.append(f"freshness: {len(fresh)} collections searched, {note}.")
+    b = r.get("budget")
+    if b:
+        lines.append(
+            f"budget: {b['used']} of {b['max_tokens']} tokens; {b['cut']} hit cut, "
+            f"{b['dropped']} dropped."
+        )
     for w in r.get("warnings") or []:
         lines.append(f"warning: {w}")
     if hits:
         lines.append(
-            "Read a hit with your file tool: open abs_path (in the structured result) or "
-            "<library root>/path at the line shown."
+            "Read a hit with your file tool (abs_path in the structured result, at the line "
+            "shown) or with memo_get(path, line); a different `cite` from memo_get means the "
+            "note changed since this search."
         )
     return "\n".join(lines)
+
+
+def get_text(r: dict[str, Any]) -> str:
+    more = f", {r['total_lines'] - r['end_line']} more lines" if r["truncated"] else ""
+    return (
+        f"{r['path']}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}; cite {r['cite']}\n"
+        f"{r['text']}"
+    )
 
 
 def route_text(r: dict[str, Any]) -> str:

@@ -151,16 +151,49 @@ class Service:
         k: Any = 8,
         mode: Any = "hybrid",
         route: Any = None,
+        *,
+        max_tokens: Any = None,
+        tags: Any = None,
+        since: Any = None,
+        until: Any = None,
+        diverse: Any = None,
     ) -> SearchResult:
         path = check_path(path)
         query = check_query(query)
         k = check_k(k)
         if mode not in MODES:
             raise RequestError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+        if route is not None:
+            route = check_k(route, MAX_ROUTE_K)
+        if max_tokens is not None and (
+            isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 1
+        ):
+            raise RequestError(f"max_tokens must be a positive integer, got {max_tokens!r}")
+        if isinstance(tags, list) and not all(isinstance(t, str) for t in tags) or not (
+            tags is None or isinstance(tags, str | list)
+        ):
+            raise RequestError("tags must be a list of strings")
         with self.library() as lib:
-            if route is not None:
-                return lib.search(path, query, k=k, mode=mode, route=check_k(route, MAX_ROUTE_K))
-            return lib.search(path, query, k=k, mode=mode)
+            return lib.search(
+                path,
+                query,
+                k=k,
+                mode=mode,
+                route=route,
+                max_tokens=max_tokens,
+                tags=tags,
+                since=since,
+                until=until,
+                diverse=diverse,
+            )
+
+    def get(self, path: Any, line: Any = None, lines: Any = None) -> dict[str, Any]:
+        path = check_path(path)
+        for name, v in (("line", line), ("lines", lines)):
+            if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+                raise RequestError(f"{name} must be a positive integer, got {v!r}")
+        with self.library() as lib:
+            return lib.read(path, line, lines).to_dict()
 
     def route(self, query: Any, k: Any = 5, prefix: Any = None) -> dict[str, Any]:
         query = check_query(query)
