@@ -158,3 +158,40 @@ def test_one_long_note_cannot_fill_every_slot(tmp_path: Path, embedder) -> None:
     (root / "k/fourth.md").unlink()
     assert len(lib.search(".", "kafka consumer lag", k=5).hits) == 5
     lib.close()
+
+
+# ---------------------------------------------------------------------- writing discipline
+def test_new_collection_is_created_safely(notes: Path, embedder) -> None:
+    from memo.collection.meta import create_collection, load_meta
+
+    folder = create_collection(notes, "work/kafka", "Kafka: consumer lag, brokers", ["kafka"])
+    meta = load_meta(folder)
+    assert meta.name == "kafka" and meta.tags == ("kafka",)
+    with pytest.raises(TargetError):  # never overwrites
+        create_collection(notes, "work/kafka", "other")
+    for bad in ("../evil", "/etc", "Work/Big Folder", "work/.hidden", ""):
+        with pytest.raises(MemoError):
+            create_collection(notes, bad, "x")
+    outside = notes.parent / "outside"
+    outside.mkdir()
+    (notes / "link").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(TargetError):
+        create_collection(notes, "link/new", "x")
+    assert not (outside / "new").exists()
+    with pytest.raises(MemoError):
+        create_collection(notes, "work/empty", "   ")
+    lib = Library(notes, embedder, Settings())
+    assert "work/kafka" in [c.rel for c in lib.collections()]
+    lib.close()
+
+
+def test_skill_maps_topics_to_collections(library: Library) -> None:
+    from memo.skill import skill_text
+
+    text = skill_text(library)
+    for rel in ("home/cooking", "work/jira", "work/networking"):
+        assert f"`{rel}`" in text
+    for rule in ("memo_route", "memo_search", "inbox.md", "_meta.yaml", "Search the collection"):
+        assert rule in text
+    hermes = skill_text(library, hermes=True)
+    assert hermes.startswith("---\nname: memo-notes\n") and hermes.endswith(text.split("\n", 1)[1])

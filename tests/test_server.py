@@ -268,6 +268,18 @@ def test_mcp_http_tools_and_calls(server: Server) -> None:
     assert not reindex.is_error and reindex.structured_content["collections"] == 1
 
 
+def test_mcp_prompt_carries_the_skill(server: Server) -> None:
+    async def go() -> tuple[list[str], str]:
+        async with Client(f"{server.url}/mcp") as c:
+            names = [p.name for p in (await c.list_prompts()).prompts]
+            got = await c.get_prompt("memo_skill")
+            return names, got.messages[0].content.text
+
+    names, text = anyio.run(go)
+    assert names == ["memo_skill"]
+    assert "`work/jira`" in text and "memo_route" in text and "inbox.md" in text
+
+
 def test_mcp_tools_are_read_only_with_schemas(server: Server) -> None:
     async def go() -> list[Any]:
         async with Client(f"{server.url}/mcp") as c:

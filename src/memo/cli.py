@@ -547,5 +547,55 @@ def registry_rebuild(
     )
 
 
+@cli.command()
+@click.argument("path")
+@root_option
+@click.option("--description", "-d", required=True, help="One line: what this collection holds.")
+@click.option("--tags", default="", help="Comma-separated tags.")
+@click.option("--name", default=None, help="Display name (default: the folder name).")
+@json_option
+def new(
+    path: str, root: str | None, description: str, tags: str, name: str | None, as_json: bool
+) -> None:
+    """Create a collection: the folder PATH (relative to the root) and its _meta.yaml."""
+    from .collection.meta import create_collection
+
+    try:
+        lib_root = Path(root).expanduser() if root else default_root()
+        if not lib_root.is_dir():
+            raise MemoError(
+                f"library root {lib_root} is not a folder",
+                "Pass --root or set MEMO_ROOT to the folder that holds your collections.",
+            )
+        rel = path
+        if Path(path).is_absolute():
+            rel = os.path.relpath(os.path.abspath(path), os.path.abspath(lib_root))
+        folder = create_collection(
+            lib_root, rel, description, [t for t in tags.split(",") if t.strip()], name
+        )
+    except MemoError as e:
+        _fail(e)
+        return
+    meta = folder / "_meta.yaml"
+    if as_json:
+        _emit({"path": os.path.relpath(folder, lib_root), "meta": str(meta)})
+    else:
+        click.echo(f"created {meta}")
+
+
+@cli.command()
+@root_option
+@click.option("--hermes", is_flag=True, help="With the frontmatter of a Hermes Agent skill file.")
+def skill(root: str | None, hermes: bool) -> None:
+    """Print a ready-to-paste skill for agents: topic → collection map and how to use memo."""
+    from .skill import skill_text
+
+    try:
+        lib, _ = _library(root, None)
+        click.echo(skill_text(lib, hermes=hermes))
+    except MemoError as e:
+        _fail(e)
+
+
 def main() -> None:
     cli()

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from ..errors import MetaInvalidError
+from ..errors import MetaInvalidError, TargetError
 
 META_FILE = "_meta.yaml"
 MAX_META_BYTES = 64 * 1024  # a description file, not a data dump
@@ -73,3 +75,61 @@ def load_meta(folder: Path) -> CollectionMeta:
         chunker=data.get("chunker"),
         extra={k: v for k, v in data.items() if k not in known},
     )
+
+
+SLUG_PART = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+MAX_DESCRIPTION = 2_000
+
+
+def create_collection(
+    root: Path,
+    rel: str,
+    description: str,
+    tags: list[str] | tuple[str, ...] = (),
+    name: str | None = None,
+) -> Path:
+    """Make `root/rel` a collection: create the folder if needed and write its `_meta.yaml`.
+
+    The one file memo ever writes into the notes tree, and only when asked: it refuses to
+    overwrite an existing `_meta.yaml`, to leave the root, and folder names that are not
+    lowercase ASCII slugs (the names agents and shells handle without quoting).
+    """
+    rel = rel.strip().strip("/")
+    parts = rel.split("/") if rel else []
+    if not parts:
+        raise TargetError("give the new collection's folder, e.g. work/kafka")
+    for part in parts:
+        if not SLUG_PART.match(part) or part in (".", ".."):
+            raise TargetError(
+                f"{part!r} is not a folder name memo creates",
+                "Use lowercase ASCII slugs: letters, digits, '-', '_' or '.', e.g. work/kafka-ops.",
+            )
+    description = (description or "").strip()
+    if not description:
+        raise MetaInvalidError("a collection needs a description", "Say in one line what it holds.")
+    if len(description) > MAX_DESCRIPTION:
+        raise MetaInvalidError(f"description is {len(description)} characters; keep it short")
+    folder = root / Path(*parts)
+    real_root = Path(os.path.realpath(root))
+    # The deepest existing ancestor decides where the new folder really lands (symlinks).
+    probe = folder
+    while not probe.exists():
+        probe = probe.parent
+    real = Path(os.path.realpath(probe))
+    if real != real_root and real_root not in real.parents:
+        raise TargetError(f"{rel} would be outside the library root {root}")
+    meta = folder / META_FILE
+    if meta.exists():
+        raise TargetError(
+            f"{rel} is already a collection ({META_FILE} exists)",
+            "Edit its _meta.yaml by hand, or pick another folder.",
+        )
+    folder.mkdir(parents=True, exist_ok=True)
+    data: dict[str, Any] = {"name": name or parts[-1], "description": description}
+    clean_tags = [str(t).strip() for t in tags if str(t).strip()]
+    if clean_tags:
+        data["tags"] = clean_tags
+    text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100)
+    with open(meta, "x", encoding="utf-8") as f:  # "x": never overwrite a meta written meanwhile
+        f.write(text)
+    return folder

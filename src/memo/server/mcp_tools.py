@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..errors import MemoError
+from ..skill import skill_text
 from . import render
 from .service import MAX_K, MAX_QUERY_CHARS, MAX_ROUTE_K, Service
 
@@ -303,6 +304,19 @@ def build_mcp(service: Service) -> MCPServer:
         except MemoError as e:
             raise _fail(e) from e
         return _result(render.reindex_text(data), data)
+
+    @mcp.prompt(
+        name="memo_skill",
+        title="How to use the notes library",
+        description=(
+            "Where each topic is filed (topic → collection), how to find and cite notes with "
+            "memo, and the writing rules (search before writing, one note in one place, drafts "
+            "to inbox.md, new topic = new folder + _meta.yaml)."
+        ),
+    )
+    def memo_skill() -> str:
+        with service.library() as lib:
+            return skill_text(lib)
 
     return mcp
 

@@ -1,0 +1,81 @@
+"""The writing-discipline skill: one text, generated from the registry, for every agent.
+
+`memo skill` prints it, the MCP server offers it as a prompt, and `memo skill --hermes` adds the
+frontmatter of a Hermes Agent skill file. Files rot from writing "anywhere", not from search: the
+text says which topic goes to which collection and how to search before writing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .library import Library
+
+MAP_LIMIT = 200  # beyond this many collections the map lists top-level folders instead
+
+HERMES_FRONTMATTER = """\
+---
+name: memo-notes
+description: Find, cite and file notes in the user's markdown library with memo (route, search, \
+read path:line; which topic goes where; search before writing).
+---
+"""
+
+RULES = """\
+## How to find something
+1. Not sure which collection holds it? Call `memo_route(query)`: it ranks collections by what
+   they hold. Then call `memo_search(path=<the collection's path>, query=...)`.
+2. Each hit is `path:line` with a heading, a short text, and a `cite` hash. Read the note at that
+   line with your own file tools (or `memo_get(path, line, lines)`) and answer from what you read.
+3. `confidence: none` means no good match: say the notes don't have it; don't guess from the
+   nearest hits. `low` means read carefully before trusting.
+4. If `memo_get` returns a different `cite` than the hit, the note changed since the search:
+   quote the new text, not the hit's.
+
+## How to write
+- Search the collection before writing: if a note already covers the topic, update that note.
+  One fact lives in one note, one note in one place; never copy a note into another collection.
+- Not sure where something goes? Append it to `inbox.md` at the library root (drafts; never
+  indexed) and tell the user.
+- A new topic = a new folder with a `_meta.yaml` holding a one-line description:
+  `memo new <folder> --description "..." --tags a,b`. It then shows up in this map.
+- Notes are plain markdown: one `#`/`##` heading per section (search answers by section),
+  lowercase ASCII file names (`kafka-consumer-lag.md`), abbreviations written out once
+  ("PBR (policy based routing)").
+- Write the files with your own tools; memo indexes them by itself. Never touch `.memo/`
+  folders or `_registry.yaml`: they are caches.
+
+CLI equivalents: `memo route QUERY`, `memo search PATH QUERY`, `memo show PATH:LINE`.
+"""
+
+
+def skill_text(lib: Library, hermes: bool = False) -> str:
+    colls = sorted(lib.collections(), key=lambda c: c.rel)
+    out = [HERMES_FRONTMATTER] if hermes else []
+    out.append("# memo: the user's notes library\n")
+    out.append(
+        f"Notes are markdown files under `{lib.root}`, one topic per folder (a collection, "
+        "described by its `_meta.yaml`). memo indexes them and answers with `path:line`; you "
+        "read and write the files.\n"
+    )
+    out.append("## Where things go (topic → collection)\n")
+    if not colls:
+        out.append("No collections yet: create one with `memo new <folder> --description ...`.\n")
+    elif len(colls) <= MAP_LIMIT:
+        for c in colls:
+            tags = f" [{', '.join(c.meta.tags)}]" if c.meta.tags else ""
+            desc = " ".join(c.meta.description.split()) or "(no description: add one)"
+            out.append(f"- `{c.rel}` — {desc}{tags}")
+        out.append("")
+    else:
+        tops = Counter(c.rel.split("/")[0] for c in colls)
+        out.append(
+            f"{len(colls)} collections: too many to list; call `memo_route(query)` to find one. "
+            "Top-level folders:"
+        )
+        out += [f"- `{top}/` — {n} collections" for top, n in sorted(tops.items())]
+        out.append("")
+    out.append(RULES)
+    return "\n".join(out)
