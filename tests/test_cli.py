@@ -103,3 +103,32 @@ def test_lexical_only_mode_without_model(notes):
     out = memo("search", str(notes), "PBR", "--json", env={"MEMO_EMBEDDER": "none"})
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["results"][0]["path"] == "work/networking/pbr.md"
+
+
+def test_show_new_and_skill(notes, untouched):
+    env = {"MEMO_ROOT": str(notes), "MEMO_EMBEDDER": "none"}
+    hit = json.loads(memo("search", ".", "JQL bugs", "--json", "-k", "1", env=env).stdout)
+    h = hit["results"][0]
+    n = h["end_line"] - h["line"] + 1
+    out = memo("show", f"{h['path']}:{h['line']}", "-n", str(n), "--json", env=env)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["cite"] == h["cite"]
+    text = memo("show", "work/jira/jql.md:1", "-n", "1", env=env)
+    assert text.stdout.startswith("# JQL cheatsheet") and "cite" in text.stderr
+    bad = memo("show", "work/jira", env=env)
+    assert bad.returncode == 1 and "is a folder" in bad.stderr and "hint:" in bad.stderr
+    sk = memo("skill", "--hermes", env=env)
+    assert sk.returncode == 0 and "`work/jira`" in sk.stdout and "name: memo-notes" in sk.stdout
+
+
+def test_new_collection(notes):
+    env = {"MEMO_ROOT": str(notes), "MEMO_EMBEDDER": "none"}
+    out = memo(
+        "new", "work/kafka", "--description", "Kafka: consumer lag", "--tags", "kafka,ops", env=env
+    )
+    assert out.returncode == 0, out.stderr
+    assert (notes / "work/kafka/_meta.yaml").read_text().startswith("name: kafka")
+    again = memo("new", "work/kafka", "-d", "x", env=env)
+    assert again.returncode == 1 and "already a collection" in again.stderr
+    route = memo("route", "kafka consumer lag", "--json", env=env)
+    assert json.loads(route.stdout)["collections"][0]["path"] == "work/kafka"
