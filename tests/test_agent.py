@@ -150,7 +150,7 @@ def test_one_long_note_cannot_fill_every_slot(tmp_path: Path, embedder) -> None:
     lib.index()
     off = lib.search(".", "kafka consumer lag", k=5, diverse=False)
     on = lib.search(".", "kafka consumer lag", k=5)
-    assert sum(h.path == "k/long.md" for h in off.hits) >= 4
+    assert sum(h.path == "k/long.md" for h in off.hits) >= 3
     assert sum(h.path == "k/long.md" for h in on.hits) <= 2
     assert {"k/other.md", "k/third.md", "k/fourth.md"} <= {h.path for h in on.hits}
     assert len(on.hits) == 5
