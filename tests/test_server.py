@@ -27,12 +27,12 @@ from .conftest import EXAMPLES, checksums
 TIMEOUT = 180
 
 
-def get(url: str, **kw: Any) -> httpx.Response:
-    return httpx.get(url, timeout=TIMEOUT, **kw)
+def get(url: str, timeout: float = TIMEOUT, **kw: Any) -> httpx.Response:
+    return httpx.get(url, timeout=timeout, **kw)
 
 
-def post(url: str, **kw: Any) -> httpx.Response:
-    return httpx.post(url, timeout=TIMEOUT, **kw)
+def post(url: str, timeout: float = TIMEOUT, **kw: Any) -> httpx.Response:
+    return httpx.post(url, timeout=timeout, **kw)
 
 
 ESCAPES = [

@@ -94,7 +94,12 @@ def create_collection(
     overwrite an existing `_meta.yaml`, to leave the root, and folder names that are not
     lowercase ASCII slugs (the names agents and shells handle without quoting).
     """
-    rel = rel.strip().strip("/")
+    rel = rel.strip()
+    if rel.startswith("/") or "\\" in rel:
+        raise TargetError(
+            f"{rel} is not a path relative to the library root", "Give e.g. work/kafka."
+        )
+    rel = rel.rstrip("/")
     parts = rel.split("/") if rel else []
     if not parts:
         raise TargetError("give the new collection's folder, e.g. work/kafka")
