@@ -161,7 +161,9 @@ class Library:
         report = IndexReport()
         for coll, prefix in scope.parts:
             try:
-                report.reports.append(coll.sync(prefix, full=full, progress=progress))
+                report.reports.append(
+                    coll.sync(prefix, full=full, progress=progress, thorough=True)
+                )
             except MemoError as e:
                 report.errors.append(f"{coll.rel}: {e}")
         report.errors = self.errors + report.errors
@@ -187,7 +189,12 @@ class Library:
         warnings = list(self.errors)
         freshness = []
         for coll, prefix in scope.parts:
-            rep = coll.sync(prefix)  # catch-up: an edit made just before this call is found
+            try:
+                rep = coll.sync(prefix)  # catch-up: an edit made just before this call is found
+            except MemoError as e:  # disk full, index locked for too long: serve what is there
+                warnings.append(f"{e} — searched the index as it was. {e.hint}")
+                freshness.append(Freshness(coll.name, 0, False, _last_write(coll), ""))
+                continue
             warnings.extend(rep.warnings)
             caught = rep.new + rep.changed + rep.removed + rep.skipped
             freshness.append(
@@ -202,6 +209,9 @@ class Library:
         legs = self.legs(scope, query, mode, max(CANDIDATES, 2 * k), warnings)
         scores = fuse(legs, mode)
         hits = self._hits(scope, scores, legs.lex_ranked, legs.vec_ranked, k)
+        for coll, _ in scope.parts:  # indexes found damaged (and rebuilt) while searching
+            warnings.extend(coll.healed)
+            coll.healed.clear()
         return SearchResult(
             query=query,
             mode=mode,
