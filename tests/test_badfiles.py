@@ -205,8 +205,9 @@ def test_resource_limits_are_configurable_and_reported(tmp_path: Path):
     (c / "many.md").write_text(many)
     settings = Settings.from_env({"MEMO_MAX_FILE_BYTES": "3000", "MEMO_MAX_CHUNKS_PER_FILE": "7"})
     assert (settings.max_file_bytes, settings.max_chunks_per_file) == (3000, 7)
-    lib = Library(root, None, Settings(index_dir=tmp_path / "idx", max_file_bytes=3000,
-                                        max_chunks_per_file=7))
+    lib = Library(
+        root, None, Settings(index_dir=tmp_path / "idx", max_file_bytes=3000, max_chunks_per_file=7)
+    )
     rep = lib.index()
     text = "\n".join(w for r in rep.reports for w in r.warnings)
     assert "c/big.md: skipped, too large" in text and "MEMO_MAX_FILE_BYTES" in text
@@ -253,9 +254,18 @@ def _nobody_can_run_memo(work: Path) -> str | None:
     if not shutil.which("setpriv"):
         return "setpriv (util-linux) is not installed"
     probe = subprocess.run(
-        ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-c",
-         "import memo.library"],
-        capture_output=True, text=True, cwd=work,
+        [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            sys.executable,
+            "-c",
+            "import memo.library",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=work,
     )
     if probe.returncode != 0:
         return f"the venv is not readable by nobody: {probe.stderr.strip()[-200:]}"
@@ -287,20 +297,49 @@ def test_unreadable_files_and_folders(tmp_path: Path):
         if reason:
             pytest.skip(reason)
         before = checksums(root)
-        env = {"PATH": os.environ.get("PATH", ""), "MEMO_INDEX_DIR": str(idx),
-               "MEMO_EMBEDDER": "none", "HOME": str(work)}
-        as_nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                     sys.executable, "-m", "memo"]
-        out = subprocess.run([*as_nobody, "index", str(root)], env=env, capture_output=True,
-                             text=True, cwd=work, timeout=120)
+        env = {
+            "PATH": os.environ.get("PATH", ""),
+            "MEMO_INDEX_DIR": str(idx),
+            "MEMO_EMBEDDER": "none",
+            "HOME": str(work),
+        }
+        as_nobody = [
+            "setpriv",
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            sys.executable,
+            "-m",
+            "memo",
+        ]
+        out = subprocess.run(
+            [*as_nobody, "index", str(root)],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=work,
+            timeout=120,
+        )
         assert out.returncode == 0, out.stderr
         assert "c/secret.md: skipped, unreadable: Permission denied" in out.stderr
-        st = subprocess.run([*as_nobody, "status", str(root)], env=env, capture_output=True,
-                            text=True, cwd=work, timeout=120)
+        st = subprocess.run(
+            [*as_nobody, "status", str(root)],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=work,
+            timeout=120,
+        )
         assert "skipped c/secret.md: unreadable: Permission denied" in st.stdout
         assert "skipped c/sub: folder cannot be read: Permission denied" in st.stdout
-        found = subprocess.run([*as_nobody, "search", str(root), "wombat", "--mode", "lex"],
-                               env=env, capture_output=True, text=True, cwd=work, timeout=120)
+        found = subprocess.run(
+            [*as_nobody, "search", str(root), "wombat", "--mode", "lex"],
+            env=env,
+            capture_output=True,
+            text=True,
+            cwd=work,
+            timeout=120,
+        )
         assert "c/ok.md:3" in found.stdout, found.stderr
         assert checksums(root) == before
     finally:

@@ -155,9 +155,7 @@ def test_http_search_answers_path_line_with_freshness(server: Server) -> None:
 
 
 def test_http_accepts_common_argument_names(server: Server) -> None:
-    r = httpx.post(
-        f"{server.url}/search", json={"collection": "work/jira", "q": "JQL", "top_k": 1}
-    )
+    r = httpx.post(f"{server.url}/search", json={"collection": "work/jira", "q": "JQL", "top_k": 1})
     assert r.status_code == 200, r.text
     body = r.json()
     assert len(body["results"]) == 1 and body["results"][0]["collection"] == "jira"

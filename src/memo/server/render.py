@@ -27,7 +27,7 @@ def _ago(ts: float | None) -> str:
 
 def search_text(r: dict[str, Any]) -> str:
     hits = r["results"]
-    where = f'in {r["target"]} ({r["mode"]}, {r["took_ms"]} ms)'
+    where = f"in {r['target']} ({r['mode']}, {r['took_ms']} ms)"
     lines = [f'{len(hits)} hits for "{r["query"]}" {where}']
     for i, h in enumerate(hits, 1):
         head = f"  [{h['heading']}]" if h["heading"] else ""
