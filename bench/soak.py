@@ -110,9 +110,11 @@ def client(url: str, stop: threading.Event, stats: Stats, seed: int, words: list
                 body = r.text
                 with stats.lock:
                     stats.latencies.append(dt)
-                    if "database is locked" in body:
+                    # Only what memo says counts: a note may well quote the phrase (one does).
+                    said = body if r.status_code != 200 else " ".join(r.json()["warnings"])
+                    if "database is locked" in said:
                         stats.locked += 1
-                        stats.locked_samples.append(body[:600])
+                        stats.locked_samples.append(said[:600])
                     if r.status_code != 200:
                         stats.errors.append(f"{r.status_code} {path} {q[:40]!r}: {body[:200]}")
             except httpx.HTTPError as e:
@@ -164,7 +166,8 @@ def editor(
             truth[str(target.relative_to(root))] = data
             words.append(marker)
             if stats.edits % 5 == 0:  # the edit must be found by the very next search
-                r = http.get(f"{url}/search", params={"path": "soak", "query": marker, "k": 3})
+                q = {"path": "soak", "query": marker, "k": 3, "mode": "lex"}
+                r = http.get(f"{url}/search", params=q)
                 stats.fresh_checks += 1
                 hits = r.json().get("results", []) if r.status_code == 200 else []
                 if not any(h["path"] == str(target.relative_to(root)) for h in hits):

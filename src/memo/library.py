@@ -164,8 +164,9 @@ class Library:
                 report.reports.append(
                     coll.sync(prefix, full=full, progress=progress, thorough=True)
                 )
-            except MemoError as e:
-                report.errors.append(f"{coll.rel}: {e}")
+            except MemoError as e:  # one collection failing never stops the others
+                hint = f" — {e.hint}" if e.hint else ""
+                report.errors.append(f"{coll.rel}: {e}{hint}")
         report.errors = self.errors + report.errors
         report.seconds = time.perf_counter() - t0
         return report

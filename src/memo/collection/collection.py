@@ -357,14 +357,14 @@ class Collection:
         except apsw.FullError as e:
             log.error("%s: disk full while indexing: %s", self.rel, e)
             raise IndexError_(
-                f"{self.rel}: the disk holding {self.index_dir} is full ({e}); the notes indexed "
+                f"the disk holding {self.index_dir} is full ({e}); the notes indexed "
                 "so far are kept",
                 "Free some space (or set MEMO_INDEX_DIR to another disk) and run `memo index` "
                 "again: it goes on where it stopped.",
             ) from e
         except apsw.Error as e:
             log.error("%s: cannot write the index: %s", self.rel, e)
-            raise IndexError_(f"{self.rel}: cannot write the index {self.index_path}: {e}") from e
+            raise IndexError_(f"cannot write the index {self.index_path}: {e}") from e
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -603,6 +603,11 @@ class Collection:
         tag_text = " ".join(str(t) for t in tags) if isinstance(tags, list) else str(tags or "")
         updated = item.meta.get("updated") if isinstance(item.meta, dict) else None
         with self._write(conn):
+            if not self._unchanged_since_read(item.path, item.stat):
+                # Edited again since we read it, and maybe already written by a concurrent
+                # catch-up that read the newer bytes: never overwrite newer rows with older
+                # ones. The next sync picks the file up.
+                return
             self._delete_file_rows(conn, item.path)
             conn.execute(
                 "INSERT INTO files(path, mtime_ns, size, hash, indexed_at, status, note, updated,"
@@ -632,6 +637,13 @@ class Collection:
                         "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
                         (cid, vecs[i].astype(np.float32).tobytes()),
                     )
+
+    def _unchanged_since_read(self, path: str, st: FileStat) -> bool:
+        try:
+            now = os.stat(self.folder / path)
+        except OSError:
+            return False
+        return (now.st_mtime_ns, now.st_size) == (st.mtime_ns, st.size)
 
     def _delete_file_rows(self, conn: apsw.Connection, path: str) -> None:
         ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path=?", (path,))]
