@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -75,15 +76,44 @@ def library(notes: Path, embedder: CountingEmbedder) -> Iterator[Library]:
 def checksums(root: Path) -> dict[str, str]:
     """sha256 of every note-side file (not memo's own .memo/ caches)."""
     out = {}
-    for p in sorted(root.rglob("*")):
-        if p.is_file() and ".memo" not in p.parts:
-            out[str(p.relative_to(root))] = hashlib.sha256(p.read_bytes()).hexdigest()
+    for dirpath, dirnames, filenames in os.walk(root):  # never follows symlinked folders
+        dirnames[:] = [d for d in dirnames if d != ".memo"]
+        for name in filenames:
+            p = Path(dirpath) / name
+            rel = str(p.relative_to(root))
+            if p.is_symlink():
+                out[rel] = "symlink -> " + os.readlink(p)
+            elif p.is_file() and not stat.S_ISFIFO(p.stat().st_mode):
+                st = p.stat()
+                if st.st_size > 50_000_000:  # a sparse giant: size and mtime say enough
+                    out[rel] = f"{st.st_size}:{st.st_mtime_ns}"
+                else:
+                    out[rel] = hashlib.sha256(p.read_bytes()).hexdigest()
+            else:
+                out[rel] = "special"
     return out
 
 
 @pytest.fixture
 def untouched(notes: Path) -> Iterator[None]:
-    """Asserts that the test left every note byte-identical."""
+    """Asserts that the test left every note byte-identical (explicit form of the autouse check)."""
     before = checksums(notes)
     yield
     assert checksums(notes) == before, "memo changed a note"
+
+
+@pytest.fixture(autouse=True)
+def _notes_never_change(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Every test on the `notes` library checks that memo left each file in it byte-identical.
+
+    Tests that edit notes themselves (to test catch-up, renames, deletes) say so with
+    `@pytest.mark.edits_notes`; tests that build their own library check with `checksums()`
+    (test_server.py, test_reliability.py).
+    """
+    if "notes" not in request.fixturenames or request.node.get_closest_marker("edits_notes"):
+        yield
+        return
+    root = request.getfixturevalue("notes")
+    before = checksums(root)
+    yield
+    assert checksums(root) == before, "memo changed a note"

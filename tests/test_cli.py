@@ -67,6 +67,7 @@ def test_search_without_prior_index_builds_it(notes):
     assert res["freshness"][0]["rebuilt"]
 
 
+@pytest.mark.edits_notes
 def test_status_json(notes):
     memo("index", str(notes))
     (notes / "work" / "jira" / "jql.md").write_text("# changed\n\nnew text\n")

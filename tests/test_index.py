@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 import apsw
+import pytest
 
 from memo.collection import db as dbm
 from memo.config import Settings
@@ -48,6 +49,7 @@ def test_touch_without_change_reembeds_nothing(library, notes, embedder):
     assert library.index().totals()["nothing_to_do"]
 
 
+@pytest.mark.edits_notes
 def test_edit_reembeds_only_the_changed_section(library, notes, embedder):
     library.index()
     embedder.passages.clear()
@@ -60,6 +62,7 @@ def test_edit_reembeds_only_the_changed_section(library, notes, embedder):
     assert hits[0].path == "work/jira/automation.md" and "quota resets" in hits[0].text
 
 
+@pytest.mark.edits_notes
 def test_delete_and_rename_leave_no_ghosts(library, notes):
     library.index()
     (notes / "work" / "networking" / "vlan.md").unlink()
@@ -108,6 +111,7 @@ def test_deleting_dot_memo_loses_nothing(library, notes):
     assert any(f.caught_up for f in after.freshness)
 
 
+@pytest.mark.edits_notes
 def test_search_catches_up_an_edit_in_the_same_call(library, notes):
     library.index()
     with open(notes / "work" / "networking" / "vlan.md", "a", encoding="utf-8") as f:
@@ -118,6 +122,7 @@ def test_search_catches_up_an_edit_in_the_same_call(library, notes):
     assert fresh["networking"].caught_up == 1 and not fresh["networking"].current
 
 
+@pytest.mark.edits_notes
 def test_not_indexed_files(notes, embedder):
     coll = notes / "work" / "jira"
     (coll / "inbox.md").write_text("# secret draft zanzibar\n")
@@ -130,6 +135,7 @@ def test_not_indexed_files(notes, embedder):
     assert lib.search(".", "zanzibar", mode="lex").hits == []
 
 
+@pytest.mark.edits_notes
 def test_nested_collection_owns_its_files(notes, embedder):
     child = notes / "work" / "jira" / "cloud"
     child.mkdir()
@@ -146,6 +152,7 @@ def test_nested_collection_owns_its_files(notes, embedder):
     assert [(h.collection, h.path) for h in hits] == [("cloud", "work/jira/cloud/sso.md")]
 
 
+@pytest.mark.edits_notes
 def test_broken_meta_names_file_and_field_and_rest_still_indexes(notes, embedder):
     (notes / "work" / "jira" / "_meta.yaml").write_text("name: jira\ntags: [a]\n")
     (notes / "home" / "cooking" / "_meta.yaml").write_text("description: [unclosed\n")
@@ -157,6 +164,7 @@ def test_broken_meta_names_file_and_field_and_rest_still_indexes(notes, embedder
     assert "cooking/_meta.yaml" in text and "YAML" in text
 
 
+@pytest.mark.edits_notes
 def test_hostile_meta_yaml_is_refused_not_executed(notes, embedder):
     (notes / "work" / "jira" / "_meta.yaml").write_text(
         "description: !!python/object/apply:os.system ['touch /tmp/memo-pwned']\n"
@@ -167,6 +175,7 @@ def test_hostile_meta_yaml_is_refused_not_executed(notes, embedder):
     assert not Path("/tmp/memo-pwned").exists()
 
 
+@pytest.mark.edits_notes
 def test_bad_files_are_reported_and_skipped(notes, embedder):
     coll = notes / "work" / "jira"
     (coll / "binary.md").write_bytes(b"\x00\x01\x02PNG" * 100)
@@ -184,6 +193,7 @@ def test_bad_files_are_reported_and_skipped(notes, embedder):
     assert {s["path"] for s in st["skipped"]} == {"work/jira/binary.md", "work/jira/huge.md"}
 
 
+@pytest.mark.edits_notes
 def test_concurrent_reader_sees_whole_files(library, notes):
     """A reader connection during a write sees the old or the new file, never a mix (WAL)."""
     library.index()

@@ -167,6 +167,7 @@ def test_any_text_is_a_valid_lexical_query(indexed, query):
     assert len(res.hits) <= 3
 
 
+@pytest.mark.edits_notes
 def test_ties_break_by_mtime_newer_first(notes, embedder):
     import os
 

@@ -6,6 +6,7 @@ stdout carries results only (JSON with --json); progress, warnings and errors go
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sys
 import time
@@ -15,6 +16,7 @@ from typing import Any
 import click
 
 from . import __version__
+from .collection.files import shown
 from .config import Settings, default_root
 from .embed import make_embedder
 from .errors import MemoError
@@ -25,6 +27,8 @@ from .search import MODES, SearchResult
 
 def _library(root: str | None, target: str | None) -> tuple[Library, str | None]:
     """The library for this call, and the target as the library should read it."""
+    # The report printed below already says what the index log would: keep stderr single.
+    logging.getLogger("memo.index").addHandler(logging.NullHandler())
     settings = Settings.from_env()
     embedder = (
         None
@@ -239,7 +243,9 @@ def _print_hits(result: SearchResult) -> None:
         click.echo(f"confidence {result.confidence} ({hint})", err=True)
     for h in result.hits:
         heading = f"  {h.heading}" if h.heading else ""
-        click.echo(click.style(f"{h.path}:{h.line}", bold=True) + heading + f"  ({h.score:.4f})")
+        # A file name may hold a newline: print it escaped so `path:line` stays one line.
+        where = f"{shown(h.path)}:{h.line}"
+        click.echo(click.style(where, bold=True) + heading + f"  ({h.score:.4f})")
         snippet = " ".join(h.text.split())
         click.echo(f"    {snippet[:240]}{'…' if len(snippet) > 240 else ''}")
 
@@ -309,6 +315,8 @@ def status(path: str | None, root: str | None, as_json: bool) -> None:
                 f"embedder {c['embedder'] or 'none (lexical only)'}, {c['size_bytes'] / 1e6:.1f} MB"
             )
         )
+        if c.get("damaged"):
+            state = c["damaged"]
         click.echo(f"{c['path']}  [{c['collection']}]  {state}")
         for s in c.get("skipped", []):
             click.echo(f"    skipped {s['path']}: {s['why']}")

@@ -270,9 +270,12 @@ class Library:
         report = IndexReport()
         for coll, prefix in scope.parts:
             try:
-                report.reports.append(coll.sync(prefix, full=full, progress=progress))
-            except MemoError as e:
-                report.errors.append(f"{coll.rel}: {e}")
+                report.reports.append(
+                    coll.sync(prefix, full=full, progress=progress, thorough=True)
+                )
+            except MemoError as e:  # one collection failing never stops the others
+                hint = f" — {e.hint}" if e.hint else ""
+                report.errors.append(f"{coll.rel}: {e}{hint}")
         report.errors = self.errors + report.errors
         report.seconds = time.perf_counter() - t0
         return report
@@ -366,7 +369,12 @@ class Library:
             scope, routed = self._routed(scope, query, int(route), warnings)
         freshness = []
         for coll, prefix in scope.parts:
-            rep = coll.sync(prefix)  # catch-up: an edit made just before this call is found
+            try:
+                rep = coll.sync(prefix)  # catch-up: an edit made just before this call is found
+            except MemoError as e:  # disk full, index locked for too long: serve what is there
+                warnings.append(f"{e} — searched the index as it was. {e.hint}")
+                freshness.append(Freshness(coll.name, 0, False, _last_write(coll), ""))
+                continue
             warnings.extend(rep.warnings)
             caught = rep.new + rep.changed + rep.removed + rep.skipped
             freshness.append(
@@ -384,6 +392,9 @@ class Library:
             diverse = k >= DIVERSITY_MIN_K
         per_note = notes_cap(k) if diverse else None
         hits = self._hits(scope, scores, legs.lex_ranked, legs.vec_ranked, k, per_note)
+        for coll, _ in scope.parts:  # indexes found damaged (and rebuilt) while searching
+            warnings.extend(coll.healed)
+            coll.healed.clear()
         budget_report = None
         if max_tokens is not None:
             hits, budget_report = budget.fit(hits, max(1, int(max_tokens)), self._count_tokens)

@@ -17,6 +17,8 @@ from typing import Any
 
 import yaml
 
+from .meta import MAX_META_BYTES, yaml_too_big
+
 CHUNKER_VERSION = "headings-v1"
 
 OVERLAP_SHARE = 0.15  # of the budget, repeated at the start of the next piece of a split section
@@ -112,8 +114,11 @@ def _frontmatter(lines: list[str]) -> tuple[dict[str, Any], int, list[str]]:
     end = next((k for k in range(1, len(lines)) if lines[k].rstrip() in ("---", "...")), 0)
     if not end:
         return {}, 0, ["frontmatter opened on line 1 is never closed: read as text"]
+    block = "\n".join(lines[1:end])
+    if len(block) > MAX_META_BYTES:
+        return {}, end + 1, [f"frontmatter longer than {MAX_META_BYTES} characters: not parsed"]
     try:
-        data = yaml.safe_load("\n".join(lines[1:end]))
+        data = yaml.safe_load(block)
     except Exception as e:  # noqa: BLE001 - yaml constructors also raise ValueError etc.
         # Why: a broken block is still the user's words; indexing it as text loses nothing.
         return {}, 0, [f"frontmatter is not valid YAML (read as text): {' '.join(str(e).split())}"]
@@ -121,6 +126,8 @@ def _frontmatter(lines: list[str]) -> tuple[dict[str, Any], int, list[str]]:
         return {}, end + 1, []
     if not isinstance(data, dict):
         return {}, 0, [f"frontmatter is a {type(data).__name__}, not a mapping: read as text"]
+    if yaml_too_big(data):
+        return {}, end + 1, ["frontmatter expands to too many values (an anchors bomb?): ignored"]
     return data, end + 1, []
 
 

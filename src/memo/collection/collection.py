@@ -11,9 +11,13 @@ embedding model drops the index and builds it again.
 from __future__ import annotations
 
 import contextlib
+import errno
+import functools
 import hashlib
+import logging
 import os
 import shutil
+import stat
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -28,7 +32,7 @@ from ..embed import Embedder
 from ..errors import EmbedderUnavailableError, IndexError_
 from . import db as dbm
 from .chunker import CHUNKER_VERSION, Chunk, chunk_note, decode, passage_text
-from .files import FileStat, note_files
+from .files import FileStat, Rejected, note_files, shown
 from .filters import Filter
 from .lexical import LEXICAL_VERSION, lex_text
 from .meta import CollectionMeta
@@ -36,6 +40,10 @@ from .meta import CollectionMeta
 Progress = Callable[[int], None]  # called with the number of files just finished
 EMBED_BATCH = 64  # chunks per embedder call; files are written as their chunks are embedded
 _NOVEC = "novec:"  # hash prefix of a file indexed while the embedder was down: redo it later
+# A damaged database file: drop it and rebuild from the notes (the notes are the truth).
+CORRUPT = (apsw.CorruptError, apsw.NotADBError)
+
+log = logging.getLogger("memo.index")
 
 
 SYNC_COUNTERS = (
@@ -113,6 +121,42 @@ def _hash(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
+def _read_capped(path: Path, limit: int) -> bytes | None:
+    """The file's bytes, or None when it holds more than `limit` (it grew since the stat).
+
+    Opened non-blocking and checked to be a regular file: a FIFO swapped in after the walk
+    must not hang the indexer.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        parts, total = [], 0
+        while total <= limit:
+            block = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not block:
+                break
+            parts.append(block)
+            total += len(block)
+    finally:
+        os.close(fd)
+    return None if total > limit else b"".join(parts)
+
+
+def _healing(method: Callable[..., Any]) -> Callable[..., Any]:
+    """Run a read of the index; if the database turns out damaged, rebuild it and run again."""
+
+    @functools.wraps(method)
+    def run(self: Collection, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except CORRUPT as e:
+            self._heal(e)
+            return method(self, *args, **kwargs)
+
+    return run
+
+
 def _estimate_tokens(passage: str) -> int:
     # Used only when no embedder can count: errs on the long side (XLM-R averages 3-4 chars/token).
     return 3 + len(passage.encode("utf-8")) // 3
@@ -138,6 +182,9 @@ class Collection:
         self._index_dir: Path | None = None
         # The library's bound on open connections (an LRU), told of every open and close.
         self.pool: ConnectionPool | None = None
+        self._ino: tuple[int, int] | None = None  # (dev, inode) of the open index file
+        self.healed: list[str] = []  # warnings about indexes rebuilt during reads; drained
+        self._rejected_seen: set[str] = set()  # rejected notes already logged
 
     # ------------------------------------------------------------------ identity
     @property
@@ -218,6 +265,7 @@ class Collection:
             if have == want:
                 self._conn = conn
                 self._has_vec = dbm.has_vectors(conn)
+                self._ino = self._file_id()
                 return conn, ""  # type: ignore[return-value]
             if conn is not None:
                 conn.close()
@@ -243,7 +291,36 @@ class Collection:
         dbm.create_schema(conn, want["dim"], want)
         self._conn = conn
         self._has_vec = dbm.has_vectors(conn)
+        self._ino = self._file_id()
         return conn, reason or "new index"
+
+    def _file_id(self) -> tuple[int, int] | None:
+        try:
+            st = os.stat(self.index_path)
+        except OSError:
+            return None
+        return (st.st_dev, st.st_ino)
+
+    def _follow_file(self) -> None:
+        """Reopen when the index file was deleted or replaced under an open connection.
+
+        Deleting `.memo/` must lose nothing, also for a long-running server: without this, its
+        connection would go on reading and writing an unlinked file nobody else sees.
+        """
+        if self._conn is not None and self._file_id() != self._ino:
+            self.close()
+
+    def _heal(self, e: Exception) -> None:
+        """The database is damaged: drop it and rebuild it from the notes, with a warning."""
+        replaced = self._conn is not None and self._file_id() != self._ino
+        if replaced:  # another process or connection already rebuilt it: just reopen
+            self.close()
+            return
+        msg = f"{self.rel}: index was damaged ({e}); rebuilt from the notes"
+        log.warning("%s", msg)
+        self._drop_index()
+        self.healed.append(msg)
+        self.sync()
 
     def _drop_index(self) -> None:
         self.close()
@@ -264,23 +341,75 @@ class Collection:
         try:
             yield
         except BaseException:
-            conn.execute("ROLLBACK")
+            # SQLite may already have rolled back by itself (SQLITE_FULL, I/O errors): a second
+            # ROLLBACK would raise and hide the real error.
+            if conn.in_transaction:
+                conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
 
     # ------------------------------------------------------------------ sync
     def sync(
-        self, prefix: str = "", full: bool = False, progress: Progress | None = None
+        self,
+        prefix: str = "",
+        full: bool = False,
+        progress: Progress | None = None,
+        thorough: bool = False,
     ) -> SyncReport:
-        """Bring the index in line with the notes (only under `prefix`, if given)."""
+        """Bring the index in line with the notes (only under `prefix`, if given).
+
+        `thorough` (an explicit `memo index`): also run SQLite's quick_check on the database and
+        report notes that cannot be indexed (FIFOs, symlink loops, undecodable names).
+        A damaged database is dropped and rebuilt; a full disk or another write failure raises
+        IndexError_ and leaves every file committed so far in the index.
+        """
         t0 = time.perf_counter()
+        self._follow_file()
+        try:
+            try:
+                report = self._sync(prefix, full, progress, thorough)
+            except CORRUPT as e:
+                msg = f"index was damaged ({e}): rebuilt from the notes"
+                log.warning("%s: %s", self.rel, msg)
+                self._drop_index()
+                report = self._sync(prefix, False, progress, thorough)
+                report.rebuilt = msg
+                report.warnings.insert(0, f"{self.rel}: {msg}")
+        except apsw.FullError as e:
+            log.error("%s: disk full while indexing: %s", self.rel, e)
+            raise IndexError_(
+                f"the disk holding {self.index_dir} is full ({e}); the notes indexed "
+                "so far are kept",
+                "Free some space (or set MEMO_INDEX_DIR to another disk) and run `memo index` "
+                "again: it goes on where it stopped.",
+            ) from e
+        except apsw.Error as e:
+            log.error("%s: cannot write the index: %s", self.rel, e)
+            raise IndexError_(f"cannot write the index {self.index_path}: {e}") from e
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _sync(
+        self, prefix: str, full: bool, progress: Progress | None, thorough: bool
+    ) -> SyncReport:
         report = SyncReport(self.name)
         if full:
             self._drop_index()
         conn, report.rebuilt = self._open()
         if full:
             report.rebuilt = "full rebuild requested"
-        on_disk = note_files(self.folder, self.root, prefix)
+        if thorough and not report.rebuilt:
+            rows = conn.execute("PRAGMA quick_check(1)").fetchall()
+            if rows != [("ok",)]:
+                raise apsw.CorruptError(f"quick_check: {rows[0][0] if rows else 'no answer'}")
+        rejected: Rejected = []
+        on_disk = note_files(self.folder, self.root, prefix, rejected)
+        for path, why in rejected:
+            if path not in self._rejected_seen:
+                self._rejected_seen.add(path)
+                log.warning("%s: skipped, %s", self.root_path(path), why)
+            if thorough:
+                report.warnings.append(f"{self.root_path(path)}: skipped, {why}")
         stored = self._stored_files(conn, prefix)
         removed = sorted(set(stored) - set(on_disk))
         todo = sorted(
@@ -311,7 +440,6 @@ class Collection:
                 self._flush(conn, pending, report, progress)
                 pending = []
         self._flush(conn, pending, report, progress)
-        report.seconds = time.perf_counter() - t0
         return report
 
     def _stored_files(self, conn: apsw.Connection, prefix: str) -> dict[str, tuple[int, int, str]]:
@@ -342,9 +470,20 @@ class Collection:
             )
             return None
         try:
-            data = full_path.read_bytes()
+            data = _read_capped(full_path, self.settings.max_file_bytes)
         except OSError as e:
             self._record_skip(conn, path, st, f"unreadable: {e.strerror or e}", old, report)
+            return None
+        if data is None:
+            self._record_skip(
+                conn,
+                path,
+                st,
+                f"too large: grew past the limit {self.settings.max_file_bytes} bytes while "
+                "being read (MEMO_MAX_FILE_BYTES)",
+                old,
+                report,
+            )
             return None
         digest = _hash(data)
         if old is not None and old[2] == digest:
@@ -376,7 +515,7 @@ class Collection:
             )
             chunks = chunks[: self.settings.max_chunks_per_file]
         for w in warnings:
-            report.warnings.append(f"{self.root_path(path)}: {w}")
+            report.warnings.append(f"{shown(self.root_path(path))}: {w}")
         return _Pending(
             path=path,
             stat=st,
@@ -411,7 +550,8 @@ class Collection:
             )
         report.skipped += 1
         report.files.append(("skipped", self.root_path(path)))
-        report.warnings.append(f"{self.root_path(path)}: skipped, {why}")
+        report.warnings.append(f"{shown(self.root_path(path))}: skipped, {why}")
+        log.warning("%s: skipped, %s", shown(self.root_path(path)), why)
 
     def _flush(
         self,
@@ -488,6 +628,11 @@ class Collection:
         tag_text = " ".join(str(t) for t in tags) if isinstance(tags, list) else str(tags or "")
         updated = item.meta.get("updated") if isinstance(item.meta, dict) else None
         with self._write(conn):
+            if not self._unchanged_since_read(item.path, item.stat):
+                # Edited again since we read it, and maybe already written by a concurrent
+                # catch-up that read the newer bytes: never overwrite newer rows with older
+                # ones. The next sync picks the file up.
+                return
             self._delete_file_rows(conn, item.path)
             conn.execute(
                 "INSERT INTO files(path, mtime_ns, size, hash, indexed_at, status, note, updated,"
@@ -518,6 +663,13 @@ class Collection:
                         (cid, vecs[i].astype(np.float32).tobytes()),
                     )
 
+    def _unchanged_since_read(self, path: str, st: FileStat) -> bool:
+        try:
+            now = os.stat(self.folder / path)
+        except OSError:
+            return False
+        return (now.st_mtime_ns, now.st_size) == (st.mtime_ns, st.size)
+
     def _delete_file_rows(self, conn: apsw.Connection, path: str) -> None:
         ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path=?", (path,))]
         has_vec = self._has_vec
@@ -529,6 +681,7 @@ class Collection:
         conn.execute("DELETE FROM files WHERE path=?", (path,))
 
     # ------------------------------------------------------------------ search legs
+    @_healing
     def lex_candidates(
         self, match: str, n: int, prefix: str = "", flt: Filter | None = None
     ) -> list[tuple[int, float]]:
@@ -551,6 +704,7 @@ class Collection:
             ).fetchall()
         return [(int(r[0]), float(r[1])) for r in rows]
 
+    @_healing
     def vec_candidates(
         self, qvec: np.ndarray, n: int, prefix: str = "", flt: Filter | None = None
     ) -> list[tuple[int, float]]:
@@ -579,6 +733,7 @@ class Collection:
         ).fetchall()
         return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
 
+    @_healing
     def chunk_rows(self, ids: Sequence[int]) -> dict[int, ChunkRow]:
         if not ids:
             return {}
@@ -593,6 +748,7 @@ class Collection:
             int(r[0]): ChunkRow(int(r[0]), r[1], r[2], int(r[3]), r[4], int(r[5])) for r in rows
         }
 
+    @_healing
     def known_terms(self, wanted: set[str]) -> set[str]:
         """Which of these stems occur in this collection's index."""
         if not wanted:
@@ -602,6 +758,7 @@ class Collection:
         rows = conn.execute(f"SELECT term FROM chunks_vocab WHERE term IN ({marks})", tuple(wanted))
         return {r[0] for r in rows}
 
+    @_healing
     def has_vectors(self) -> bool:
         self._open()
         return self._has_vec
@@ -609,7 +766,9 @@ class Collection:
     # ------------------------------------------------------------------ status
     def status(self) -> dict[str, Any]:
         """Per-collection facts for `memo status`, computed without changing the index."""
-        on_disk = note_files(self.folder, self.root)
+        rejected: Rejected = []
+        on_disk = note_files(self.folder, self.root, rejected=rejected)
+        not_notes = [{"path": shown(self.root_path(p)), "why": why} for p, why in rejected]
         out: dict[str, Any] = {
             "collection": self.name,
             "path": self.rel,
@@ -623,12 +782,46 @@ class Collection:
                 files=0,
                 chunks=0,
                 stale=len(on_disk),
-                skipped=[],
+                skipped=not_notes,
                 last_indexed=None,
                 embedder=None,
                 size_bytes=0,
             )
             return out
+        try:
+            facts = self._stored_facts(on_disk)
+        except (IndexError_, apsw.Error) as e:  # damaged: say so; the next sync rebuilds it
+            out.update(
+                files=0,
+                chunks=0,
+                stale=len(on_disk),
+                skipped=not_notes,
+                last_indexed=None,
+                embedder=None,
+                current=False,
+                damaged=f"index unreadable ({e}); rebuilt on the next index or search",
+                size_bytes=0,
+            )
+            return out
+        profile, stored, stale, skipped, chunks, last = facts
+        size = sum(
+            os.path.getsize(f"{self.index_path}{s}")
+            for s in ("", "-wal", "-shm")
+            if os.path.exists(f"{self.index_path}{s}")
+        )
+        out.update(
+            files=len(stored) - len(skipped),
+            chunks=int(chunks),
+            stale=stale,
+            skipped=skipped + not_notes,
+            last_indexed=last,
+            embedder=profile.get("model"),
+            current=profile == self.profile(),
+            size_bytes=size,
+        )
+        return out
+
+    def _stored_facts(self, on_disk: dict[str, FileStat]) -> tuple[Any, ...]:
         conn = dbm.connect(self.index_path, readonly=True)
         try:
             profile = dbm.read_profile(conn) or {}
@@ -639,29 +832,14 @@ class Collection:
                 1 for p, st in on_disk.items() if stored.get(p) != (st.mtime_ns, st.size)
             ) + sum(1 for p in stored if p not in on_disk)
             skipped = [
-                {"path": self.root_path(r[0]), "why": r[1]}
+                {"path": shown(self.root_path(r[0])), "why": r[1]}
                 for r in conn.execute("SELECT path, note FROM files WHERE status='skipped'")
             ]
             (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
             (last,) = conn.execute("SELECT max(indexed_at) FROM files").fetchone()
         finally:
             conn.close()
-        size = sum(
-            os.path.getsize(f"{self.index_path}{s}")
-            for s in ("", "-wal", "-shm")
-            if os.path.exists(f"{self.index_path}{s}")
-        )
-        out.update(
-            files=len(stored) - len(skipped),
-            chunks=int(chunks),
-            stale=stale,
-            skipped=skipped,
-            last_indexed=last,
-            embedder=profile.get("model"),
-            current=profile == self.profile(),
-            size_bytes=size,
-        )
-        return out
+        return profile, stored, stale, skipped, chunks, last
 
 
 def _narrowing(prefix: str, flt: Filter | None) -> tuple[str, list[object]]:

@@ -35,6 +35,11 @@ def connect(path: Path, readonly: bool = False) -> apsw.Connection:
         if not readonly:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
+    except apsw.FullError as e:
+        raise IndexError_(
+            f"cannot open index {path}: the disk is full ({e})",
+            "Free some space (or set MEMO_INDEX_DIR to another disk) and run `memo index` again.",
+        ) from e
     except apsw.Error as e:
         raise IndexError_(f"cannot open index {path}: {e}") from e
     return conn

@@ -9,6 +9,7 @@ to folders (loops).
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,13 +55,37 @@ def is_note_name(name: str) -> bool:
     return name.lower().endswith(".md") and not _skip_name(name) and name.lower() not in NOT_INDEXED
 
 
-def note_files(folder: Path, root: Path, prefix: str = "") -> dict[str, FileStat]:
+def shown(path: str) -> str:
+    """A path as one printable line: newlines, control characters and undecodable bytes escaped."""
+    raw = path.encode("utf-8", "surrogateescape")
+    text = raw.decode("utf-8", "backslashreplace")
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+Rejected = list[tuple[str, str]]  # (path shown on one line, why) for notes memo cannot index
+
+
+def _valid_name(relpath: str) -> bool:
+    try:
+        relpath.encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8 (surrogate-escaped by os.scandir)
+        return False
+    return True
+
+
+def note_files(
+    folder: Path, root: Path, prefix: str = "", rejected: Rejected | None = None
+) -> dict[str, FileStat]:
     """Notes owned by the collection at `folder`: path relative to it (posix) -> stat.
 
-    `prefix` limits the walk to one sub-folder or one note (relative, posix).
+    `prefix` limits the walk to one sub-folder or one note (relative, posix). Only regular
+    files are notes: a FIFO named `x.md` would block a reader forever, a device never ends.
+    Notes that look like notes but cannot be indexed (a symlink loop or one leading out of the
+    root, a FIFO, a name that is not UTF-8, an unreadable folder) are appended to `rejected`.
     """
     out: dict[str, FileStat] = {}
     root_real = os.path.realpath(root)
+    reject = rejected.append if rejected is not None else (lambda _: None)
     start = folder / prefix if prefix else folder
     if prefix and not start.is_dir():  # one note
         rel = prefix.strip("/")
@@ -68,13 +93,21 @@ def note_files(folder: Path, root: Path, prefix: str = "") -> dict[str, FileStat
             st = start.stat()
         except OSError:
             return out
-        if start.is_file() and is_note_name(start.name):
+        if stat.S_ISREG(st.st_mode) and is_note_name(start.name) and _valid_name(rel):
             out[rel] = FileStat(st.st_mtime_ns, st.st_size)
         return out
     stack: list[tuple[Path, str]] = [(start, prefix.strip("/"))]
     while stack:
         d, rel = stack.pop()
-        for e in _entries(d):
+        try:
+            with os.scandir(d) as it:
+                entries = list(it)
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            reject((shown(rel or "."), f"folder cannot be read: {e.strerror or e}"))
+            continue
+        for e in entries:
             if _skip_name(e.name):
                 continue
             relpath = f"{rel}/{e.name}" if rel else e.name
@@ -85,12 +118,24 @@ def note_files(folder: Path, root: Path, prefix: str = "") -> dict[str, FileStat
                     continue
                 if not is_note_name(e.name):
                     continue
+                if not _valid_name(relpath):
+                    reject((shown(relpath), "file name is not valid UTF-8: rename the file"))
+                    continue
                 if e.is_symlink():
                     target = os.path.realpath(e.path)
-                    if not target.startswith(root_real + os.sep) or not os.path.isfile(target):
+                    if not os.path.exists(e.path):
+                        reject((shown(relpath), "broken symlink or symlink loop"))
+                        continue
+                    if not target.startswith(root_real + os.sep):
+                        reject((shown(relpath), "symlink leads out of the library root"))
                         continue
                 st = e.stat()
-            except OSError:
-                continue  # vanished or unreadable between listing and stat
+            except OSError as err:
+                if not isinstance(err, FileNotFoundError):  # vanished since listing: fine
+                    reject((shown(relpath), f"cannot stat: {err.strerror or err}"))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                reject((shown(relpath), "not a regular file (FIFO, socket or device)"))
+                continue
             out[relpath] = FileStat(st.st_mtime_ns, st.st_size)
     return out

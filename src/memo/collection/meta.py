@@ -18,6 +18,29 @@ MAX_META_BYTES = 64 * 1024  # a description file, not a data dump
 # 100,000 of these files); the pure-Python one otherwise. Both refuse python/object tags.
 _SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+MAX_YAML_NODES = 10_000  # values a parsed document may expand to (anchors bomb guard)
+
+
+def yaml_too_big(data: Any, limit: int = MAX_YAML_NODES) -> bool:
+    """True when `data` expands to more than `limit` values, aliases counted at every use.
+
+    safe_load builds a "billion laughs" document cheaply (aliases are shared references), but
+    anything that later walks it - str(), json.dumps, a registry writer - would expand it.
+    """
+    seen = 0
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set):
+            stack.extend(item)
+    return False
+
 
 @dataclass(frozen=True, slots=True)
 class CollectionMeta:
@@ -45,6 +68,12 @@ def load_meta(folder: Path) -> CollectionMeta:
         mark = getattr(e, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
         raise MetaInvalidError(f"{path}: not valid YAML{where}: {getattr(e, 'problem', e)}") from e
+    except RecursionError as e:  # PyYAML composes recursively: [[[[...]]]] 30,000 deep
+        raise MetaInvalidError(f"{path}: YAML nested too deeply") from e
+    if yaml_too_big(data):
+        raise MetaInvalidError(
+            f"{path}: YAML expands to more than {MAX_YAML_NODES} values (an anchors bomb?)"
+        )
     if data is None:
         data = {}
     if not isinstance(data, dict):

@@ -57,4 +57,3 @@ def serve_http(
         on_stop=watcher.stop if watcher else None,
     )
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
-
