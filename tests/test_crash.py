@@ -33,7 +33,8 @@ SEED = 20240606
 KILLS = 50
 
 # name -> argv after `python -m memo`, given the library root. A writer must be killable at
-# any moment. TODO(watcher): add  "watch": lambda root: ["watch", str(root)],
+# any moment. `memo watch` never ends by itself: test_kill_9_watch_heals kills it while notes
+# change under it.
 WRITERS = {
     "index": lambda root: ["index", str(root)],
 }
@@ -339,3 +340,43 @@ def test_full_disk_on_a_real_tmpfs(tmp_path: Path):
         assert_converged(root, mnt / "idx", tmp_path)
     finally:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_kill_9_watch_heals(tmp_path: Path):
+    """kill -9 `memo watch` at random moments while notes change under it; a restarted watcher
+    converges by itself (its start-up reconcile) to what a clean rebuild holds."""
+    root = make_library(tmp_path)
+    idx = tmp_path / "idx"
+    env = memo_env(idx)
+    argv = [sys.executable, "-m", "memo", "watch", str(root), "--quiet"]
+    rng = random.Random(SEED + 1)
+    for run in range(KILLS):
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(rng.uniform(0.2, 0.8))  # start-up, first reconcile under way
+        mutate(root, rng)  # events while it runs
+        before = checksums(root)
+        time.sleep(rng.uniform(0.0, 0.5))  # mid-debounce or mid-sync
+        proc.send_signal(signal.SIGKILL)
+        _, err = proc.communicate(timeout=60)
+        assert b"Traceback" not in err, err.decode()
+        assert checksums(root) == before, "memo changed a note"
+        for db in index_dbs(idx).values():
+            assert integrity(db) == [("ok",)], (run, db)
+    want = clean_rebuild(root, tmp_path)
+    proc = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 180
+        have = None
+        while time.monotonic() < deadline:
+            time.sleep(1.0)
+            try:
+                have = {name: content(db) for name, db in index_dbs(idx).items()}
+            except apsw.Error:  # a write in progress: look again
+                continue
+            if have == want:
+                break
+        assert have == want, "the restarted watcher did not converge"
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=30)
+    assert b"Traceback" not in err, err.decode()

@@ -2,8 +2,8 @@
 
 Random unicode, FTS5 syntax, control characters, empty and 10,000-character strings: zero
 unhandled errors, and each call returns (no timing is asserted, only a generous wall clock).
-TODO(router): when `Library.route` / `memo_route` land, add them to HOSTILE_CALLS below and to
-the MCP and HTTP loops (the same strings, `route` instead of `search`).
+Routing gets the same treatment: `Library.route`, `memo_route` and `GET /route` with the same
+strings.
 """
 
 from __future__ import annotations
@@ -96,6 +96,21 @@ def test_library_search_never_fails(lib: Library, q: str, mode: str, path: str, 
     assert time.monotonic() - t < 60
 
 
+@FUZZ
+@given(
+    q=queries, k=st.integers(-5, 2000), prefix=st.sampled_from([None, "", "work", "work/*", "x/"])
+)
+def test_library_route_never_fails(lib: Library, q: str, k: int, prefix: str | None):
+    t = time.monotonic()
+    try:
+        res = lib.route(q, k=k, prefix=prefix)
+    except MemoError as e:
+        assert str(e)
+        return
+    json.dumps(res.to_dict())
+    assert time.monotonic() - t < 60
+
+
 @pytest.fixture(scope="module")
 def service(root: Path, real_embedder, tmp_path_factory):
     from memo.server.service import Service
@@ -151,7 +166,11 @@ def test_mcp_in_process_never_crashes(service):
             ):
                 r = await client.call_tool("memo_search", args)
                 assert r.is_error
-            # TODO(router): the same loop over "memo_route" {"query": q}
+            for i, q in enumerate(hostile(30, seed=5)):
+                with anyio.fail_after(60):
+                    r = await client.call_tool("memo_route", {"query": q, "k": 1 + i % 50})
+                text = " ".join(getattr(c, "text", "") for c in r.content)
+                assert "Traceback" not in text
         return done
 
     assert anyio.run(run) == len(hostile(60))
@@ -173,7 +192,9 @@ def test_http_never_500s(service):
                 assert r.status_code in (200, 400, 422), (r.status_code, r.text[:300])
                 body = r.json()
                 assert "error" in body or "results" in body
-            # TODO(router): http.get("/route", params={"query": q}) once Library.route exists
+            r = http.get("/route", params={"query": q, "k": 3})
+            assert r.status_code in (200, 400, 422), (r.status_code, r.text[:300])
+            assert "error" in r.json() or "collections" in r.json()
         for bad in ({"query": 5}, {"query": "x", "k": 10**12}, {"path": ["a"], "query": "x"}):
             r = http.post("/search", json=bad)
             assert r.status_code in (400, 422), r.text
