@@ -28,6 +28,7 @@ from pathlib import Path
 import anyio
 import httpx
 from mcp import Client, StdioServerParameters
+from mcp.client.session import ClientSession
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
@@ -74,17 +75,39 @@ def timed(fn: Callable[[str], object], qs: list[str]) -> list[float]:
     return out
 
 
-def mcp_latencies(target: object, qs: list[str]) -> list[float]:
-    async def go() -> list[float]:
+VALIDATION_MS: list[float] = []
+
+
+def _time_client_validation() -> None:
+    """The SDK client re-validates every structured result against the tool's output schema
+    (jsonschema, in the client process): time that part separately."""
+    original = ClientSession.validate_tool_result
+
+    async def timed_validate(self, name, result):  # type: ignore[no-untyped-def]
+        t = time.perf_counter()
+        try:
+            return await original(self, name, result)
+        finally:
+            VALIDATION_MS.append((time.perf_counter() - t) * 1000)
+
+    ClientSession.validate_tool_result = timed_validate  # type: ignore[method-assign]
+
+
+def mcp_latencies(target: object, qs: list[str]) -> tuple[list[float], list[float]]:
+    """(call latencies, of which the client's schema validation), per question."""
+
+    async def go() -> tuple[list[float], list[float]]:
         async with Client(target) as c:
             await c.call_tool("memo_search", {"path": "docs", "query": "warm up"})
-            out = []
+            out, val = [], []
             for q in qs:
+                VALIDATION_MS.clear()
                 t = time.perf_counter()
                 r = await c.call_tool("memo_search", {"path": "docs", "query": q})
                 out.append((time.perf_counter() - t) * 1000)
+                val.append(sum(VALIDATION_MS))
                 assert not r.is_error, r.content
-            return out
+            return out, val
 
     return anyio.run(go)
 
@@ -129,6 +152,32 @@ def load(url: str, qs: list[str], clients: int, total: int) -> tuple[float, list
     return total / (time.perf_counter() - t0), lat, errors
 
 
+def start_server(root: Path, env: dict[str, str]) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memo", "serve", str(root), "--port", str(port)]
+        + ["--log-level", "warning"],
+        env=env,
+    )
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if httpx.get(f"{url}/health", timeout=2).json()["model_loaded"]:
+                return proc, url
+        except (httpx.TransportError, ValueError):
+            pass
+        if time.monotonic() > deadline:
+            proc.kill()
+            raise SystemExit("server did not start")
+        time.sleep(0.2)
+
+
+def stop_server(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    proc.wait(timeout=30)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--embedder", default=os.environ.get("MEMO_EMBEDDER", "auto"))
@@ -145,6 +194,7 @@ def main() -> None:
     os.environ.update({k: env[k] for k in ("MEMO_EMBEDDER", "MEMO_INDEX_DIR")})
     root = build_library(args.eval, args.scratch)
     qs = questions(args.eval, args.queries)
+    all_qs = questions(args.eval, 100_000)  # the load cycles through every question
 
     service = Service(root, Settings.from_env())
     t = time.perf_counter()
@@ -159,50 +209,40 @@ def main() -> None:
     inproc = timed(lambda q: service.search("docs", q), qs)
     service.close()
 
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "memo", "serve", str(root), "--port", str(port)]
-        + ["--log-level", "warning"],
-        env=env,
-    )
+    _time_client_validation()
+    proc, url = start_server(root, env)
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).json()["model_loaded"]:
-                    break
-            except (httpx.TransportError, ValueError):
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit("server did not start")
-            time.sleep(0.2)
-        http_mcp = mcp_latencies(f"{url}/mcp", qs)
+        http_mcp, http_val = mcp_latencies(f"{url}/mcp", qs)
+    finally:
+        stop_server(proc)
+    # A fresh server for REST and the load: the first one cached these questions' embeddings.
+    proc, url = start_server(root, env)
+    try:
         with httpx.Client(base_url=url, timeout=60) as c:
             rest = timed(lambda q: c.post("/search", json={"path": "docs", "query": q}), qs)
         rss_warm = rss_mb(proc.pid)
-        rps, lat, errors = load(url, qs, args.clients, args.requests)
+        rps, lat, errors = load(url, all_qs, args.clients, args.requests)
         rss_after = rss_mb(proc.pid)
     finally:
-        proc.terminate()
-        proc.wait(timeout=20)
+        stop_server(proc)
 
     stdio = StdioServerParameters(
         command=sys.executable, args=["-m", "memo", "mcp", str(root)], env=env
     )
-    stdio_mcp = mcp_latencies(stdio, qs)
+    stdio_mcp, stdio_val = mcp_latencies(stdio, qs)
 
     base = statistics.median(inproc)
-    print("| path | p50 ms | p95 ms | p50 − in-process ms |")
-    print("|---|---:|---:|---:|")
-    for name, xs in (
-        ("in-process `Service.search`", inproc),
-        ("MCP `memo_search` over stdio", stdio_mcp),
-        ("MCP `memo_search` over streamable HTTP", http_mcp),
-        ("REST `POST /search`", rest),
+    print("| path | p50 ms | p95 ms | p50 − in-process ms | of which SDK client validation ms |")
+    print("|---|---:|---:|---:|---:|")
+    for name, xs, val in (
+        ("in-process `Service.search`", inproc, None),
+        ("MCP `memo_search` over stdio", stdio_mcp, stdio_val),
+        ("MCP `memo_search` over streamable HTTP", http_mcp, http_val),
+        ("REST `POST /search`", rest, None),
     ):
         med = statistics.median(xs)
-        print(f"| {name} | {med:.1f} | {pct(xs, 95):.1f} | {med - base:+.1f} |")
+        v = f"{statistics.median(val):.1f}" if val else "—"
+        print(f"| {name} | {med:.1f} | {pct(xs, 95):.1f} | {med - base:+.1f} | {v} |")
     print(
         f"\n{args.clients} concurrent HTTP clients, {args.requests} requests: "
         f"{rps:.1f} requests/s, p50 {statistics.median(lat):.0f} ms, p95 {pct(lat, 95):.0f} ms, "

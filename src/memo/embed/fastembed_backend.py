@@ -89,31 +89,57 @@ class FastembedEmbedder:
         return self._model
 
     def _tok(self) -> Any:
-        if self._tokenizer is None:
-            from tokenizers import Tokenizer
+        """One tokenizer for counting and embedding: fastembed's own.
 
-            try:
-                tok = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
-            except Exception as e:  # the tokenizers library raises plain Exception subclasses
-                raise EmbedderUnavailableError(
-                    f"cannot read {self.folder / 'tokenizer.json'}: {e}",
-                    "MEMO_MODEL_DIR must hold model.onnx and tokenizer.json of "
-                    "intfloat/multilingual-e5-small.",
-                ) from e
-            tok.no_truncation()
+        The multilingual tokenizer (250,002 pieces) takes ~240 MB once loaded; a second copy
+        just for counting tokens doubled that (measured: RSS 322 MB for the tokenizer alone).
+        fastembed's copy truncates at 512 tokens, so a count that overflows is redone with
+        truncation off, under the lock that also guards every embedding call.
+        """
+        if self._tokenizer is None:
+            model = self._load()
+            tok = getattr(getattr(model, "model", None), "tokenizer", None)
+            if tok is None:  # a fastembed that keeps it elsewhere: load our own copy
+                tok = self._own_tokenizer()
             self._tokenizer = tok
         return self._tokenizer
 
+    def _own_tokenizer(self) -> Any:
+        from tokenizers import Tokenizer
+
+        try:
+            return Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+        except Exception as e:  # the tokenizers library raises plain Exception subclasses
+            raise EmbedderUnavailableError(
+                f"cannot read {self.folder / 'tokenizer.json'}: {e}",
+                "MEMO_MODEL_DIR must hold model.onnx and tokenizer.json of "
+                "intfloat/multilingual-e5-small.",
+            ) from e
+
     def count_tokens(self, passage: str) -> int:
-        return len(self._tok().encode("passage: " + passage).ids)
+        tok = self._tok()
+        text = "passage: " + passage
+        with self._lock:
+            enc = tok.encode(text)
+            if not enc.overflowing:
+                return len(enc.ids)
+            truncation = tok.truncation
+            tok.no_truncation()
+            try:
+                return len(tok.encode(text).ids)
+            finally:
+                if truncation:
+                    tok.enable_truncation(**truncation)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
-        vecs = list(model.embed([f"passage: {t}" for t in texts], batch_size=self.batch_size))
+        with self._lock:  # count_tokens may toggle the shared tokenizer's truncation
+            vecs = list(model.embed([f"passage: {t}" for t in texts], batch_size=self.batch_size))
         return normalise(np.vstack(vecs))
 
     def embed_query(self, text: str) -> np.ndarray:
         model = self._load()
-        return normalise(next(iter(model.embed([f"query: {text}"]))))
+        with self._lock:
+            return normalise(next(iter(model.embed([f"query: {text}"]))))
