@@ -525,7 +525,7 @@ class Registry:
                     new = (None, None, None, "", "", "")
             old = (e.files, e.chunks, e.last_indexed, e.headings, e.content, e.content_sig)
             if old != new:
-                if not new[5]:
+                if not new[5] and e.content_sig:  # the index is gone: so is its centroid
                     self._pending_cvec[rel] = None
                 (e.files, e.chunks, e.last_indexed, e.headings, e.content, e.content_sig) = new
                 if rel not in pending:

@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from ..collection.lexical import fts_query
+from ..collection.lexical import query_terms
 from ..errors import MemoError
 from ..registry_tools.registry import Entry, Registry
 
@@ -44,6 +44,11 @@ RRF_K = 60  # plain RRF: k=20 or 120 and a 0.5x/2x weight on `body` moved top-5 
 CONTENT = True  # use what collections hold (body stems, centroids); False: descriptions only
 DEPTH = 200  # candidates per leg before fusion
 MAX_ROUTE_K = 1_000
+# A query stem found in more router rows than this is left out of the lexical leg (unless all
+# are): its IDF is small, and its postings (every collection's content has "year") would make
+# BM25 score most of 100,000 rows per query. 2% of the rows, never fewer than 1,000.
+COMMON_ROWS = 1_000
+COMMON_SHARE = 0.02
 
 
 class RouteError(MemoError):
@@ -164,9 +169,11 @@ def _candidate(e: Entry, score: float, lex: int | None, vec: int | None) -> Cand
 
 
 def _lex_leg(reg: Registry, query: str, mask: np.ndarray, total: int) -> list[int]:
-    match = fts_query(query)
-    if not match:
+    stems = _telling_stems(reg, query)
+    if not stems:
         return []
+    # Stems hold only \w characters, so a double-quoted string is always a literal term.
+    match = " OR ".join(f'"{t}"' for t in stems)
     if not CONTENT:
         match = f"{{lex}} : ({match})"
     conn = reg._db()
@@ -185,6 +192,27 @@ def _lex_leg(reg: Registry, query: str, mask: np.ndarray, total: int) -> list[in
             if len(out) >= DEPTH:
                 break
     return out
+
+
+def _telling_stems(reg: Registry, query: str) -> list[str]:
+    """The query's stems minus those too common in the router index (see COMMON_ROWS)."""
+    stems = query_terms(query)
+    if not stems:
+        return []
+    cap = max(COMMON_ROWS, int(COMMON_SHARE * len(reg.entries)))
+    if len(reg.entries) <= cap:
+        return stems
+    conn = reg._db()
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.colls_vocab USING fts5vocab(main, colls_fts, row)"
+    )
+    marks = ",".join("?" * len(stems))
+    df = dict(
+        conn.execute(f"SELECT term, doc FROM temp.colls_vocab WHERE term IN ({marks})", stems)
+    )
+    found = [t for t in stems if t in df]
+    keep = [t for t in found if df[t] <= cap]
+    return keep or sorted(found, key=lambda t: df[t])[:2]
 
 
 def _vec_leg(
