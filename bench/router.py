@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from memo import router  # noqa: E402
+from memo.collection.lexical import lex_text  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
@@ -31,13 +33,46 @@ def pct(xs: list[float], p: float) -> float:
     return xs[min(len(xs) - 1, int(p * len(xs)))] * 1000
 
 
-def fake_vectors(lib: Library) -> None:
-    """Unit vectors for every description: the vector leg's cost without embedding 100k texts."""
+def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
+    m = rng.standard_normal((n, 384)).astype(np.float32)
+    return m / np.linalg.norm(m, axis=1, keepdims=True)
+
+
+def fake_vectors(lib: Library, content: bool = False) -> None:
+    """Unit vectors for every description (and content centroid): the vector leg's cost
+    without embedding 100k texts."""
     reg = lib.registry
     rng = np.random.default_rng(0)
-    m = rng.standard_normal((len(reg.entries), 384)).astype(np.float32)
-    m /= np.linalg.norm(m, axis=1, keepdims=True)
-    reg._vectors, reg._has_vec = m, np.ones(len(reg.entries), dtype=bool)
+    n = len(reg.entries)
+    reg._vectors, reg._has_vec = _unit(rng, n), np.ones(n, dtype=bool)
+    if content:
+        reg._content_vectors = (np.arange(n, dtype=np.int64), _unit(rng, n))
+
+
+def fake_content(lib: Library, terms: int) -> float:
+    """Give every collection a `body` of `terms` content stems drawn (Zipf) from the xquad
+    articles' vocabulary: the router's FTS as big as a library whose every collection is
+    indexed. Returns the seconds it took."""
+    reg = lib.registry
+    vocab: dict[str, int] = {}
+    for a in genlib.articles():
+        for t in lex_text(a.text).split():
+            vocab[t] = vocab.get(t, 0) + 1
+    words = sorted(vocab, key=lambda w: -vocab[w])
+    p = 1.0 / np.arange(1, len(words) + 1)
+    p /= p.sum()
+    rng = np.random.default_rng(1)
+    conn = reg._db()
+    t = time.perf_counter()
+    with conn:
+        for e in reg.entries:
+            body = " ".join(words[i] for i in np.unique(rng.choice(len(words), terms, p=p)))
+            conn.execute("DELETE FROM colls_fts WHERE rowid=?", (e.id,))
+            conn.execute(
+                "INSERT INTO colls_fts(rowid, lex, body) VALUES (?, ?, ?)",
+                (e.id, lex_text(e.doc_text()), body),
+            )
+    return time.perf_counter() - t
 
 
 def route_latency(lib: Library, qs: list[str], strategy: str | None = None) -> tuple[float, float]:
@@ -88,9 +123,21 @@ def main() -> None:
     t = time.perf_counter()
     lib.index()
     print(f"1000: indexed in {time.perf_counter() - t:.1f} s")
-    lib.rebuild_registry(write_yaml=False)  # now with the notes' headings
+    t = time.perf_counter()
+    lib.rebuild_registry(write_yaml=False)  # now with the notes' headings and content
+    print(f"1000: registry rebuild with index stats + content {time.perf_counter() - t:.1f} s")
+    t = time.perf_counter()
+    lib.rebuild_registry(write_yaml=False)
+    print(f"1000: again, no index moved {time.perf_counter() - t:.2f} s")
+    router.CONTENT = False
     a1, a5, st = accuracy(lib, qs)
     print(f"1000 descriptions+headings [{st}]: top1 {a1:.3f} top5 {a5:.3f}")
+    router.CONTENT = True
+    a1, a5, st = accuracy(lib, qs)
+    print(f"1000 descriptions+headings+content [{st}]: top1 {a1:.3f} top5 {a5:.3f}")
+    for name, sub in (("even", qs[0::2]), ("odd", qs[1::2])):
+        a1, a5, st = accuracy(lib, sub)
+        print(f"1000 +content, {name} half: top1 {a1:.3f} top5 {a5:.3f}")
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"1000 route: p50 {p50:.1f} ms p95 {p95:.1f} ms")
     sample = texts[:: max(1, len(texts) // 20)][:20]
@@ -134,6 +181,9 @@ def main() -> None:
         print(f"{n} route [{lib.route('x').strategy}]: p50 {p50:.1f} ms p95 {p95:.1f} ms")
         lib.close()
 
+    if not args.big:  # --big 0: the 50 / 1,000 / 5,000 figures only
+        print(f"(libraries left in {tmp}; delete it)")
+        return
     # ---- big: rebuild (lexical), lexical accuracy, latency with the vector leg's real cost
     root = tmp / f"lib{args.big}"
     t = time.perf_counter()
@@ -162,6 +212,16 @@ def main() -> None:
         lib.query_vector(q)
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"{args.big} route, hybrid, query embedding cached: p50 {p50:.1f} ms p95 {p95:.1f} ms")
+    # every collection indexed: a body of content stems and a centroid for each
+    secs = fake_content(lib, 256)
+    print(f"{args.big}: wrote 256 content stems into each router row in {secs:.0f} s")
+    fake_vectors(lib, content=True)
+    p50, p95 = route_latency(lib, texts[: args.queries])
+    print(f"{args.big} route, hybrid + content everywhere, cached: p50 {p50:.1f} p95 {p95:.1f}")
+    router.CONTENT = False
+    p50, p95 = route_latency(lib, texts[: args.queries])
+    print(f"{args.big} route, same, descriptions only: p50 {p50:.1f} p95 {p95:.1f}")
+    router.CONTENT = True
     lib.close()
     print(f"(libraries left in {tmp}; delete it)")
 

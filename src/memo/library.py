@@ -268,14 +268,18 @@ class Library:
         self.fresh_registry(force=True)  # an explicit index run looks at the whole tree
         scope = self.resolve(target)
         report = IndexReport()
+        synced = []
         for coll, prefix in scope.parts:
             try:
                 report.reports.append(
                     coll.sync(prefix, full=full, progress=progress, thorough=True)
                 )
+                synced.append(coll.folder)
             except MemoError as e:  # one collection failing never stops the others
                 hint = f" — {e.hint}" if e.hint else ""
                 report.errors.append(f"{coll.rel}: {e}{hint}")
+        if synced and self._registry is not None:  # the router's view of what they hold
+            self._registry.update_stats(synced)
         report.errors = self.errors + report.errors
         report.seconds = time.perf_counter() - t0
         return report

@@ -33,16 +33,18 @@ from typing import Any
 import apsw
 import numpy as np
 
+from ..collection import db as dbm
 from ..collection.files import find_collections
-from ..collection.lexical import LEXICAL_VERSION, lex_text
+from ..collection.lexical import LEXICAL_VERSION, _stem, lex_text
 from ..collection.meta import META_FILE, CollectionMeta, load_meta
+from ..collection.stopwords import ALL as STOPWORDS
 from ..config import Settings, cache_home
 from ..embed import Embedder
 from ..errors import EmbedderUnavailableError, IndexError_, MemoError
 
 REGISTRY_FILE = "_registry.yaml"
 REGISTRY_DB = "registry.db"
-REGISTRY_SCHEMA = 2
+REGISTRY_SCHEMA = 3
 EMBED_BATCH = 64
 BUSY_TIMEOUT_MS = 10_000
 
@@ -65,6 +67,8 @@ class Entry:
     chunks: int | None = None
     last_indexed: float | None = None
     headings: str = ""  # the notes' headings, from the collection's index: routing vocabulary
+    content: str = ""  # the collection's most frequent content stems (see content_summary)
+    content_sig: str = ""  # the index files' (mtime, size) when `content` was read
     id: int = 0
 
     def meta(self) -> CollectionMeta:
@@ -154,6 +158,9 @@ class Registry:
         self.scanned_at = 0.0
         self._vectors: np.ndarray | None = None  # (n, dim) aligned with entries; zero = none
         self._has_vec: np.ndarray | None = None  # bool (n,)
+        # content centroids: (positions, matrix) for the entries that have one
+        self._content_vectors: tuple[np.ndarray, np.ndarray] | None = None
+        self._pending_cvec: dict[str, bytes | None] = {}  # path -> centroid to write
 
     # ------------------------------------------------------------------ where
     @property
@@ -241,14 +248,21 @@ class Registry:
                     files INTEGER,
                     chunks INTEGER,
                     last_indexed REAL,
-                    headings TEXT NOT NULL DEFAULT ''
+                    headings TEXT NOT NULL DEFAULT '',
+                    content TEXT NOT NULL DEFAULT '',      -- top content stems
+                    content_sig TEXT NOT NULL DEFAULT ''   -- index (mtime, size) they came from
                 );
+                -- lex: name, path words, description, tags, headings; body: content stems.
                 CREATE VIRTUAL TABLE IF NOT EXISTS colls_fts USING fts5(
-                    lex, content='', contentless_delete=1,
+                    lex, body, content='', contentless_delete=1,
                     tokenize='unicode61 remove_diacritics 2'
                 );
                 CREATE TABLE IF NOT EXISTS colls_vec(
                     id INTEGER PRIMARY KEY, hash TEXT NOT NULL, v BLOB NOT NULL
+                );
+                -- the centroid of a collection's chunk vectors (float16), by content_sig
+                CREATE TABLE IF NOT EXISTS colls_cvec(
+                    id INTEGER PRIMARY KEY, sig TEXT NOT NULL, v BLOB NOT NULL
                 );
                 """
             )
@@ -276,7 +290,8 @@ class Registry:
             return
         rows = self._db().execute(
             "SELECT id, path, name, description, tags, embedder, chunker, mtime_ns, size, hash,"
-            " error, files, chunks, last_indexed, headings FROM colls ORDER BY path"
+            " error, files, chunks, last_indexed, headings, content, content_sig"
+            " FROM colls ORDER BY path"
         )
         self.entries = [
             Entry(
@@ -294,6 +309,8 @@ class Registry:
                 chunks=r[12],
                 last_indexed=r[13],
                 headings=r[14],
+                content=r[15],
+                content_sig=r[16],
                 id=r[0],
             )
             for r in rows
@@ -301,6 +318,7 @@ class Registry:
         self._paths = [e.path for e in self.entries]
         self._by_id = {e.id: i for i, e in enumerate(self.entries)}
         self._vectors = None
+        self._content_vectors = None
         self._generation = gen
 
     @property
@@ -355,6 +373,24 @@ class Registry:
             self._vectors, self._has_vec = mat, has
         assert self._has_vec is not None
         return self._vectors, self._has_vec
+
+    def content_vectors(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """(positions, matrix) of the collections whose chunk centroid is known, or None."""
+        if self.embedder is None:
+            return None
+        if self._content_vectors is None:
+            dim = self.embedder.dim
+            pos, vecs = [], []
+            for rid, blob in self._db().execute("SELECT id, v FROM colls_cvec"):
+                p = self._by_id.get(rid)
+                if p is not None and len(blob) == 2 * dim:
+                    pos.append(p)
+                    vecs.append(np.frombuffer(blob, dtype=np.float16))
+            mat = (
+                np.vstack(vecs).astype(np.float32) if vecs else np.zeros((0, dim), dtype=np.float32)
+            )
+            self._content_vectors = (np.asarray(pos, dtype=np.int64), mat)
+        return self._content_vectors
 
     def missing_vectors(self) -> int:
         v = self.vectors()
@@ -411,6 +447,7 @@ class Registry:
                     old.last_indexed,
                     old.headings,
                 )
+                entry.content, entry.content_sig = old.content, old.content_sig
             (rep.changed if old is not None else rep.added).append(rel)
             upserts.append(entry)
         gone = [known[p] for p in known if p not in seen]
@@ -419,9 +456,7 @@ class Registry:
             upserts.extend(self._read_stats(folders, known, upserts))
         if upserts or gone:
             self._write(upserts, gone, rep)
-        self._db().execute(
-            "UPDATE meta SET value=? WHERE key='scanned_at'", (repr(time.time()),)
-        )
+        self._db().execute("UPDATE meta SET value=? WHERE key='scanned_at'", (repr(time.time()),))
         self.load()
         rep.errors = [f"{e.path}/{META_FILE}: {e.error}" for e in self.entries if e.error]
         rep.collections = len(self.entries) - len(rep.errors)
@@ -429,6 +464,22 @@ class Registry:
         if write_yaml or (write_yaml is None and rep.changed_any and self.yaml_path.exists()):
             self.write_yaml()
             rep.wrote_yaml = True
+        rep.seconds = time.perf_counter() - t0
+        return rep
+
+    def update_stats(self, folders: Iterable[Path]) -> RefreshReport:
+        """Re-read the index facts and content summary of these collections (after a sync).
+
+        Cheap for an index that has not moved (one stat); the rest of the registry is untouched.
+        """
+        t0 = time.perf_counter()
+        self.load()
+        rep = RefreshReport()
+        upserts = self._read_stats(folders, {e.path: e for e in self.entries}, [])
+        if upserts:
+            self._write(upserts, [], rep)
+            self.load()
+        rep.collections = len(self.entries)
         rep.seconds = time.perf_counter() - t0
         return rep
 
@@ -450,11 +501,14 @@ class Registry:
                 path = Path(local)
             else:  # MEMO_INDEX_DIR or a read-only folder: the collection knows where
                 path = Collection(folder, self.root, e.meta(), None, self.settings).index_path
-            if not path.exists():
-                new: tuple[Any, ...] = (0, 0, None, "")
+            sig = _index_sig(path)
+            if not sig:
+                new: tuple[Any, ...] = (0, 0, None, "", "", "")
+            elif sig == e.content_sig:  # the index has not moved since the last read
+                continue
             else:
                 try:
-                    conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+                    conn = dbm.connect(path, readonly=True)
                     try:
                         (files,) = conn.execute(
                             "SELECT count(*) FROM files WHERE status='ok'"
@@ -462,15 +516,22 @@ class Registry:
                         (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
                         (last,) = conn.execute("SELECT max(indexed_at) FROM files").fetchone()
                         heads = _headings(conn)
+                        stems, centroid = content_summary(conn)
                     finally:
                         conn.close()
-                    new = (int(files), int(chunks), last, heads)
-                except apsw.Error:
-                    new = (None, None, None, "")
-            if (e.files, e.chunks, e.last_indexed, e.headings) != new:
-                e.files, e.chunks, e.last_indexed, e.headings = new
+                    new = (int(files), int(chunks), last, heads, stems, sig)
+                    self._pending_cvec[rel] = centroid
+                except (apsw.Error, MemoError):
+                    new = (None, None, None, "", "", "")
+            old = (e.files, e.chunks, e.last_indexed, e.headings, e.content, e.content_sig)
+            if old != new:
+                if not new[5] and e.content_sig:  # the index is gone: so is its centroid
+                    self._pending_cvec[rel] = None
+                (e.files, e.chunks, e.last_indexed, e.headings, e.content, e.content_sig) = new
                 if rel not in pending:
                     out.append(e)
+            elif rel not in pending:
+                self._pending_cvec.pop(rel, None)
         return out
 
     def _rel(self, folder: Path) -> str:
@@ -486,6 +547,7 @@ class Registry:
                 conn.execute("DELETE FROM colls WHERE id=?", (e.id,))
                 conn.execute("DELETE FROM colls_fts WHERE rowid=?", (e.id,))
                 conn.execute("DELETE FROM colls_vec WHERE id=?", (e.id,))
+                conn.execute("DELETE FROM colls_cvec WHERE id=?", (e.id,))
             for e in upserts:
                 values = (
                     e.path,
@@ -502,31 +564,39 @@ class Registry:
                     e.chunks,
                     e.last_indexed,
                     e.headings,
+                    e.content,
+                    e.content_sig,
                 )
                 if e.id:
                     conn.execute(
                         "UPDATE colls SET path=?, name=?, description=?, tags=?, embedder=?,"
                         " chunker=?, mtime_ns=?, size=?, hash=?, error=?, files=?, chunks=?,"
-                        " last_indexed=?, headings=? WHERE id=?",
+                        " last_indexed=?, headings=?, content=?, content_sig=? WHERE id=?",
                         (*values, e.id),
                     )
                     conn.execute("DELETE FROM colls_fts WHERE rowid=?", (e.id,))
                 else:
                     conn.execute(
                         "INSERT INTO colls(path, name, description, tags, embedder, chunker,"
-                        " mtime_ns, size, hash, error, files, chunks, last_indexed, headings)"
-                        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        " mtime_ns, size, hash, error, files, chunks, last_indexed, headings,"
+                        " content, content_sig) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         values,
                     )
                     e.id = conn.last_insert_rowid()
                 if not e.error:
                     conn.execute(
-                        "INSERT INTO colls_fts(rowid, lex) VALUES (?, ?)",
-                        (e.id, lex_text(e.doc_text())),
+                        "INSERT INTO colls_fts(rowid, lex, body) VALUES (?, ?, ?)",
+                        (e.id, lex_text(e.doc_text()), e.content),
                     )
-            conn.execute(
-                "UPDATE meta SET value=CAST(value AS INTEGER)+1 WHERE key='generation'"
-            )
+                if e.path in self._pending_cvec:
+                    blob = self._pending_cvec.pop(e.path)
+                    conn.execute("DELETE FROM colls_cvec WHERE id=?", (e.id,))
+                    if blob is not None:
+                        conn.execute(
+                            "INSERT INTO colls_cvec(id, sig, v) VALUES (?, ?, ?)",
+                            (e.id, e.content_sig, blob),
+                        )
+            conn.execute("UPDATE meta SET value=CAST(value AS INTEGER)+1 WHERE key='generation'")
 
     def _embed_missing(
         self,
@@ -594,6 +664,47 @@ class Registry:
 
 
 HEADINGS_CHARS = 4000
+CONTENT_TERMS = 256  # content stems per collection in the router's FTS row
+_STOP_STEMS = frozenset(_stem(w) for w in STOPWORDS)
+
+
+def _index_sig(path: Path) -> str:
+    """(mtime, size) of an index and its WAL: changes whenever a sync writes; '' if absent."""
+    parts = []
+    for suffix in ("", "-wal"):
+        try:
+            st = os.stat(f"{path}{suffix}")
+        except OSError:
+            if not suffix:
+                return ""
+            continue
+        parts.append(f"{st.st_mtime_ns}:{st.st_size}")
+    return "/".join(parts)
+
+
+def content_summary(conn: apsw.Connection, terms: int = CONTENT_TERMS) -> tuple[str, bytes | None]:
+    """What a collection holds, for the router: its top content stems and its chunk centroid.
+
+    Stems: the `terms` most frequent stems of its chunks (fts5vocab over the collection's own
+    FTS, no text re-read), function words dropped; the router's BM25 weighs them across
+    collections. Centroid: the normalised mean of its chunk vectors, float16 (None without
+    vectors).
+    """
+    rows = conn.execute("SELECT term, cnt FROM chunks_vocab")
+    counts = [(int(c), t) for t, c in rows if len(t) > 1 and t not in _STOP_STEMS]
+    counts.sort(key=lambda x: (-x[0], x[1]))
+    stems = " ".join(t for _, t in counts[:terms])
+    centroid = None
+    if dbm.has_vectors(conn):
+        acc: np.ndarray | None = None
+        for (blob,) in conn.execute("SELECT embedding FROM chunks_vec"):
+            v = np.frombuffer(blob, dtype=np.float32)
+            acc = v.astype(np.float64) if acc is None else acc + v
+        if acc is not None:
+            norm = float(np.linalg.norm(acc))
+            if norm > 0:
+                centroid = (acc / norm).astype(np.float16).tobytes()
+    return stems, centroid
 
 
 def _headings(conn: apsw.Connection) -> str:

@@ -1,7 +1,9 @@
 """Routing: which collections should a question be searched in.
 
 The router reads the registry (registry_tools/): one row per collection with an FTS5 index over
-the stems of its name, path, description and tags, and one e5 vector per description. The
+the stems of its name, path, description, tags and headings (column `lex`) and of its most
+frequent content stems (column `body`), one e5 vector per description and one centroid of its
+chunk vectors per indexed collection. The
 answer's shape follows the library's size (DESIGN "Routing"), chosen automatically from the
 number of collections the prefix covers, or forced with `strategy=`:
 
@@ -10,8 +12,13 @@ number of collections the prefix covers, or forced with `strategy=`:
 - `tree` (up to TREE_MAX): the prefix filter (`work/*`) narrows the name tree, the description
   search ranks what is left, top k; the answer also lists the sub-folders below the prefix with
   their collection counts, so the agent can narrow further.
-- `hybrid` (beyond): BM25 over description stems and cosine over description vectors, each leg
-  cut at DEPTH, fused by RRF, top k.
+- `hybrid` (beyond): BM25 over both FTS columns and cosine (the better of the description
+  vector and the content centroid), each leg cut at DEPTH, fused by RRF, top k.
+
+Why content: a description is one line somebody wrote; questions ask about details (names,
+numbers, events) that only the notes hold. On the xquad-dev question set (bench/router.py) the
+description+headings router put the right collection in the top 5 for 0.78 of the questions;
+with the content stems and centroids, 0.99 (docs/benchmarks.md, "Routing").
 
 All three rank with the same fused score (a flat list in name order would waste the signal).
 A prefix is a range of the path-sorted registry (a bisect), so it costs nothing at any size.
@@ -26,16 +33,22 @@ from typing import Any
 
 import numpy as np
 
-from ..collection.lexical import fts_query
+from ..collection.lexical import query_terms
 from ..errors import MemoError
 from ..registry_tools.registry import Entry, Registry
 
 FLAT_MAX = 50
 TREE_MAX = 5_000
 STRATEGIES = ("auto", "flat", "tree", "hybrid")
-RRF_K = 60  # plain RRF: both legs are rankings of whole descriptions, no tuning measured to help
+RRF_K = 60  # plain RRF: k=20 or 120 and a 0.5x/2x weight on `body` moved top-5 by < 0.005
+CONTENT = True  # use what collections hold (body stems, centroids); False: descriptions only
 DEPTH = 200  # candidates per leg before fusion
 MAX_ROUTE_K = 1_000
+# A query stem found in more router rows than this is left out of the lexical leg (unless all
+# are): its IDF is small, and its postings (every collection's content has "year") would make
+# BM25 score most of 100,000 rows per query. 2% of the rows, never fewer than 1,000.
+COMMON_ROWS = 1_000
+COMMON_SHARE = 0.02
 
 
 class RouteError(MemoError):
@@ -156,9 +169,13 @@ def _candidate(e: Entry, score: float, lex: int | None, vec: int | None) -> Cand
 
 
 def _lex_leg(reg: Registry, query: str, mask: np.ndarray, total: int) -> list[int]:
-    match = fts_query(query)
-    if not match:
+    stems = _telling_stems(reg, query)
+    if not stems:
         return []
+    # Stems hold only \w characters, so a double-quoted string is always a literal term.
+    match = " OR ".join(f'"{t}"' for t in stems)
+    if not CONTENT:
+        match = f"{{lex}} : ({match})"
     conn = reg._db()
     everything = total == len(reg.entries)
     # With a prefix, BM25 still ranks over the whole registry (its IDF is the library's); read
@@ -177,6 +194,27 @@ def _lex_leg(reg: Registry, query: str, mask: np.ndarray, total: int) -> list[in
     return out
 
 
+def _telling_stems(reg: Registry, query: str) -> list[str]:
+    """The query's stems minus those too common in the router index (see COMMON_ROWS)."""
+    stems = query_terms(query)
+    if not stems:
+        return []
+    cap = max(COMMON_ROWS, int(COMMON_SHARE * len(reg.entries)))
+    if len(reg.entries) <= cap:
+        return stems
+    conn = reg._db()
+    conn.execute(
+        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.colls_vocab USING fts5vocab(main, colls_fts, row)"
+    )
+    marks = ",".join("?" * len(stems))
+    df = dict(
+        conn.execute(f"SELECT term, doc FROM temp.colls_vocab WHERE term IN ({marks})", stems)
+    )
+    found = [t for t in stems if t in df]
+    keep = [t for t in found if df[t] <= cap]
+    return keep or sorted(found, key=lambda t: df[t])[:2]
+
+
 def _vec_leg(
     reg: Registry,
     query: str,
@@ -190,7 +228,12 @@ def _vec_leg(
     if got is None:
         return []
     mat, has = got
-    usable = mask & has
+    cpos, cmat = reg.content_vectors() or (np.zeros(0, dtype=np.int64), mat[:0])
+    if not CONTENT or not len(cpos):
+        cpos, cmat = cpos[:0], cmat[:0]
+    has_content = np.zeros(len(reg.entries), dtype=bool)
+    has_content[cpos] = True
+    usable = mask & (has | has_content)
     if not usable.any():
         warnings.append(
             "no description vectors yet: lexical routing only (run `memo registry rebuild`)"
@@ -204,12 +247,20 @@ def _vec_leg(
     q = query_vector(query)
     if q is None:
         return []
-    if usable.all():
+    described = mask & has
+    if described.all():
         sims = mat @ q
     else:
-        idx = np.flatnonzero(usable)
+        idx = np.flatnonzero(described)
         sims = np.full(len(reg.entries), -np.inf, dtype=np.float32)
         sims[idx] = mat[idx] @ q
+    if len(cpos):  # the better of what the description says and what the notes hold
+        csims = cmat @ q
+        inside = mask[cpos]
+        both = inside & described[cpos]
+        if both.any():  # centroids sit higher than description vectors: level them first
+            csims = csims - (csims[both].mean() - sims[cpos[both]].mean())
+        sims[cpos] = np.maximum(sims[cpos], np.where(inside, csims, -np.inf))
     n = min(DEPTH, int(usable.sum()))
     top = np.argpartition(-sims, n - 1)[:n]
     top = top[np.argsort(-sims[top], kind="stable")]

@@ -418,6 +418,8 @@ class Watcher:
         self._say(logging.DEBUG, f"indexing {label}")
         report = coll.sync(prefix, progress=self._check_stop)
         self._report(report, label, single=bool(prefix))
+        if report.did_work:  # the router's content summary of this collection follows its notes
+            self.library.fresh_registry().update_stats([folder])
         return report
 
     def _report(self, rep: SyncReport, label: str, single: bool) -> None:
