@@ -25,6 +25,7 @@ def test_read_a_hit_range_gives_the_same_citation_hash(library: Library, untouch
     assert hit.text.split()[0] in ex.text
 
 
+@pytest.mark.edits_notes
 def test_an_edit_changes_the_citation_hash(library: Library, notes: Path) -> None:
     hit = library.search(".", "JQL open bugs assigned to me", k=1).hits[0]
     n = hit.end_line - hit.line + 1
@@ -161,6 +162,7 @@ def test_one_long_note_cannot_fill_every_slot(tmp_path: Path, embedder) -> None:
 
 
 # ---------------------------------------------------------------------- writing discipline
+@pytest.mark.edits_notes
 def test_new_collection_is_created_safely(notes: Path, embedder) -> None:
     from memo.collection.meta import create_collection, load_meta
 
@@ -195,3 +197,32 @@ def test_skill_maps_topics_to_collections(library: Library) -> None:
         assert rule in text
     hermes = skill_text(library, hermes=True)
     assert hermes.startswith("---\nname: memo-notes\n") and hermes.endswith(text.split("\n", 1)[1])
+
+
+# ---------------------------------------------------------------------- coverage
+@pytest.mark.edits_notes
+def test_status_lists_indexed_skipped_and_failed_files(notes: Path, embedder, monkeypatch) -> None:
+    from memo.collection import collection as cm
+
+    (notes / "work/jira/blob.md").write_bytes(b"\x00\x01binary" * 100)
+    (notes / "work/jira/locked.md").write_text("# Locked\n\ncannot be read\n")
+    real = cm._read_capped
+
+    def deny(path, limit):  # root reads everything: fail this one read the way EACCES would
+        if path.name == "locked.md":
+            raise PermissionError(13, "Permission denied")
+        return real(path, limit)
+
+    monkeypatch.setattr(cm, "_read_capped", deny)
+    lib = Library(notes, embedder, Settings())
+    lib.index("work/jira")
+    st = lib.status("work/jira")["collections"][0]
+    lib.close()
+    indexed = [f["path"] for f in st["indexed_files"]]
+    assert indexed == ["work/jira/automation.md", "work/jira/jql.md"]
+    assert all(f["chunks"] > 0 for f in st["indexed_files"])
+    blob = {"path": "work/jira/blob.md", "why": "binary: NUL bytes in a .md file"}
+    assert st["skipped"] == [blob]
+    locked = {"path": "work/jira/locked.md", "error": "unreadable: Permission denied"}
+    assert st["failed"] == [locked]
+    assert st["files"] == 2

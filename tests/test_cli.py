@@ -122,6 +122,7 @@ def test_show_new_and_skill(notes, untouched):
     assert sk.returncode == 0 and "`work/jira`" in sk.stdout and "name: memo-notes" in sk.stdout
 
 
+@pytest.mark.edits_notes
 def test_new_collection(notes):
     env = {"MEMO_ROOT": str(notes), "MEMO_EMBEDDER": "none"}
     out = memo(

@@ -320,6 +320,8 @@ def status(path: str | None, root: str | None, as_json: bool) -> None:
         click.echo(f"{c['path']}  [{c['collection']}]  {state}")
         for s in c.get("skipped", []):
             click.echo(f"    skipped {s['path']}: {s['why']}")
+        for f in c.get("failed", []):
+            click.echo(f"    failed {f['path']}: {f['error']}")
     for w in st.get("warnings", []):
         click.echo(f"warning: {w}", err=True)
     for err in st["errors"]:

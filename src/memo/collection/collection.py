@@ -40,6 +40,8 @@ from .meta import CollectionMeta
 Progress = Callable[[int], None]  # called with the number of files just finished
 EMBED_BATCH = 64  # chunks per embedder call; files are written as their chunks are embedded
 _NOVEC = "novec:"  # hash prefix of a file indexed while the embedder was down: redo it later
+# Skip reasons that are failures (the file could not be read), not choices (too large, binary).
+FAILURE_PREFIXES = ("unreadable", "cannot read", "error", "folder cannot be read")
 # A damaged database file: drop it and rebuild from the notes (the notes are the truth).
 CORRUPT = (apsw.CorruptError, apsw.NotADBError)
 
@@ -782,7 +784,9 @@ class Collection:
                 files=0,
                 chunks=0,
                 stale=len(on_disk),
+                indexed_files=[],
                 skipped=not_notes,
+                failed=[],
                 last_indexed=None,
                 embedder=None,
                 size_bytes=0,
@@ -795,7 +799,9 @@ class Collection:
                 files=0,
                 chunks=0,
                 stale=len(on_disk),
+                indexed_files=[],
                 skipped=not_notes,
+                failed=[],
                 last_indexed=None,
                 embedder=None,
                 current=False,
@@ -803,17 +809,26 @@ class Collection:
                 size_bytes=0,
             )
             return out
-        profile, stored, stale, skipped, chunks, last = facts
+        profile, stored, stale, skipped, chunks, last, per_file = facts
+        skipped = skipped + not_notes
+        failed = [
+            {"path": x["path"], "error": x["why"]}
+            for x in skipped
+            if x["why"].startswith(FAILURE_PREFIXES)
+        ]
+        skipped = [x for x in skipped if not x["why"].startswith(FAILURE_PREFIXES)]
         size = sum(
             os.path.getsize(f"{self.index_path}{s}")
             for s in ("", "-wal", "-shm")
             if os.path.exists(f"{self.index_path}{s}")
         )
         out.update(
-            files=len(stored) - len(skipped),
+            files=len(per_file),
             chunks=int(chunks),
             stale=stale,
-            skipped=skipped + not_notes,
+            indexed_files=per_file,
+            skipped=skipped,
+            failed=failed,
             last_indexed=last,
             embedder=profile.get("model"),
             current=profile == self.profile(),
@@ -837,9 +852,16 @@ class Collection:
             ]
             (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
             (last,) = conn.execute("SELECT max(indexed_at) FROM files").fetchone()
+            per_file = [
+                {"path": shown(self.root_path(r[0])), "chunks": int(r[1]), "note": r[2]}
+                for r in conn.execute(
+                    "SELECT f.path, count(c.id), f.note FROM files f LEFT JOIN chunks c"
+                    " ON c.path = f.path WHERE f.status = 'ok' GROUP BY f.path ORDER BY f.path"
+                )
+            ]
         finally:
             conn.close()
-        return profile, stored, stale, skipped, chunks, last
+        return profile, stored, stale, skipped, chunks, last, per_file
 
 
 def _narrowing(prefix: str, flt: Filter | None) -> tuple[str, list[object]]:

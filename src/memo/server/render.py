@@ -97,6 +97,8 @@ def status_text(r: dict[str, Any]) -> str:
         )
         for s in c.get("skipped", []):
             lines.append(f"    skipped {s['path']}: {s['why']}")
+        for f in c.get("failed", []):
+            lines.append(f"    failed {f['path']}: {f['error']}")
     for e in r.get("errors") or []:
         lines.append(f"error: {e}")
     return "\n".join(lines)
