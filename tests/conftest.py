@@ -74,13 +74,15 @@ def library(notes: Path, embedder: CountingEmbedder) -> Iterator[Library]:
 
 
 def checksums(root: Path) -> dict[str, str]:
-    """sha256 of every note-side file (not memo's own .memo/ caches)."""
+    """sha256 of every note-side file (not memo's own caches: .memo/ and _registry.yaml)."""
     out = {}
     for dirpath, dirnames, filenames in os.walk(root):  # never follows symlinked folders
         dirnames[:] = [d for d in dirnames if d != ".memo"]
         for name in filenames:
             p = Path(dirpath) / name
             rel = str(p.relative_to(root))
+            if rel == "_registry.yaml":  # the registry's human-readable cache, written by memo
+                continue
             if p.is_symlink():
                 out[rel] = "symlink -> " + os.readlink(p)
             elif p.is_file() and not stat.S_ISFIFO(p.stat().st_mode):

@@ -152,8 +152,8 @@ def test_one_long_note_cannot_fill_every_slot(tmp_path: Path, embedder) -> None:
     off = lib.search(".", "kafka consumer lag", k=5, diverse=False)
     on = lib.search(".", "kafka consumer lag", k=5)
     assert sum(h.path == "k/long.md" for h in off.hits) >= 3
-    assert sum(h.path == "k/long.md" for h in on.hits) <= 2
-    assert {"k/other.md", "k/third.md", "k/fourth.md"} <= {h.path for h in on.hits}
+    assert sum(h.path == "k/long.md" for h in on.hits) <= 3  # notes_cap(5)
+    assert len({"k/other.md", "k/third.md", "k/fourth.md"} & {h.path for h in on.hits}) >= 2
     assert len(on.hits) == 5
     # The cap never starves k: with fewer other notes, the long note fills what is left.
     (root / "k/fourth.md").unlink()

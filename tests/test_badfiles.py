@@ -330,8 +330,8 @@ def test_unreadable_files_and_folders(tmp_path: Path):
             cwd=work,
             timeout=120,
         )
-        assert "skipped c/secret.md: unreadable: Permission denied" in st.stdout
-        assert "skipped c/sub: folder cannot be read: Permission denied" in st.stdout
+        assert "failed c/secret.md: unreadable: Permission denied" in st.stdout
+        assert "failed c/sub: folder cannot be read: Permission denied" in st.stdout
         found = subprocess.run(
             [*as_nobody, "search", str(root), "wombat", "--mode", "lex"],
             env=env,

@@ -73,6 +73,7 @@ def test_registry_rebuild_writes_yaml_and_is_a_cache(notes, emb):
     lib.close()
 
 
+@pytest.mark.edits_notes  # it adds, edits and removes _meta.yaml files
 def test_registry_follows_meta_added_changed_removed(notes, emb):
     lib = Library(notes, emb, Settings(registry_ttl=3600))  # no automatic re-scan
     lib.rebuild_registry()
@@ -93,6 +94,7 @@ def test_registry_follows_meta_added_changed_removed(notes, emb):
     lib.close()
 
 
+@pytest.mark.edits_notes  # it adds, edits and removes _meta.yaml files
 def test_small_library_sees_a_new_collection_without_rebuild(notes, emb):
     lib = Library(notes, emb)
     assert len(lib.route("x").collections) == 3
@@ -101,6 +103,7 @@ def test_small_library_sees_a_new_collection_without_rebuild(notes, emb):
     lib.close()
 
 
+@pytest.mark.edits_notes  # it adds, edits and removes _meta.yaml files
 def test_broken_and_empty_metas(notes, emb):
     (notes / "bad").mkdir()
     (notes / "bad" / "_meta.yaml").write_text("description: [unclosed\n")

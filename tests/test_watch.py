@@ -155,14 +155,16 @@ def test_disk_full_is_logged_and_retried(root, monkeypatch):
 
 
 def test_permission_error_is_a_skipped_file(root, monkeypatch):
-    real = Path.read_bytes
+    from memo.collection import collection as cm
 
-    def deny(self):
-        if self.name == "secret.md":
+    real = cm._read_capped
+
+    def deny(path, limit):  # root reads everything: fail the read the way EACCES would
+        if path.name == "secret.md":
             raise PermissionError(13, "Permission denied")
-        return real(self)
+        return real(path, limit)
 
-    monkeypatch.setattr(Path, "read_bytes", deny)
+    monkeypatch.setattr(cm, "_read_capped", deny)
     w, log = _start(root)
     try:
         (root / "c" / "secret.md").write_text("# no\n")

@@ -32,6 +32,7 @@ from .search import (
     CANDIDATES,
     DIVERSITY_MIN_K,
     DIVERSITY_POOL,
+    DIVERSITY_RATIO,
     MODES,
     Freshness,
     Hit,
@@ -540,7 +541,17 @@ class Library:
             key=lambda key: (-scores[key], -rows[key].mtime_ns),
         )
         if per_note:
-            order = cap_per_note(order, k, per_note, lambda key: (key[0], rows[key].path))
+            # A chunk either leg ranks in its top 3 is never held back: that much agreement
+            # outweighs variety (measured: otherwise cross-lingual answers got pushed out).
+            sure = set(lex_ranked[:3]) | set(vec_ranked[:3])
+            order = cap_per_note(
+                order,
+                k,
+                per_note,
+                lambda key: key if key in sure else (key[0], rows[key].path),
+                scores.__getitem__,
+                DIVERSITY_RATIO,
+            )
         hits = []
         for key in order[:k]:
             coll = scope.parts[key[0]][0]

@@ -38,6 +38,7 @@ TEXT_LIMIT = 1200  # characters of chunk text in a hit
 MODES = ("hybrid", "lex", "vec")
 DIVERSITY_MIN_K = 5  # diversity is on by default from this k
 DIVERSITY_POOL = 4  # candidates read per slot when capping hits per note
+DIVERSITY_RATIO = 0.9  # another note's chunk must score this share of the capped one to replace it
 # Confidence (bench/confidence.py): cosine gap between the vector leg's 1st and 10th, its best
 # cosine, the share of query words the index knows. Chosen in the middle of the region where
 # ≥ 80% of negative questions and ≤ 5% of answerable ones are flagged "none".
@@ -175,29 +176,65 @@ def fuse(legs: Legs, mode: str) -> dict[Hashable, float]:
 
 
 def notes_cap(k: int) -> int:
-    """How many of k hits one note may hold while other notes match (k=5: 2, k=8: 4)."""
-    return max(2, -(-2 * k // 5))
+    """How many of k hits one note may hold while other notes match (k=5: 3, k=8: 4)."""
+    return max(3, -(-k // 2))
 
 
 def cap_per_note(
-    order: Sequence[Hashable], k: int, cap: int, note_of: Callable[[Hashable], Hashable]
+    order: Sequence[Hashable],
+    k: int,
+    cap: int,
+    note_of: Callable[[Hashable], Hashable],
+    score_of: Callable[[Hashable], float] | None = None,
+    ratio: float = 0.0,
 ) -> list[Hashable]:
-    """The first k keys with at most `cap` per note; held-back keys fill what is left over."""
+    """The first k keys with at most `cap` per note while other notes match comparably.
+
+    A key over its note's cap is held back only when a key of another (under-cap) note further
+    down scores at least `ratio` times as much: a clearly better chunk of the same note stays.
+    Held-back keys fill whatever is left, in rank order, so k is never starved.
+    """
+    rank = {key: i for i, key in enumerate(order)}
     taken: list[Hashable] = []
     held: list[Hashable] = []
     per: dict[Hashable, int] = {}
-    for key in order:
+    for i, key in enumerate(order):
         note = note_of(key)
-        if per.get(note, 0) < cap:
-            per[note] = per.get(note, 0) + 1
-            taken.append(key)
-            if len(taken) == k:
-                return taken
-        else:
-            held.append(key)
+        if per.get(note, 0) >= cap:
+            if _rival(order, i, cap, per, note_of, score_of, ratio):
+                held.append(key)
+                continue
+            same = [h for h in held if note_of(h) == note]
+            if same:  # no rival any more: the note's best held-back key goes first
+                held.remove(same[0])
+                held.append(key)
+                key = same[0]
+        per[note] = per.get(note, 0) + 1
+        taken.append(key)
+        if len(taken) == k:
+            return sorted(taken, key=rank.__getitem__)
     # Too few other notes matched: the rest of the strongest note comes back, in rank order.
-    rank = {key: i for i, key in enumerate(order)}
+    held.sort(key=rank.__getitem__)
     return sorted(taken + held[: k - len(taken)], key=rank.__getitem__)
+
+
+def _rival(
+    order: Sequence[Hashable],
+    i: int,
+    cap: int,
+    per: dict[Hashable, int],
+    note_of: Callable[[Hashable], Hashable],
+    score_of: Callable[[Hashable], float] | None,
+    ratio: float,
+) -> bool:
+    """Is there a later key of an under-cap note scoring >= ratio x order[i]'s score?"""
+    floor = ratio * score_of(order[i]) if score_of is not None else float("-inf")
+    for later in order[i + 1 :]:
+        if score_of is not None and score_of(later) < floor:
+            return False  # order is by score: nothing further down qualifies
+        if per.get(note_of(later), 0) < cap:
+            return True
+    return False
 
 
 def cut_text(text: str, limit: int = TEXT_LIMIT) -> str:

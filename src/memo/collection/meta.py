@@ -65,6 +65,8 @@ def load_meta(folder: Path) -> CollectionMeta:
         # safe_load: tags such as !!python/object are refused, never executed.
         data = yaml.load(raw.decode("utf-8-sig", errors="replace"), Loader=_SafeLoader)
     except yaml.YAMLError as e:
+        if "nesting depth" in str(e):  # libyaml's guard against [[[[...]]]]
+            raise MetaInvalidError(f"{path}: YAML nested too deeply") from e
         mark = getattr(e, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
         raise MetaInvalidError(f"{path}: not valid YAML{where}: {getattr(e, 'problem', e)}") from e
