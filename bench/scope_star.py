@@ -1,0 +1,90 @@
+"""Scope `*` over many small collections: the federated search's per-collection cost.
+
+Generates N collections of 2 short notes each (cached under --scratch), indexes them, then times
+warm `search("*", q)` in lexical and hybrid mode and `--route 5`, in-process.
+
+    MEMO_MODEL_DIR=../shared/models/multilingual-e5-small \\
+        python bench/scope_star.py --embedder fastembed --collections 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from memo.config import Settings  # noqa: E402
+from memo.embed import get_embedder  # noqa: E402
+from memo.library import Library  # noqa: E402
+
+WORDS = (
+    "alpha beta gamma delta kafka broker lag vlan routing bread sourdough jira query index "
+    "vector search note folder disk memory"
+).split()
+QUESTIONS = [
+    "kafka consumer lag",
+    "sourdough bread starter",
+    "vlan routing table",
+    "disk memory usage",
+    "alpha beta gamma",
+    "index vector search",
+    "jira query broker",
+    "folder note delta",
+    "memory note",
+    "gamma delta vlan",
+]
+
+
+def make(root: Path, n: int) -> None:
+    rng = random.Random(1)
+    for i in range(n):
+        c = root / f"g{i // 100}" / f"c{i:05d}"
+        if (c / "_meta.yaml").exists():
+            continue
+        c.mkdir(parents=True, exist_ok=True)
+        (c / "_meta.yaml").write_text(
+            f"description: collection {i} about {' '.join(rng.sample(WORDS, 3))}\n"
+        )
+        for j in range(2):
+            body = " ".join(rng.choice(WORDS) for _ in range(80))
+            part = " ".join(rng.choice(WORDS) for _ in range(60))
+            (c / f"n{j}.md").write_text(f"# Note {i} {j}\n\n{body}\n\n## Part\n\n{part}\n")
+
+
+def p50(lib: Library, **kw: object) -> float:
+    times = []
+    for q in QUESTIONS:
+        t = time.perf_counter()
+        lib.search("*", q, **kw)
+        times.append((time.perf_counter() - t) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--embedder", default=os.environ.get("MEMO_EMBEDDER", "auto"))
+    ap.add_argument("--collections", type=int, default=1000)
+    ap.add_argument("--scratch", type=Path, default=Path("/tmp/memo-bench-scope"))
+    args = ap.parse_args()
+    root = args.scratch / f"lib-{args.collections}"
+    make(root, args.collections)
+    settings = Settings(index_dir=args.scratch / f"idx-{args.embedder}-{args.collections}")
+    embedder = None if args.embedder == "none" else get_embedder(args.embedder)
+    lib = Library(root, embedder, settings)
+    t = time.perf_counter()
+    lib.index()
+    print(f"{args.collections} collections indexed/checked in {time.perf_counter() - t:.1f} s")
+    lib.search("*", "warm up")
+    print(f"scope * lexical p50: {p50(lib, mode='lex'):.0f} ms")
+    print(f"scope * hybrid p50: {p50(lib):.0f} ms")
+    print(f"--route 5 p50: {p50(lib, route=5):.0f} ms")
+
+
+if __name__ == "__main__":
+    main()
