@@ -47,11 +47,21 @@ def note_lines(path: Path) -> list[str]:
     return text.split("\n")
 
 
-def cite_range(path: Path, line: int, end_line: int) -> str:
-    """The citation hash of lines line..end_line of the note as it is now ('' if unreadable)."""
-    try:
-        lines = note_lines(path)
-    except OSError:
+def cite_range(
+    path: Path, line: int, end_line: int, read: dict[Path, list[str] | None] | None = None
+) -> str:
+    """The citation hash of lines line..end_line of the note as it is now ('' if unreadable).
+
+    `read` caches each note's lines for the caller, so hits from one note read it once.
+    """
+    cache: dict[Path, list[str] | None] = {} if read is None else read
+    if path not in cache:
+        try:
+            cache[path] = note_lines(path)
+        except OSError:
+            cache[path] = None
+    lines = cache[path]
+    if lines is None:
         return ""
     return cite_hash(lines[max(0, line - 1) : max(0, end_line)])
 

@@ -554,6 +554,7 @@ class Library:
                 DIVERSITY_RATIO,
             )
         hits = []
+        read: dict[Path, list[str] | None] = {}  # each cited note read once per search
         for key in order[:k]:
             coll = scope.parts[key[0]][0]
             row = rows[key]
@@ -570,7 +571,7 @@ class Library:
                     lex_rank=lex_pos.get(key),
                     vec_rank=vec_pos.get(key),
                     end_line=end_line,
-                    cite=cite_range(coll.folder / row.path, row.line, end_line),
+                    cite=cite_range(coll.folder / row.path, row.line, end_line, read),
                 )
             )
         return hits
