@@ -7,7 +7,7 @@ text rendering that leads with `path:line`. Failures the agent can fix come back
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Annotated, Any, Literal
 
@@ -134,13 +134,15 @@ class ReindexOut(_Open):
     errors: list[str]
 
 
-def _result(text: str, data: dict[str, Any]) -> CallToolResult:
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=data)
-
-
-def _fail(e: MemoError) -> ToolError:
-    msg = str(e)
-    return ToolError(f"{msg}\nhint: {e.hint}" if e.hint else msg)
+def _answer(text_of: Callable[[dict[str, Any]], str], produce: Callable[[], Any]) -> CallToolResult:
+    """Run one tool: structured data plus its text rendering, or a tool error with the hint."""
+    try:
+        data = produce()
+    except MemoError as e:
+        raise ToolError(f"{e}\nhint: {e.hint}" if e.hint else str(e)) from e
+    return CallToolResult(
+        content=[TextContent(type="text", text=text_of(data))], structured_content=data
+    )
 
 
 Path_ = Annotated[
@@ -186,11 +188,7 @@ def build_mcp(service: Service) -> MCPServer:
             str | None, Field(description="Only collections under this path, e.g. 'work/'.")
         ] = None,
     ) -> Annotated[CallToolResult, RouteOut]:
-        try:
-            data = service.route(query, k=k, prefix=prefix)
-        except MemoError as e:
-            raise _fail(e) from e
-        return _result(render.route_text(data), data)
+        return _answer(render.route_text, lambda: service.route(query, k=k, prefix=prefix))
 
     @mcp.tool(
         title="Search notes",
@@ -232,8 +230,9 @@ def build_mcp(service: Service) -> MCPServer:
             Field(ge=1, le=MAX_ROUTE_K, description="Search only the top N routed collections."),
         ] = None,
     ) -> Annotated[CallToolResult, SearchOut]:
-        try:
-            data = service.search(
+        return _answer(
+            render.search_text,
+            lambda: service.search(
                 path,
                 query,
                 k=k,
@@ -244,10 +243,8 @@ def build_mcp(service: Service) -> MCPServer:
                 since=since,
                 until=until,
                 diverse=diverse,
-            ).to_dict()
-        except MemoError as e:
-            raise _fail(e) from e
-        return _result(render.search_text(data), data)
+            ).to_dict(),
+        )
 
     @mcp.tool(
         title="Read lines of a note",
@@ -265,11 +262,7 @@ def build_mcp(service: Service) -> MCPServer:
             int | None, Field(ge=1, le=2000, description="How many lines (default 40).")
         ] = None,
     ) -> Annotated[CallToolResult, GetOut]:
-        try:
-            data = service.get(path, line, lines)
-        except MemoError as e:
-            raise _fail(e) from e
-        return _result(render.get_text(data), data)
+        return _answer(render.get_text, lambda: service.get(path, line, lines))
 
     @mcp.tool(
         title="Index status",
@@ -280,11 +273,7 @@ def build_mcp(service: Service) -> MCPServer:
         ),
     )
     def memo_status(path: Path_ = ".") -> Annotated[CallToolResult, StatusOut]:
-        try:
-            data = service.status(path)
-        except MemoError as e:
-            raise _fail(e) from e
-        return _result(render.status_text(data), data)
+        return _answer(render.status_text, lambda: service.status(path))
 
     @mcp.tool(
         title="Re-index notes",
@@ -299,11 +288,7 @@ def build_mcp(service: Service) -> MCPServer:
         path: Path_,
         full: Annotated[bool, Field(description="Drop the index and rebuild it.")] = False,
     ) -> Annotated[CallToolResult, ReindexOut]:
-        try:
-            data = service.reindex(path, full=full)
-        except MemoError as e:
-            raise _fail(e) from e
-        return _result(render.reindex_text(data), data)
+        return _answer(render.reindex_text, lambda: service.reindex(path, full=full))
 
     _inline_output_schemas(mcp)
 
