@@ -779,34 +779,28 @@ class Collection:
             "indexed": self.index_path.exists(),
             "files_on_disk": len(on_disk),
         }
+        # What status says when the index holds nothing it can tell (none yet, or damaged).
+        nothing = dict(
+            files=0,
+            chunks=0,
+            stale=len(on_disk),
+            indexed_files=[],
+            skipped=not_notes,
+            failed=[],
+            last_indexed=None,
+            embedder=None,
+            size_bytes=0,
+        )
         if not self.index_path.exists():
-            out.update(
-                files=0,
-                chunks=0,
-                stale=len(on_disk),
-                indexed_files=[],
-                skipped=not_notes,
-                failed=[],
-                last_indexed=None,
-                embedder=None,
-                size_bytes=0,
-            )
+            out.update(nothing)
             return out
         try:
             facts = self._stored_facts(on_disk)
         except (IndexError_, apsw.Error) as e:  # damaged: say so; the next sync rebuilds it
             out.update(
-                files=0,
-                chunks=0,
-                stale=len(on_disk),
-                indexed_files=[],
-                skipped=not_notes,
-                failed=[],
-                last_indexed=None,
-                embedder=None,
+                nothing,
                 current=False,
                 damaged=f"index unreadable ({e}); rebuilt on the next index or search",
-                size_bytes=0,
             )
             return out
         profile, stored, stale, skipped, chunks, last, per_file = facts
