@@ -179,3 +179,20 @@ def test_ties_break_by_mtime_newer_first(notes, embedder):
     hits = lib.search("work/jira", "wombat", k=2, mode="lex").hits
     assert [h.path for h in hits] == ["work/jira/new.md", "work/jira/old.md"]
     assert hits[0].score == hits[1].score
+
+
+@pytest.mark.parametrize("query", ["как настроить kafka consumer lag", "sourdough starter"])
+def test_small_collection_scan_ranks_like_vec0(indexed, monkeypatch, query):
+    """Up to VEC_SCAN_MAX chunks the vector leg is scored in numpy instead of a vec0 KNN
+    (cheaper for small collections): both must give the same ranking and cosines."""
+    from memo.collection import collection as cm
+
+    qvec = indexed.query_vector(query)
+    for coll in indexed.collections():
+        monkeypatch.setattr(cm, "VEC_SCAN_MAX", 0)
+        knn = coll.vec_candidates(qvec, 5)
+        monkeypatch.setattr(cm, "VEC_SCAN_MAX", 10**9)
+        scan = coll.vec_candidates(qvec, 5)
+        assert knn, coll.rel
+        assert [i for i, _ in scan] == [i for i, _ in knn], coll.rel
+        assert [s for _, s in scan] == pytest.approx([s for _, s in knn], abs=1e-5)

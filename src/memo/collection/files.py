@@ -84,7 +84,7 @@ def note_files(
     root, a FIFO, a name that is not UTF-8, an unreadable folder) are appended to `rejected`.
     """
     out: dict[str, FileStat] = {}
-    root_real = os.path.realpath(root)
+    root_real = ""  # resolved at the first symlink: most trees have none
     reject = rejected.append if rejected is not None else (lambda _: None)
     start = folder / prefix if prefix else folder
     if prefix and not start.is_dir():  # one note
@@ -123,6 +123,7 @@ def note_files(
                     continue
                 if e.is_symlink():
                     target = os.path.realpath(e.path)
+                    root_real = root_real or os.path.realpath(root)
                     if not os.path.exists(e.path):
                         reject((shown(relpath), "broken symlink or symlink loop"))
                         continue
