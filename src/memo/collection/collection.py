@@ -160,6 +160,23 @@ def _healing(method: Callable[..., Any]) -> Callable[..., Any]:
     return run
 
 
+def index_dir_for(folder: Path, settings: Settings, real: str | None = None) -> Path:
+    """`<folder>/.memo/`; under MEMO_INDEX_DIR, or the user cache for read-only notes.
+
+    Outside the folder, the name carries a hash of the folder's real path (`real`, when the
+    caller knows it already: resolving 100,000 folders one by one is most of a registry rebuild).
+    """
+    base = settings.index_dir
+    local = folder / ".memo"
+    if base is None and not local.is_dir() and not os.access(folder, os.W_OK):
+        base = cache_home() / "memo" / "indexes"
+    if base is None:
+        return local
+    real = real or os.path.realpath(folder)
+    slug = "".join(c if c.isalnum() else "-" for c in folder.name)[:40]
+    return base / f"{slug}-{_hash(real.encode())[:12]}"
+
+
 def _nearest(rows: list[Any], q: np.ndarray, n: int) -> list[tuple[int, float]]:
     """The n (rowid, embedding blob) rows most similar to q, as (rowid, cosine), best first."""
     if not rows:
@@ -217,18 +234,8 @@ class Collection:
 
     @property
     def index_dir(self) -> Path:
-        """`<collection>/.memo/`; under MEMO_INDEX_DIR, or the user cache for read-only notes."""
         if self._index_dir is None:
-            base = self.settings.index_dir
-            local = self.folder / ".memo"
-            if base is None and not local.is_dir() and not os.access(self.folder, os.W_OK):
-                base = cache_home() / "memo" / "indexes"
-            if base is None:
-                self._index_dir = local
-            else:
-                real = os.path.realpath(self.folder)
-                slug = "".join(c if c.isalnum() else "-" for c in self.folder.name)[:40]
-                self._index_dir = base / f"{slug}-{_hash(real.encode())[:12]}"
+            self._index_dir = index_dir_for(self.folder, self.settings)
         return self._index_dir
 
     @property

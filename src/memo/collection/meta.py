@@ -52,13 +52,15 @@ class CollectionMeta:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def load_meta(folder: Path) -> CollectionMeta:
-    """Parse `folder/_meta.yaml`; a problem raises MetaInvalidError naming the file and field."""
+def load_meta(folder: Path, raw: bytes | None = None) -> CollectionMeta:
+    """Parse `folder/_meta.yaml` (its bytes, when the caller has read them already); a problem
+    raises MetaInvalidError naming the file and field."""
     path = folder / META_FILE
-    try:
-        raw = path.read_bytes()
-    except OSError as e:
-        raise MetaInvalidError(f"{path}: cannot read: {e.strerror or e}") from e
+    if raw is None:
+        try:
+            raw = path.read_bytes()
+        except OSError as e:
+            raise MetaInvalidError(f"{path}: cannot read: {e.strerror or e}") from e
     if len(raw) > MAX_META_BYTES:
         raise MetaInvalidError(f"{path}: {len(raw)} bytes; a _meta.yaml may hold at most 64 KiB")
     try:

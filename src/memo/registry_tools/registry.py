@@ -34,6 +34,7 @@ import apsw
 import numpy as np
 
 from ..collection import db as dbm
+from ..collection.collection import index_dir_for
 from ..collection.files import find_collections
 from ..collection.lexical import LEXICAL_VERSION, _stem, lex_text
 from ..collection.meta import META_FILE, CollectionMeta, load_meta
@@ -431,14 +432,15 @@ class Registry:
             if old is not None and (old.mtime_ns, old.size) == (st.st_mtime_ns, st.st_size):
                 continue
             try:
-                digest = _hash((folder / META_FILE).read_bytes())
+                raw = (folder / META_FILE).read_bytes()
             except OSError:
                 continue
+            digest = _hash(raw)
             if old is not None and old.hash == digest:
                 old.mtime_ns, old.size = st.st_mtime_ns, st.st_size
                 upserts.append(old)  # same bytes, new stat: remember the stat only
                 continue
-            entry = _entry(folder, rel, st, digest)
+            entry = _entry(folder, rel, st, digest, raw)
             entry.id = old.id if old is not None else 0
             if old is not None:
                 entry.files, entry.chunks, entry.last_indexed, entry.headings = (
@@ -487,10 +489,11 @@ class Registry:
         self, folders: Iterable[Path], known: dict[str, Entry], upserts: list[Entry]
     ) -> list[Entry]:
         """files/chunks/last_indexed from each collection's index (read-only, no model)."""
-        from ..collection.collection import Collection
-
         pending = {e.path: e for e in upserts}
         out = []
+        # The walk never follows a symlinked folder, so a collection's real path is the root's
+        # real path + its relative path: one realpath() for all of them.
+        root_real = os.path.realpath(self.root)
         for folder in folders:
             rel = self._rel(folder)
             e = pending.get(rel) or known.get(rel)
@@ -499,8 +502,9 @@ class Registry:
             local = os.path.join(folder, ".memo", "index.db")
             if self.settings.index_dir is None and os.path.exists(local):
                 path = Path(local)
-            else:  # MEMO_INDEX_DIR or a read-only folder: the collection knows where
-                path = Collection(folder, self.root, e.meta(), None, self.settings).index_path
+            else:  # MEMO_INDEX_DIR or a read-only folder
+                real = root_real if rel == "." else os.path.join(root_real, rel)
+                path = index_dir_for(folder, self.settings, real) / "index.db"
             sig = _index_sig(path)
             if not sig:
                 new: tuple[Any, ...] = (0, 0, None, "", "", "")
@@ -732,9 +736,9 @@ def _q(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
-def _entry(folder: Path, rel: str, st: os.stat_result, digest: str) -> Entry:
+def _entry(folder: Path, rel: str, st: os.stat_result, digest: str, raw: bytes) -> Entry:
     try:
-        m = load_meta(folder)
+        m = load_meta(folder, raw)
     except MemoError as e:
         stamp = (st.st_mtime_ns, st.st_size, digest)
         return Entry(rel, folder.name, "", (), None, None, *stamp, error=str(e))
