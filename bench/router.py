@@ -27,6 +27,8 @@ from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
 from tests import genlib  # noqa: E402
 
+MERGE_MIN = router.MERGE_MIN
+
 
 def pct(xs: list[float], p: float) -> float:
     xs = sorted(xs)
@@ -46,7 +48,8 @@ def fake_vectors(lib: Library, content: bool = False) -> None:
     n = len(reg.entries)
     reg._vectors, reg._has_vec = _unit(rng, n), np.ones(n, dtype=bool)
     if content:
-        reg._content_vectors = (np.arange(n, dtype=np.int64), _unit(rng, n))
+        reg._content_vectors = (_unit(rng, n), np.ones(n, dtype=bool))
+    reg.derived.clear()  # what the router derived from the old vectors
 
 
 def fake_content(lib: Library, terms: int) -> float:
@@ -138,6 +141,14 @@ def main() -> None:
     for name, sub in (("even", qs[0::2]), ("odd", qs[1::2])):
         a1, a5, st = accuracy(lib, sub)
         print(f"1000 +content, {name} half: top1 {a1:.3f} top5 {a5:.3f}")
+    router.MERGE_MIN = 0  # the rule used from MERGE_MIN collections on, measured here
+    lib.registry.derived.clear()
+    a1, a5, st = accuracy(lib, qs)
+    print(
+        f"1000 +content, merged vectors (the rule above {MERGE_MIN}): top1 {a1:.3f} top5 {a5:.3f}"
+    )
+    router.MERGE_MIN = MERGE_MIN
+    lib.registry.derived.clear()
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"1000 route: p50 {p50:.1f} ms p95 {p95:.1f} ms")
     sample = texts[:: max(1, len(texts) // 20)][:20]
@@ -219,9 +230,16 @@ def main() -> None:
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"{args.big} route, hybrid + content everywhere, cached: p50 {p50:.1f} p95 {p95:.1f}")
     router.CONTENT = False
+    fake_vectors(lib, content=True)  # the merged matrix replaced them: load them again
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"{args.big} route, same, descriptions only: p50 {p50:.1f} p95 {p95:.1f}")
-    router.CONTENT = True
+    router.CONTENT, router.MERGE_MIN = True, 10**9
+    fake_vectors(lib, content=True)
+    p50, p95 = route_latency(lib, texts[: args.queries])
+    print(
+        f"{args.big} route, hybrid + centroids scored apart (max rule): p50 {p50:.1f} p95 {p95:.1f}"
+    )
+    router.MERGE_MIN = MERGE_MIN
     lib.close()
     print(f"(libraries left in {tmp}; delete it)")
 

@@ -16,8 +16,10 @@ import os
 import resource
 import shutil
 
+import numpy as np
 import pytest
 
+from memo import router
 from memo.config import Settings
 from memo.embed import Embedder, make_embedder
 from memo.errors import MemoError
@@ -145,14 +147,88 @@ def test_route_by_what_the_notes_hold(notes, emb):
     assert "autolys" in entry.content.split() and entry.content_sig
     top = lib.route(q, k=3).collections[0]
     assert top.path == "home/cooking" and top.lex_rank == 1
-    pos, _ = lib.registry.content_vectors()
-    assert len(pos) == 3  # one centroid per indexed collection
+    _, has = lib.registry.content_vectors()
+    assert has.sum() == 3  # one centroid per indexed collection
     # No index moved: a rebuild reads no collection again.
     assert not lib.rebuild_registry(write_yaml=False).changed_any
     extra.unlink()
     lib.index()
     entry = next(e for e in lib.registry.entries if e.path == "home/cooking")
     assert "autolys" not in entry.content.split()
+    lib.close()
+
+
+def test_index_stats_found_under_memo_index_dir(notes, emb, tmp_path):
+    """With MEMO_INDEX_DIR the registry finds each index where the collection puts it."""
+    lib = Library(notes, emb, Settings(index_dir=tmp_path / "idx", registry_ttl=3600))
+    lib.index()
+    lib.rebuild_registry(write_yaml=False)
+    entries = {e.path: e for e in lib.registry.ok_entries()}
+    for coll in lib.collections():
+        assert coll.index_path.is_relative_to(tmp_path / "idx")
+        e = entries[coll.rel]
+        assert e.chunks and e.files and e.content and e.content_sig, coll.rel
+    lib.close()
+
+
+def test_merged_vectors_score_the_mean_of_description_and_levelled_centroid():
+    """From MERGE_MIN collections on, one vector per collection: its cosine with q is the mean
+    of the description's and the levelled centroid's (the level: their mean gap)."""
+    rng = np.random.default_rng(3)
+    n, dim = 40, 16
+    mat, cmat = rng.standard_normal((n, dim)), rng.standard_normal((n, dim))
+    mat, cmat = mat.astype(np.float32), cmat.astype(np.float32)
+    has, has_c = rng.random(n) < 0.8, rng.random(n) < 0.7
+    q = rng.standard_normal(dim).astype(np.float32)
+    merged = router.merge_vectors(mat, has, cmat, has_c) @ q
+    both = has & has_c
+    level = float(np.mean(cmat[both] @ q - mat[both] @ q))
+    for i in range(n):
+        d, c = float(mat[i] @ q), float(cmat[i] @ q) - level
+        want = (d + c) / 2 if both[i] else d if has[i] else c if has_c[i] else 0.0
+        assert merged[i] == pytest.approx(want, abs=1e-4), i
+
+
+def test_rank_vectors_is_the_max_of_description_and_levelled_centroid():
+    rng = np.random.default_rng(4)
+    n, dim = 60, 8
+    mat = rng.standard_normal((n, dim)).astype(np.float32)
+    cmat = rng.standard_normal((n, dim)).astype(np.float32)
+    has, has_c, mask = rng.random(n) < 0.8, rng.random(n) < 0.6, rng.random(n) < 0.9
+    q = rng.standard_normal(dim).astype(np.float32)
+    both = mask & has & has_c
+    level = float(np.mean(cmat[both] @ q - mat[both] @ q))
+    score = {
+        i: max(
+            float(mat[i] @ q) if has[i] else -np.inf,
+            float(cmat[i] @ q) - level if has_c[i] else -np.inf,
+        )
+        for i in range(n)
+        if mask[i] and (has[i] or has_c[i])
+    }
+    want = sorted(score, key=lambda i: -score[i])[:10]
+    assert router.rank_vectors(q, mat, has, cmat, has_c, mask, 10) == want
+
+
+@pytest.mark.edits_notes
+def test_merged_router_above_merge_min(notes, emb, monkeypatch):
+    """The merged rule (used from MERGE_MIN collections on) routes clear questions right, and
+    is derived again when the registry's vectors change."""
+    lib = Library(notes, emb, Settings(registry_ttl=3600))
+    lib.index()
+    lib.rebuild_registry(write_yaml=False)
+    monkeypatch.setattr(router, "MERGE_MIN", 0)
+    for q, home in [
+        ("сколько подкармливать закваску перед тестом", "home/cooking"),
+        ("JQL filter for overdue issues", "work/jira"),
+    ]:
+        res = lib.route(q, k=3, strategy="hybrid")
+        assert _paths(res)[:1] == [home] and res.collections[0].vec_rank == 1, q
+    assert "merged" in lib.registry.derived
+    genlib.write_meta(notes / "home" / "astro", "astro", "Telescopes and star charts", [])
+    lib.rebuild_registry(write_yaml=False)
+    assert "merged" not in lib.registry.derived  # the vectors changed: derived again
+    assert _paths(lib.route("telescope star charts", k=1, strategy="hybrid")) == ["home/astro"]
     lib.close()
 
 

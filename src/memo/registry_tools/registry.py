@@ -159,9 +159,13 @@ class Registry:
         self.scanned_at = 0.0
         self._vectors: np.ndarray | None = None  # (n, dim) aligned with entries; zero = none
         self._has_vec: np.ndarray | None = None  # bool (n,)
-        # content centroids: (positions, matrix) for the entries that have one
+        # content centroids, like _vectors: (n, dim) aligned with entries, and a has-mask
         self._content_vectors: tuple[np.ndarray, np.ndarray] | None = None
         self._pending_cvec: dict[str, bytes | None] = {}  # path -> centroid to write
+        self._ok: np.ndarray | None = None  # bool (n,): entries without a broken meta
+        # What readers derive from the loaded rows and vectors (the router's sketch, term
+        # frequencies): dropped whenever those change.
+        self.derived: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ where
     @property
@@ -318,8 +322,10 @@ class Registry:
         ]
         self._paths = [e.path for e in self.entries]
         self._by_id = {e.id: i for i, e in enumerate(self.entries)}
+        self._ok = np.array([not e.error for e in self.entries], dtype=bool)
         self._vectors = None
         self._content_vectors = None
+        self.derived.clear()
         self._generation = gen
 
     @property
@@ -328,6 +334,12 @@ class Registry:
 
     def ok_entries(self) -> list[Entry]:
         return [e for e in self.entries if not e.error]
+
+    def ok_mask(self) -> np.ndarray:
+        """bool (n,) aligned with entries: True where the meta is valid (routable)."""
+        if self._ok is None or len(self._ok) != len(self.entries):
+            self._ok = np.array([not e.error for e in self.entries], dtype=bool)
+        return self._ok
 
     def select(self, prefix: str | None) -> list[range]:
         """Positions of the entries a prefix covers, as ranges of the path-sorted list.
@@ -376,28 +388,25 @@ class Registry:
         return self._vectors, self._has_vec
 
     def content_vectors(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """(positions, matrix) of the collections whose chunk centroid is known, or None."""
+        """(matrix aligned with entries, has-centroid mask): each indexed collection's chunk
+        centroid, zero rows elsewhere; None without a model."""
         if self.embedder is None:
             return None
         if self._content_vectors is None:
             dim = self.embedder.dim
-            pos, vecs = [], []
+            mat = np.zeros((len(self.entries), dim), dtype=np.float32)
+            has = np.zeros(len(self.entries), dtype=bool)
             for rid, blob in self._db().execute("SELECT id, v FROM colls_cvec"):
                 p = self._by_id.get(rid)
                 if p is not None and len(blob) == 2 * dim:
-                    pos.append(p)
-                    vecs.append(np.frombuffer(blob, dtype=np.float16))
-            mat = (
-                np.vstack(vecs).astype(np.float32) if vecs else np.zeros((0, dim), dtype=np.float32)
-            )
-            self._content_vectors = (np.asarray(pos, dtype=np.int64), mat)
+                    mat[p] = np.frombuffer(blob, dtype=np.float16)
+                    has[p] = True
+            self._content_vectors = (mat, has)
         return self._content_vectors
 
-    def missing_vectors(self) -> int:
-        v = self.vectors()
-        if v is None:
-            return 0
-        return int(sum(1 for i, e in enumerate(self.entries) if not e.error and not v[1][i]))
+    def release_vectors(self) -> None:
+        """Forget the loaded matrices (a reader derived what it needs); reloaded on demand."""
+        self._vectors = self._has_vec = self._content_vectors = None
 
     # ------------------------------------------------------------------ refresh
     def refresh(
@@ -638,6 +647,7 @@ class Registry:
         rep.embed_seconds = time.perf_counter() - t0
         if done:
             self._vectors = None
+            self.derived.clear()
 
     # ------------------------------------------------------------------ yaml
     def write_yaml(self) -> Path:

@@ -49,6 +49,8 @@ MAX_ROUTE_K = 1_000
 # BM25 score most of 100,000 rows per query. 2% of the rows, never fewer than 1,000.
 COMMON_ROWS = 1_000
 COMMON_SHARE = 0.02
+DF_CACHE = 100_000  # stems whose row count is remembered
+MERGE_MIN = 20_000  # from this many collections, one merged vector each (see merge_vectors)
 
 
 class RouteError(MemoError):
@@ -127,12 +129,11 @@ def route(
         raise RouteError(f"unknown routing strategy {strategy!r}")
     k = max(1, min(int(k), MAX_ROUTE_K))
     ranges = reg.select(prefix)
+    ok = reg.ok_mask()
     mask = np.zeros(len(reg.entries), dtype=bool)
     for r in ranges:
         mask[r.start : r.stop] = True
-    for i in np.flatnonzero(mask):
-        if reg.entries[i].error:
-            mask[i] = False
+    mask &= ok
     total = int(mask.sum())
     if strategy == "auto":
         strategy = pick_strategy(total)
@@ -182,8 +183,9 @@ def _lex_leg(reg: Registry, query: str, mask: np.ndarray, total: int) -> list[in
     # deeper so DEPTH candidates survive the filter.
     limit = DEPTH if everything else max(DEPTH, min(20 * DEPTH, len(reg.entries)))
     out = []
+    # ORDER BY bm25(), not rank: FTS5's rank sorter prepares a statement on every query.
     for (rid,) in conn.execute(
-        "SELECT rowid FROM colls_fts WHERE colls_fts MATCH ? ORDER BY rank LIMIT ?",
+        "SELECT rowid FROM colls_fts WHERE colls_fts MATCH ? ORDER BY bm25(colls_fts) LIMIT ?",
         (match, limit),
     ):
         pos = reg.position(rid)
@@ -202,15 +204,24 @@ def _telling_stems(reg: Registry, query: str) -> list[str]:
     cap = max(COMMON_ROWS, int(COMMON_SHARE * len(reg.entries)))
     if len(reg.entries) <= cap:
         return stems
-    conn = reg._db()
-    conn.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.colls_vocab USING fts5vocab(main, colls_fts, row)"
-    )
-    marks = ",".join("?" * len(stems))
-    df = dict(
-        conn.execute(f"SELECT term, doc FROM temp.colls_vocab WHERE term IN ({marks})", stems)
-    )
-    found = [t for t in stems if t in df]
+    # How many rows hold each stem: fts5vocab walks the stem's postings (~0.6 ms for a common
+    # one at 100,000 rows), so counts are kept until the registry changes.
+    df: dict[str, int] = reg.derived.setdefault("df", {})
+    unknown = [t for t in stems if t not in df]
+    if unknown:
+        conn = reg._db()
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.colls_vocab"
+            " USING fts5vocab(main, colls_fts, row)"
+        )
+        if len(df) > DF_CACHE:
+            df.clear()
+        marks = ",".join("?" * len(unknown))
+        df.update({t: 0 for t in unknown})
+        df.update(
+            conn.execute(f"SELECT term, doc FROM temp.colls_vocab WHERE term IN ({marks})", unknown)
+        )
+    found = [t for t in stems if df[t]]
     keep = [t for t in found if df[t] <= cap]
     return keep or sorted(found, key=lambda t: df[t])[:2]
 
@@ -222,18 +233,18 @@ def _vec_leg(
     warnings: list[str],
     query_vector: Callable[[str], np.ndarray | None] | None,
 ) -> list[int]:
-    if not query.strip() or query_vector is None:
+    if not query.strip() or query_vector is None or reg.embedder is None:
         return []
-    got = reg.vectors()
-    if got is None:
-        return []
-    mat, has = got
-    cpos, cmat = reg.content_vectors() or (np.zeros(0, dtype=np.int64), mat[:0])
-    if not CONTENT or not len(cpos):
-        cpos, cmat = cpos[:0], cmat[:0]
-    has_content = np.zeros(len(reg.entries), dtype=bool)
-    has_content[cpos] = True
-    usable = mask & (has | has_content)
+    merged = CONTENT and len(reg.entries) >= MERGE_MIN
+    if merged:
+        mmat, has, present = _merged(reg)
+    else:
+        mat, has = reg.vectors() or (np.zeros((0, 0), dtype=np.float32), mask[:0])
+        cmat, has_c = reg.content_vectors() or (mat[:0], has[:0])
+        if not CONTENT or not has_c.any():
+            cmat, has_c = mat[:0], has[:0]
+        present = has | has_c if len(has_c) else has
+    usable = mask & present
     if not usable.any():
         warnings.append(
             "no description vectors yet: lexical routing only (run `memo registry rebuild`)"
@@ -247,21 +258,85 @@ def _vec_leg(
     q = query_vector(query)
     if q is None:
         return []
+    if merged:
+        sims = np.where(usable, mmat @ q, -np.inf)
+        return _best(sims, min(DEPTH, int(usable.sum())))
+    return rank_vectors(q, mat, has, cmat, has_c, mask, DEPTH)
+
+
+def rank_vectors(
+    q: np.ndarray,
+    mat: np.ndarray,
+    has: np.ndarray,
+    cmat: np.ndarray,
+    has_c: np.ndarray,
+    mask: np.ndarray,
+    depth: int,
+) -> list[int]:
+    """Positions of `mask` ranked by cosine, best first, at most `depth`.
+
+    A position's score is the better of its description's cosine (`mat`, where `has`) and its
+    content centroid's (`cmat`, where `has_c`; both may be empty: no centroids) levelled down
+    by the mean gap between the two over the positions having both: a centroid is a mean of
+    many chunks and sits ~0.04 higher. Every vector is scored: two matrix-vector products.
+    """
     described = mask & has
-    if described.all():
-        sims = mat @ q
-    else:
-        idx = np.flatnonzero(described)
-        sims = np.full(len(reg.entries), -np.inf, dtype=np.float32)
-        sims[idx] = mat[idx] @ q
-    if len(cpos):  # the better of what the description says and what the notes hold
+    dsims = mat @ q
+    sims = np.where(described, dsims, -np.inf).astype(np.float32)
+    if len(has_c):
         csims = cmat @ q
-        inside = mask[cpos]
-        both = inside & described[cpos]
-        if both.any():  # centroids sit higher than description vectors: level them first
-            csims = csims - (csims[both].mean() - sims[cpos[both]].mean())
-        sims[cpos] = np.maximum(sims[cpos], np.where(inside, csims, -np.inf))
-    n = min(DEPTH, int(usable.sum()))
+        both = (described & has_c).astype(np.float32)
+        count = float(both.sum())
+        level = float((csims - dsims) @ both) / count if count else 0.0  # the mean gap
+        np.maximum(sims, np.where(mask & has_c, csims - level, -np.inf), out=sims)
+    return _best(sims, min(depth, int(np.isfinite(sims).sum())))
+
+
+def merge_vectors(
+    mat: np.ndarray, has: np.ndarray, cmat: np.ndarray, has_c: np.ndarray
+) -> np.ndarray:
+    """One vector per position whose cosine with a query is the mean of the description's
+    cosine and the levelled centroid's (the centroid's alone, levelled, without a description).
+
+    Why: at 100,000 collections the two matrices are 150 MB each and scoring both is
+    memory-bound (~14 ms here, most of a route); folding them into one halves that. The level
+    (mean centroid - description gap) is a mean over every collection having both, folded in
+    as a vector. The mean rule ranks a little worse than the max (bench/router.py: routing
+    top-5 on 1,000 collections 0.99 either way, top-1 a few points lower), so it is used only
+    from MERGE_MIN collections on.
+    """
+    both = has & has_c
+    out = np.where(has[:, None], mat, np.float32(0)).astype(np.float32)
+    delta = np.zeros(mat.shape[1], dtype=np.float32)
+    if both.any():
+        rows = both[:, None]
+        gap = cmat.sum(axis=0, where=rows, dtype=np.float64)
+        gap -= mat.sum(axis=0, where=rows, dtype=np.float64)
+        delta = (gap / both.sum()).astype(np.float32)
+    only_c = has_c & ~has
+    out[only_c] = cmat[only_c] - delta
+    out[both] = (mat[both] + cmat[both] - delta) / 2
+    return out
+
+
+def _merged(reg: Registry) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(merged matrix, has-description mask, has-any-vector mask), kept until the registry's
+    vectors change; the two full matrices are then released (the merged one replaces them)."""
+    got = reg.derived.get("merged")
+    if got is None:
+        mat, has = reg.vectors() or (None, None)
+        cmat, has_c = reg.content_vectors() or (None, None)
+        assert mat is not None and has is not None and cmat is not None and has_c is not None
+        got = (merge_vectors(mat, has, cmat, has_c), has, has | has_c)
+        reg.release_vectors()
+        reg.derived["merged"] = got
+    return got
+
+
+def _best(sims: np.ndarray, n: int) -> list[int]:
+    """Positions of the n highest scores, best first (ties: the lower position first)."""
+    if n <= 0:
+        return []
     top = np.argpartition(-sims, n - 1)[:n]
     top = top[np.argsort(-sims[top], kind="stable")]
     return [int(p) for p in top]
