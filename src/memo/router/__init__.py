@@ -13,7 +13,9 @@ number of collections the prefix covers, or forced with `strategy=`:
   search ranks what is left, top k; the answer also lists the sub-folders below the prefix with
   their collection counts, so the agent can narrow further.
 - `hybrid` (beyond): BM25 over both FTS columns and cosine (the better of the description
-  vector and the content centroid), each leg cut at DEPTH, fused by RRF, top k.
+  vector and the content centroid), each leg cut at DEPTH, fused by RRF, top k. From MERGE_MIN
+  collections the two vectors are folded into one per collection (merge_vectors): scoring two
+  150 MB matrices per question was most of a route at 100,000.
 
 Why content: a description is one line somebody wrote; questions ask about details (names,
 numbers, events) that only the notes hold. On the xquad-dev question set (bench/router.py) the
