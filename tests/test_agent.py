@@ -226,3 +226,33 @@ def test_status_lists_indexed_skipped_and_failed_files(notes: Path, embedder, mo
     locked = {"path": "work/jira/locked.md", "error": "unreadable: Permission denied"}
     assert st["failed"] == [locked]
     assert st["files"] == 2
+
+
+def test_status_of_a_never_indexed_collection_splits_failed_from_skipped(
+    notes: Path, embedder, monkeypatch
+) -> None:
+    """Before any index exists, what the walk could not read is `failed` too, not `skipped`."""
+    from memo.collection import collection as cm
+
+    def walk(folder, root, prefix="", rejected=None):
+        rejected.extend(
+            [
+                ("sub", "folder cannot be read: Permission denied"),
+                ("f.md", "not a regular file (FIFO, socket or device)"),
+            ]
+        )
+        return {}
+
+    monkeypatch.setattr(cm, "note_files", walk)
+    lib = Library(notes, embedder, Settings())
+    st = lib.status("work/jira")
+    lib.close()
+    coll = st["collections"][0]
+    assert not coll["indexed"]
+    assert coll["failed"] == [
+        {"path": "work/jira/sub", "error": "folder cannot be read: Permission denied"}
+    ]
+    assert coll["skipped"] == [
+        {"path": "work/jira/f.md", "why": "not a regular file (FIFO, socket or device)"}
+    ]
+    assert st["fusion"]

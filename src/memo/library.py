@@ -33,6 +33,7 @@ from .search import (
     DIVERSITY_MIN_K,
     DIVERSITY_POOL,
     DIVERSITY_RATIO,
+    FUSION_VERSION,
     MODES,
     Freshness,
     Hit,
@@ -614,6 +615,7 @@ class Library:
             "collections": [{**c, **watcher} for c in colls],
             "errors": list(self.errors),
             "warnings": warnings,
+            "fusion": FUSION_VERSION,  # the search rule results come from (search.py)
         }
 
 

@@ -42,7 +42,7 @@ VEC_SCAN_MAX = 32  # up to this many chunks, score vectors in numpy instead of a
 EMBED_BATCH = 64  # chunks per embedder call; files are written as their chunks are embedded
 _NOVEC = "novec:"  # hash prefix of a file indexed while the embedder was down: redo it later
 # Skip reasons that are failures (the file could not be read), not choices (too large, binary).
-FAILURE_PREFIXES = ("unreadable", "cannot read", "error", "folder cannot be read")
+FAILURE_PREFIXES = ("unreadable", "cannot read", "cannot stat", "error", "folder cannot be read")
 # A damaged database file: drop it and rebuild from the notes (the notes are the truth).
 CORRUPT = (apsw.CorruptError, apsw.NotADBError)
 
@@ -185,6 +185,19 @@ def _nearest(rows: list[Any], q: np.ndarray, n: int) -> list[tuple[int, float]]:
     sims = mat @ q
     order = np.argsort(-sims, kind="stable")[:n]
     return [(int(rows[i][0]), float(sims[i])) for i in order]
+
+
+def _failures_apart(
+    items: list[dict[str, str]],
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """Split status entries {path, why} into skipped (a choice: too large, binary, a FIFO) and
+    failed {path, error} (memo could not read what should have been a note)."""
+    failed = [
+        {"path": x["path"], "error": x["why"]}
+        for x in items
+        if x["why"].startswith(FAILURE_PREFIXES)
+    ]
+    return [x for x in items if not x["why"].startswith(FAILURE_PREFIXES)], failed
 
 
 def _estimate_tokens(passage: str) -> int:
@@ -804,13 +817,14 @@ class Collection:
             "files_on_disk": len(on_disk),
         }
         # What status says when the index holds nothing it can tell (none yet, or damaged).
+        skipped, failed = _failures_apart(not_notes)
         nothing = dict(
             files=0,
             chunks=0,
             stale=len(on_disk),
             indexed_files=[],
-            skipped=not_notes,
-            failed=[],
+            skipped=skipped,
+            failed=failed,
             last_indexed=None,
             embedder=None,
             size_bytes=0,
@@ -828,13 +842,7 @@ class Collection:
             )
             return out
         profile, stored, stale, skipped, chunks, last, per_file = facts
-        skipped = skipped + not_notes
-        failed = [
-            {"path": x["path"], "error": x["why"]}
-            for x in skipped
-            if x["why"].startswith(FAILURE_PREFIXES)
-        ]
-        skipped = [x for x in skipped if not x["why"].startswith(FAILURE_PREFIXES)]
+        skipped, failed = _failures_apart(skipped + not_notes)
         size = sum(
             os.path.getsize(f"{self.index_path}{s}")
             for s in ("", "-wal", "-shm")
