@@ -163,8 +163,8 @@ class Registry:
         self._content_vectors: tuple[np.ndarray, np.ndarray] | None = None
         self._pending_cvec: dict[str, bytes | None] = {}  # path -> centroid to write
         self._ok: np.ndarray | None = None  # bool (n,): entries without a broken meta
-        # What readers derive from the loaded rows and vectors (the router's sketch, term
-        # frequencies): dropped whenever those change.
+        # What readers derive from the loaded rows and vectors (the router's merged vectors,
+        # stem row counts): dropped whenever those change.
         self.derived: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ where
