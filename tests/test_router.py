@@ -232,6 +232,48 @@ def test_merged_router_above_merge_min(notes, emb, monkeypatch):
     lib.close()
 
 
+@pytest.mark.edits_notes
+def test_another_process_changes_are_patched_in_place(notes, emb):
+    """A reader catches up with a writer's row updates in place (no full re-read), and with
+    added collections by a full one; vectors the writer computed reach the reader too."""
+    settings = Settings(registry_ttl=3600)
+    writer, reader = Library(notes, emb, settings), Library(notes, emb, settings)
+    writer.index()
+    writer.rebuild_registry(write_yaml=False)
+    reg = reader.registry
+    rows, (mat, has) = reg.entries, reg.content_vectors()
+    vecs, _ = reg.vectors()
+    assert has.sum() == 3
+    # 1. a note changes: the writer's index run updates one row (stats, stems, centroid)
+    (notes / "home/cooking/ciabatta.md").write_text("# Ciabatta\n\nHydration 80%, autolyse.\n")
+    writer.index("home/cooking")
+    reg.load()
+    assert reg.entries is rows  # patched in place, not re-read
+    cooking = next(i for i, e in enumerate(reg.entries) if e.path == "home/cooking")
+    assert "autolys" in reg.entries[cooking].content.split()
+    wmat, _ = writer.registry.content_vectors()
+    assert np.allclose(reg.content_vectors()[0][cooking], wmat[cooking])
+    assert reg.content_vectors()[0] is mat
+    # 2. a description changes: its new vector reaches the reader
+    before = reg.vectors()[0].copy()
+    genlib.write_meta(notes / "work/jira", "jira", "Atlassian Jira: JQL, automation", [])
+    writer.rebuild_registry(write_yaml=False)
+    reg.load()
+    jira = next(i for i, e in enumerate(reg.entries) if e.path == "work/jira")
+    assert reg.entries is rows and reg.entries[jira].description.startswith("Atlassian")
+    assert np.allclose(reg.vectors()[0][jira], writer.registry.vectors()[0][jira])
+    assert not np.allclose(reg.vectors()[0][jira], before[jira])
+    assert reg.vectors()[0] is vecs  # the loaded matrix was patched, not re-read
+    # 3. a collection appears: positions move, everything is read again
+    genlib.write_meta(notes / "home" / "astro", "astro", "Telescopes and star charts", [])
+    writer.rebuild_registry(write_yaml=False)
+    reg.load()
+    assert reg.entries is not rows and "home/astro" in [e.path for e in reg.entries]
+    assert _paths(reader.route("telescope star charts", k=1))[:1] == ["home/astro"]
+    writer.close()
+    reader.close()
+
+
 # ---------------------------------------------------------------- 10 collections
 @pytest.fixture(scope="module")
 def lib10(tmp_path_factory, emb):

@@ -45,7 +45,7 @@ from ..errors import EmbedderUnavailableError, IndexError_, MemoError
 
 REGISTRY_FILE = "_registry.yaml"
 REGISTRY_DB = "registry.db"
-REGISTRY_SCHEMA = 3
+REGISTRY_SCHEMA = 4
 EMBED_BATCH = 64
 BUSY_TIMEOUT_MS = 10_000
 
@@ -255,8 +255,12 @@ class Registry:
                     last_indexed REAL,
                     headings TEXT NOT NULL DEFAULT '',
                     content TEXT NOT NULL DEFAULT '',      -- top content stems
-                    content_sig TEXT NOT NULL DEFAULT ''   -- index (mtime, size) they came from
+                    content_sig TEXT NOT NULL DEFAULT '',  -- index (mtime, size) they came from
+                    gen INTEGER NOT NULL DEFAULT 0         -- generation of its last change
                 );
+                CREATE INDEX IF NOT EXISTS colls_gen ON colls(gen);
+                -- rows deleted, with the generation that deleted them (readers catch up by gen)
+                CREATE TABLE IF NOT EXISTS colls_gone(id INTEGER PRIMARY KEY, gen INTEGER NOT NULL);
                 -- lex: name, path words, description, tags, headings; body: content stems.
                 CREATE VIRTUAL TABLE IF NOT EXISTS colls_fts USING fts5(
                     lex, body, content='', contentless_delete=1,
@@ -288,45 +292,67 @@ class Registry:
 
     # ------------------------------------------------------------------ loading
     def load(self) -> None:
-        """(Re)read the registry from its database if another process changed it."""
+        """(Re)read the registry from its database if another process (or a refresh) changed it.
+
+        A change that only updated existing rows (a collection's stats after a sync, an edited
+        description) is applied in place: at 100,000 collections re-reading every row, vector
+        and centroid took seconds after each watcher sync. Added, removed or moved collections
+        shift positions: then everything is read again.
+        """
         gen = int(self._meta_value("generation") or 0)
         self.scanned_at = float(self._meta_value("scanned_at") or 0)
         if gen == self._generation:
             return
-        rows = self._db().execute(
-            "SELECT id, path, name, description, tags, embedder, chunker, mtime_ns, size, hash,"
-            " error, files, chunks, last_indexed, headings, content, content_sig"
-            " FROM colls ORDER BY path"
-        )
-        self.entries = [
-            Entry(
-                path=r[1],
-                name=r[2],
-                description=r[3],
-                tags=tuple(json.loads(r[4])),
-                embedder=r[5],
-                chunker=r[6],
-                mtime_ns=r[7],
-                size=r[8],
-                hash=r[9],
-                error=r[10],
-                files=r[11],
-                chunks=r[12],
-                last_indexed=r[13],
-                headings=r[14],
-                content=r[15],
-                content_sig=r[16],
-                id=r[0],
-            )
-            for r in rows
-        ]
-        self._paths = [e.path for e in self.entries]
-        self._by_id = {e.id: i for i, e in enumerate(self.entries)}
-        self._ok = np.array([not e.error for e in self.entries], dtype=bool)
-        self._vectors = None
-        self._content_vectors = None
+        if self._generation < 0 or not self._patch(self._generation):
+            rows = self._db().execute(f"SELECT {_COLUMNS} FROM colls ORDER BY path")
+            self.entries = [_row_entry(r) for r in rows]
+            self._paths = [e.path for e in self.entries]
+            self._by_id = {e.id: i for i, e in enumerate(self.entries)}
+            self._ok = np.array([not e.error for e in self.entries], dtype=bool)
+            self._vectors = self._has_vec = None
+            self._content_vectors = None
         self.derived.clear()
         self._generation = gen
+
+    def _patch(self, since: int) -> bool:
+        """Apply the rows changed after generation `since` in place; False if positions move."""
+        conn = self._db()
+        if conn.execute("SELECT 1 FROM colls_gone WHERE gen > ? LIMIT 1", (since,)).fetchone():
+            return False
+        rows = conn.execute(
+            f"SELECT {_COLUMNS} FROM colls WHERE gen > ? LIMIT ?", (since, PATCH_MAX + 1)
+        ).fetchall()
+        if len(rows) > PATCH_MAX:
+            return False
+        changed = [(self._by_id.get(r[0]), _row_entry(r)) for r in rows]
+        if any(pos is None or self.entries[pos].path != e.path for pos, e in changed):
+            return False
+        for pos, e in changed:
+            assert pos is not None
+            self.entries[pos] = e
+            self.ok_mask()[pos] = not e.error
+        ids = [e.id for _, e in changed]
+        if self._vectors is not None and self._has_vec is not None:
+            self._patch_matrix("colls_vec", ids, self._vectors, self._has_vec, np.float32)
+        if self._content_vectors is not None:
+            mat, has = self._content_vectors
+            self._patch_matrix("colls_cvec", ids, mat, has, np.float16)
+        return True
+
+    def _patch_matrix(
+        self, table: str, ids: list[int], mat: np.ndarray, has: np.ndarray, dtype: Any
+    ) -> None:
+        """Re-read these rows' vectors from `table` into the loaded matrix (zero: none)."""
+        for rid in ids:
+            pos = self._by_id[rid]
+            row = self._db().execute(f"SELECT v FROM {table} WHERE id=?", (rid,)).fetchone()
+            size = np.dtype(dtype).itemsize * mat.shape[1]
+            if row is not None and len(row[0]) == size:
+                mat[pos] = np.frombuffer(row[0], dtype=dtype)
+                has[pos] = True
+            else:
+                mat[pos] = 0
+                has[pos] = False
 
     @property
     def loaded(self) -> bool:
@@ -556,7 +582,13 @@ class Registry:
     def _write(self, upserts: list[Entry], gone: list[Entry], rep: RefreshReport) -> None:
         conn = self._db()
         with conn:
+            (gen,) = conn.execute(
+                "SELECT CAST(value AS INTEGER) + 1 FROM meta WHERE key='generation'"
+            ).fetchone()
             for e in gone:
+                conn.execute(
+                    "INSERT OR REPLACE INTO colls_gone(id, gen) VALUES (?, ?)", (e.id, gen)
+                )
                 conn.execute("DELETE FROM colls WHERE id=?", (e.id,))
                 conn.execute("DELETE FROM colls_fts WHERE rowid=?", (e.id,))
                 conn.execute("DELETE FROM colls_vec WHERE id=?", (e.id,))
@@ -579,12 +611,13 @@ class Registry:
                     e.headings,
                     e.content,
                     e.content_sig,
+                    gen,
                 )
                 if e.id:
                     conn.execute(
                         "UPDATE colls SET path=?, name=?, description=?, tags=?, embedder=?,"
                         " chunker=?, mtime_ns=?, size=?, hash=?, error=?, files=?, chunks=?,"
-                        " last_indexed=?, headings=?, content=?, content_sig=? WHERE id=?",
+                        " last_indexed=?, headings=?, content=?, content_sig=?, gen=? WHERE id=?",
                         (*values, e.id),
                     )
                     conn.execute("DELETE FROM colls_fts WHERE rowid=?", (e.id,))
@@ -592,7 +625,7 @@ class Registry:
                     conn.execute(
                         "INSERT INTO colls(path, name, description, tags, embedder, chunker,"
                         " mtime_ns, size, hash, error, files, chunks, last_indexed, headings,"
-                        " content, content_sig) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        " content, content_sig, gen) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                         values,
                     )
                     e.id = conn.last_insert_rowid()
@@ -609,7 +642,16 @@ class Registry:
                             "INSERT INTO colls_cvec(id, sig, v) VALUES (?, ?, ?)",
                             (e.id, e.content_sig, blob),
                         )
-            conn.execute("UPDATE meta SET value=CAST(value AS INTEGER)+1 WHERE key='generation'")
+            conn.execute("UPDATE meta SET value=? WHERE key='generation'", (str(gen),))
+
+    @staticmethod
+    def _bump(conn: apsw.Connection, ids: list[int]) -> None:
+        """Mark these rows changed in a new generation (inside the caller's transaction)."""
+        (gen,) = conn.execute(
+            "SELECT CAST(value AS INTEGER) + 1 FROM meta WHERE key='generation'"
+        ).fetchone()
+        conn.executemany("UPDATE colls SET gen=? WHERE id=?", [(gen, i) for i in ids])
+        conn.execute("UPDATE meta SET value=? WHERE key='generation'", (str(gen),))
 
     def _embed_missing(
         self,
@@ -637,6 +679,7 @@ class Registry:
                             for e, v in zip(batch, vecs, strict=True)
                         ],
                     )
+                    self._bump(conn, [e.id for e in batch])  # other readers pick them up
                 done += len(batch)
                 if progress:
                     progress("embedding descriptions", done, len(now))
@@ -675,6 +718,36 @@ class Registry:
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)  # readers see the old file or the new one
         return path
+
+
+_COLUMNS = (
+    "id, path, name, description, tags, embedder, chunker, mtime_ns, size, hash, error, files,"
+    " chunks, last_indexed, headings, content, content_sig"
+)
+PATCH_MAX = 1_000  # rows changed since the last load that are applied in place
+
+
+def _row_entry(r: Any) -> Entry:
+    """An Entry from a `colls` row read with _COLUMNS."""
+    return Entry(
+        path=r[1],
+        name=r[2],
+        description=r[3],
+        tags=tuple(json.loads(r[4])),
+        embedder=r[5],
+        chunker=r[6],
+        mtime_ns=r[7],
+        size=r[8],
+        hash=r[9],
+        error=r[10],
+        files=r[11],
+        chunks=r[12],
+        last_indexed=r[13],
+        headings=r[14],
+        content=r[15],
+        content_sig=r[16],
+        id=r[0],
+    )
 
 
 HEADINGS_CHARS = 4000
