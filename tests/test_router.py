@@ -180,13 +180,15 @@ def test_merged_vectors_score_the_mean_of_description_and_levelled_centroid():
     mat, cmat = mat.astype(np.float32), cmat.astype(np.float32)
     has, has_c = rng.random(n) < 0.8, rng.random(n) < 0.7
     q = rng.standard_normal(dim).astype(np.float32)
-    merged = router.merge_vectors(mat, has, cmat, has_c) @ q
+    merged_mat, delta = router.merge_vectors(mat, has, cmat, has_c)
+    merged = merged_mat @ q
     both = has & has_c
     level = float(np.mean(cmat[both] @ q - mat[both] @ q))
     for i in range(n):
         d, c = float(mat[i] @ q), float(cmat[i] @ q) - level
         want = (d + c) / 2 if both[i] else d if has[i] else c if has_c[i] else 0.0
         assert merged[i] == pytest.approx(want, abs=1e-4), i
+    assert float(delta @ q) == pytest.approx(level, abs=1e-4)
 
 
 def test_rank_vectors_is_the_max_of_description_and_levelled_centroid():
@@ -270,6 +272,31 @@ def test_another_process_changes_are_patched_in_place(notes, emb):
     reg.load()
     assert reg.entries is not rows and "home/astro" in [e.path for e in reg.entries]
     assert _paths(reader.route("telescope star charts", k=1))[:1] == ["home/astro"]
+    writer.close()
+    reader.close()
+
+
+@pytest.mark.edits_notes
+def test_merged_matrix_follows_patched_rows(notes, emb, monkeypatch):
+    """From MERGE_MIN on, a reader's merged matrix re-merges just the rows another process
+    changed (the level kept), without reading every vector again."""
+    monkeypatch.setattr(router, "MERGE_MIN", 0)
+    settings = Settings(registry_ttl=3600)
+    writer, reader = Library(notes, emb, settings), Library(notes, emb, settings)
+    writer.index()
+    writer.rebuild_registry(write_yaml=False)
+    assert _paths(reader.route("JQL filters", k=3, strategy="hybrid"))[:1] == ["work/jira"]
+    reg = reader.registry
+    merged = reg.derived["merged"]
+    genlib.write_meta(notes / "work/jira", "jira", "Astronomy: telescopes and star charts", [])
+    writer.rebuild_registry(write_yaml=False)
+    top = _paths(reader.route("telescopes and star charts", k=3, strategy="hybrid"))
+    assert top[:1] == ["work/jira"]
+    assert reg.derived["merged"] is merged and merged.drift == 1  # patched, not rebuilt
+    jira = next(i for i, e in enumerate(reg.entries) if e.path == "work/jira")
+    d, hd, c, hc = reg.vectors_at([jira])
+    want, _ = router.merge_vectors(d, hd, c, hc, merged.delta)
+    assert np.allclose(merged.mat[jira], want[0])
     writer.close()
     reader.close()
 

@@ -166,6 +166,9 @@ class Registry:
         # What readers derive from the loaded rows and vectors (the router's merged vectors,
         # stem row counts): dropped whenever those change.
         self.derived: dict[str, Any] = {}
+        # Positions changed in place since the last full read (a reader of `derived` that kept
+        # per-position data updates those rows; see router._merged).
+        self.patched: list[int] = []
 
     # ------------------------------------------------------------------ where
     @property
@@ -303,7 +306,9 @@ class Registry:
         self.scanned_at = float(self._meta_value("scanned_at") or 0)
         if gen == self._generation:
             return
-        if self._generation < 0 or not self._patch(self._generation):
+        if self._generation >= 0 and self._patch(self._generation):
+            self.derived.pop("df", None)  # stem row counts; the router patches what else it keeps
+        else:
             rows = self._db().execute(f"SELECT {_COLUMNS} FROM colls ORDER BY path")
             self.entries = [_row_entry(r) for r in rows]
             self._paths = [e.path for e in self.entries]
@@ -311,7 +316,8 @@ class Registry:
             self._ok = np.array([not e.error for e in self.entries], dtype=bool)
             self._vectors = self._has_vec = None
             self._content_vectors = None
-        self.derived.clear()
+            self.patched = []
+            self.derived.clear()
         self._generation = gen
 
     def _patch(self, since: int) -> bool:
@@ -331,6 +337,7 @@ class Registry:
             assert pos is not None
             self.entries[pos] = e
             self.ok_mask()[pos] = not e.error
+            self.patched.append(pos)
         ids = [e.id for _, e in changed]
         if self._vectors is not None and self._has_vec is not None:
             self._patch_matrix("colls_vec", ids, self._vectors, self._has_vec, np.float32)
@@ -429,6 +436,28 @@ class Registry:
                     has[p] = True
             self._content_vectors = (mat, has)
         return self._content_vectors
+
+    def vectors_at(
+        self, positions: list[int]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(description rows, has, centroid rows, has) of these positions, read from the
+        database (zero rows where none): what a reader needs to patch what it derived."""
+        assert self.embedder is not None
+        dim = self.embedder.dim
+        k = len(positions)
+        out = (np.zeros((k, dim), np.float32), np.zeros(k, bool))
+        cout = (np.zeros((k, dim), np.float32), np.zeros(k, bool))
+        for i, pos in enumerate(positions):
+            rid = self.entries[pos].id
+            for table, dtype, (mat, has) in (
+                ("colls_vec", np.float32, out),
+                ("colls_cvec", np.float16, cout),
+            ):
+                row = self._db().execute(f"SELECT v FROM {table} WHERE id=?", (rid,)).fetchone()
+                if row is not None and len(row[0]) == np.dtype(dtype).itemsize * dim:
+                    mat[i] = np.frombuffer(row[0], dtype=dtype)
+                    has[i] = True
+        return out[0], out[1], cout[0], cout[1]
 
     def release_vectors(self) -> None:
         """Forget the loaded matrices (a reader derived what it needs); reloaded on demand."""

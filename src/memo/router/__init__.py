@@ -295,44 +295,78 @@ def rank_vectors(
 
 
 def merge_vectors(
-    mat: np.ndarray, has: np.ndarray, cmat: np.ndarray, has_c: np.ndarray
-) -> np.ndarray:
+    mat: np.ndarray,
+    has: np.ndarray,
+    cmat: np.ndarray,
+    has_c: np.ndarray,
+    delta: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """One vector per position whose cosine with a query is the mean of the description's
-    cosine and the levelled centroid's (the centroid's alone, levelled, without a description).
+    cosine and the levelled centroid's (the centroid's alone, levelled, without a description);
+    returns it with the level vector `delta` (computed here unless given).
 
     Why: at 100,000 collections the two matrices are 150 MB each and scoring both is
     memory-bound (~14 ms here, most of a route); folding them into one halves that. The level
     (mean centroid - description gap) is a mean over every collection having both, folded in
     as a vector. The mean rule ranks a little worse than the max (bench/router.py: routing
-    top-5 on 1,000 collections 0.99 either way, top-1 a few points lower), so it is used only
+    top-5 on 1,000 collections 0.985 against 0.994, top-1 0.88 against 0.92), so it is used only
     from MERGE_MIN collections on.
     """
     both = has & has_c
     out = np.where(has[:, None], mat, np.float32(0)).astype(np.float32)
-    delta = np.zeros(mat.shape[1], dtype=np.float32)
-    if both.any():
-        rows = both[:, None]
-        gap = cmat.sum(axis=0, where=rows, dtype=np.float64)
-        gap -= mat.sum(axis=0, where=rows, dtype=np.float64)
-        delta = (gap / both.sum()).astype(np.float32)
+    if delta is None:
+        delta = np.zeros(mat.shape[1], dtype=np.float32)
+        if both.any():
+            rows = both[:, None]
+            gap = cmat.sum(axis=0, where=rows, dtype=np.float64)
+            gap -= mat.sum(axis=0, where=rows, dtype=np.float64)
+            delta = (gap / both.sum()).astype(np.float32)
     only_c = has_c & ~has
     out[only_c] = cmat[only_c] - delta
     out[both] = (mat[both] + cmat[both] - delta) / 2
-    return out
+    return out, delta
+
+
+@dataclass(slots=True)
+class _Merged:
+    """The merged matrix with its masks, the level it folded in, and how far it followed the
+    registry's in-place patches."""
+
+    mat: np.ndarray
+    has: np.ndarray  # has a description vector
+    present: np.ndarray  # has any vector
+    delta: np.ndarray
+    seen: int  # len(reg.patched) when last brought up to date
+    drift: int = 0  # rows patched with the old level since it was computed
 
 
 def _merged(reg: Registry) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(merged matrix, has-description mask, has-any-vector mask), kept until the registry's
-    vectors change; the two full matrices are then released (the merged one replaces them)."""
-    got = reg.derived.get("merged")
+    """(merged matrix, has-description mask, has-any-vector mask), kept until the registry is
+    read again in full; the two full matrices are then released (the merged one replaces them).
+
+    Rows the registry patched in place (another process's sync) are re-merged from their
+    stored vectors with the level kept; once more than 1% of the rows were patched so, the
+    level is recomputed over everything (reading every vector again).
+    """
+    got: _Merged | None = reg.derived.get("merged")
+    if got is not None and len(reg.patched) > got.seen:
+        new = sorted(set(reg.patched[got.seen :]))
+        if got.drift + len(new) > max(100, len(reg.entries) // 100):
+            got = None
+        else:
+            d, hd, c, hc = reg.vectors_at(new)
+            got.mat[new], _ = merge_vectors(d, hd, c, hc, got.delta)
+            got.has[new], got.present[new] = hd, hd | hc
+            got.seen, got.drift = len(reg.patched), got.drift + len(new)
     if got is None:
         mat, has = reg.vectors() or (None, None)
         cmat, has_c = reg.content_vectors() or (None, None)
         assert mat is not None and has is not None and cmat is not None and has_c is not None
-        got = (merge_vectors(mat, has, cmat, has_c), has, has | has_c)
+        merged, delta = merge_vectors(mat, has, cmat, has_c)
+        got = _Merged(merged, has.copy(), has | has_c, delta, len(reg.patched))
         reg.release_vectors()
         reg.derived["merged"] = got
-    return got
+    return got.mat, got.has, got.present
 
 
 def _best(sims: np.ndarray, n: int) -> list[int]:
