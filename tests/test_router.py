@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -299,6 +300,74 @@ def test_merged_matrix_follows_patched_rows(notes, emb, monkeypatch):
     assert np.allclose(merged.mat[jira], want[0])
     writer.close()
     reader.close()
+
+
+@pytest.mark.edits_notes
+def test_registry_write_waits_for_another_writer_and_recovers_from_a_failed_one(
+    notes, emb, monkeypatch
+):
+    """A registry write waits for a lock another process holds (busy timeout), and one that
+    fails makes the next load read everything again (the entries were edited before it)."""
+    import threading
+    import time
+
+    import apsw
+
+    lib = Library(notes, emb, Settings(registry_ttl=3600))
+    lib.rebuild_registry(write_yaml=False)
+    reg = lib.registry
+    other = apsw.Connection(str(reg.db_path))
+    other.execute("BEGIN IMMEDIATE")
+    threading.Timer(0.5, lambda: other.execute("COMMIT")).start()
+    genlib.write_meta(notes / "home" / "astro", "astro", "Telescopes and star charts", [])
+    t = time.perf_counter()
+    rep = reg.refresh(embed_limit=0, write_yaml=False)  # before: BusyError at once
+    assert rep.added == ["home/astro"] and time.perf_counter() - t >= 0.4
+    other.close()
+
+    def fail(*_args):
+        raise apsw.FullError("disk full")
+
+    genlib.write_meta(notes / "home" / "astro", "astro", "Telescopes, mounts", [])
+    monkeypatch.setattr(type(reg), "_write_rows", fail)
+    with pytest.raises(apsw.FullError):
+        reg.refresh(embed_limit=0, write_yaml=False)
+    monkeypatch.undo()
+    reg.load()  # read in full: the database still holds the old description
+    astro = next(e for e in reg.entries if e.path == "home/astro")
+    assert astro.description == "Telescopes and star charts"
+    assert reg.refresh(embed_limit=0, write_yaml=False).changed == ["home/astro"]
+    lib.close()
+
+
+def test_stem_counts_cache_never_loses_a_stem_it_needs(notes, emb, monkeypatch):
+    monkeypatch.setattr(router, "COMMON_ROWS", 0)
+    monkeypatch.setattr(router, "COMMON_SHARE", 0.0)
+    monkeypatch.setattr(router, "DF_CACHE", 1)
+    lib = Library(notes, emb, Settings(registry_ttl=3600))
+    lib.rebuild_registry(write_yaml=False)
+    for q in ("jira automation rules", "jira sourdough starter", "vlan routing table"):
+        lib.route(q, k=2, strategy="hybrid")  # before: KeyError once the cache was cleared
+    lib.close()
+
+
+@pytest.mark.edits_notes
+def test_a_recreated_registry_is_read_in_full(notes, emb):
+    lib = Library(notes, emb, Settings(registry_ttl=3600))
+    lib.rebuild_registry(write_yaml=False)
+    reg = lib.registry
+    for _ in range(3):  # push the generation up
+        genlib.write_meta(notes / "home" / "astro", "astro", f"Telescopes {_}", [])
+        reg.refresh(embed_limit=0, write_yaml=False)
+    paths = [e.path for e in reg.entries]
+    reg.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{reg.db_path}{suffix}").unlink(missing_ok=True)
+    reg.load()  # a new, empty database at generation 0: not a patch of the old one
+    assert reg.entries == [] and paths
+    reg.refresh(embed_limit=0, write_yaml=False)
+    assert [e.path for e in reg.entries] == paths
+    lib.close()
 
 
 # ---------------------------------------------------------------- 10 collections

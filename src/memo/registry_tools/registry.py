@@ -306,7 +306,10 @@ class Registry:
         self.scanned_at = float(self._meta_value("scanned_at") or 0)
         if gen == self._generation:
             return
-        if self._generation >= 0 and self._patch(self._generation):
+        # Patch only forward, and not forever: a generation that went back means a new database
+        # (deleted and rebuilt), and a long patch log means a full read is due anyway.
+        patchable = 0 <= self._generation < gen and len(self.patched) < PATCH_LOG_MAX
+        if patchable and self._patch(self._generation):
             self.derived.pop("df", None)  # stem row counts; the router patches what else it keeps
         else:
             rows = self._db().execute(f"SELECT {_COLUMNS} FROM colls ORDER BY path")
@@ -609,11 +612,18 @@ class Registry:
         return f[len(r) + 1 :].replace(os.sep, "/") if f.startswith(r + os.sep) else f
 
     def _write(self, upserts: list[Entry], gone: list[Entry], rep: RefreshReport) -> None:
+        # The callers changed the loaded entries already (stats, stamps): if this write fails,
+        # the next load must read everything again, not patch over those edits.
+        try:
+            self._write_rows(upserts, gone)
+        except BaseException:
+            self._generation = -1
+            raise
+
+    def _write_rows(self, upserts: list[Entry], gone: list[Entry]) -> None:
         conn = self._db()
         with conn:
-            (gen,) = conn.execute(
-                "SELECT CAST(value AS INTEGER) + 1 FROM meta WHERE key='generation'"
-            ).fetchone()
+            gen = _next_generation(conn)
             for e in gone:
                 conn.execute(
                     "INSERT OR REPLACE INTO colls_gone(id, gen) VALUES (?, ?)", (e.id, gen)
@@ -671,16 +681,12 @@ class Registry:
                             "INSERT INTO colls_cvec(id, sig, v) VALUES (?, ?, ?)",
                             (e.id, e.content_sig, blob),
                         )
-            conn.execute("UPDATE meta SET value=? WHERE key='generation'", (str(gen),))
 
     @staticmethod
     def _bump(conn: apsw.Connection, ids: list[int]) -> None:
         """Mark these rows changed in a new generation (inside the caller's transaction)."""
-        (gen,) = conn.execute(
-            "SELECT CAST(value AS INTEGER) + 1 FROM meta WHERE key='generation'"
-        ).fetchone()
+        gen = _next_generation(conn)
         conn.executemany("UPDATE colls SET gen=? WHERE id=?", [(gen, i) for i in ids])
-        conn.execute("UPDATE meta SET value=? WHERE key='generation'", (str(gen),))
 
     def _embed_missing(
         self,
@@ -749,11 +755,25 @@ class Registry:
         return path
 
 
+def _next_generation(conn: apsw.Connection) -> int:
+    """Bump the registry's generation and return it (inside the caller's transaction).
+
+    A write comes first on purpose: a transaction that starts with a read cannot wait for the
+    write lock in WAL mode (it fails at once with SQLITE_BUSY if another writer holds it), one
+    that starts with a write waits up to the busy timeout."""
+    conn.execute("UPDATE meta SET value=CAST(value AS INTEGER)+1 WHERE key='generation'")
+    (gen,) = conn.execute(
+        "SELECT CAST(value AS INTEGER) FROM meta WHERE key='generation'"
+    ).fetchone()
+    return int(gen)
+
+
 _COLUMNS = (
     "id, path, name, description, tags, embedder, chunker, mtime_ns, size, hash, error, files,"
     " chunks, last_indexed, headings, content, content_sig"
 )
 PATCH_MAX = 1_000  # rows changed since the last load that are applied in place
+PATCH_LOG_MAX = 100_000  # positions patched since the last full read before one is forced
 
 
 def _row_entry(r: Any) -> Entry:

@@ -209,6 +209,8 @@ def _telling_stems(reg: Registry, query: str) -> list[str]:
     # How many rows hold each stem: fts5vocab walks the stem's postings (~0.6 ms for a common
     # one at 100,000 rows), so counts are kept until the registry changes.
     df: dict[str, int] = reg.derived.setdefault("df", {})
+    if len(df) > DF_CACHE:
+        df.clear()
     unknown = [t for t in stems if t not in df]
     if unknown:
         conn = reg._db()
@@ -216,8 +218,6 @@ def _telling_stems(reg: Registry, query: str) -> list[str]:
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.colls_vocab"
             " USING fts5vocab(main, colls_fts, row)"
         )
-        if len(df) > DF_CACHE:
-            df.clear()
         marks = ",".join("?" * len(unknown))
         df.update({t: 0 for t in unknown})
         df.update(
