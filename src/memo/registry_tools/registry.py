@@ -343,26 +343,16 @@ class Registry:
             self.patched.append(pos)
         ids = [e.id for _, e in changed]
         if self._vectors is not None and self._has_vec is not None:
-            self._patch_matrix("colls_vec", ids, self._vectors, self._has_vec, np.float32)
+            self._patch_matrix("colls_vec", ids, self._vectors, self._has_vec)
         if self._content_vectors is not None:
             mat, has = self._content_vectors
-            self._patch_matrix("colls_cvec", ids, mat, has, np.float16)
+            self._patch_matrix("colls_cvec", ids, mat, has)
         return True
 
-    def _patch_matrix(
-        self, table: str, ids: list[int], mat: np.ndarray, has: np.ndarray, dtype: Any
-    ) -> None:
+    def _patch_matrix(self, table: str, ids: list[int], mat: np.ndarray, has: np.ndarray) -> None:
         """Re-read these rows' vectors from `table` into the loaded matrix (zero: none)."""
-        for rid in ids:
-            pos = self._by_id[rid]
-            row = self._db().execute(f"SELECT v FROM {table} WHERE id=?", (rid,)).fetchone()
-            size = np.dtype(dtype).itemsize * mat.shape[1]
-            if row is not None and len(row[0]) == size:
-                mat[pos] = np.frombuffer(row[0], dtype=dtype)
-                has[pos] = True
-            else:
-                mat[pos] = 0
-                has[pos] = False
+        pos = [self._by_id[rid] for rid in ids]
+        mat[pos], has[pos] = self._matrix(table, ids)
 
     @property
     def loaded(self) -> bool:
@@ -411,15 +401,7 @@ class Registry:
         if self.embedder is None:
             return None
         if self._vectors is None:
-            dim = self.embedder.dim
-            mat = np.zeros((len(self.entries), dim), dtype=np.float32)
-            has = np.zeros(len(self.entries), dtype=bool)
-            for rid, _h, blob in self._db().execute("SELECT id, hash, v FROM colls_vec"):
-                pos = self._by_id.get(rid)
-                if pos is not None and len(blob) == 4 * dim:
-                    mat[pos] = np.frombuffer(blob, dtype=np.float32)
-                    has[pos] = True
-            self._vectors, self._has_vec = mat, has
+            self._vectors, self._has_vec = self._matrix("colls_vec")
         assert self._has_vec is not None
         return self._vectors, self._has_vec
 
@@ -429,15 +411,7 @@ class Registry:
         if self.embedder is None:
             return None
         if self._content_vectors is None:
-            dim = self.embedder.dim
-            mat = np.zeros((len(self.entries), dim), dtype=np.float32)
-            has = np.zeros(len(self.entries), dtype=bool)
-            for rid, blob in self._db().execute("SELECT id, v FROM colls_cvec"):
-                p = self._by_id.get(rid)
-                if p is not None and len(blob) == 2 * dim:
-                    mat[p] = np.frombuffer(blob, dtype=np.float16)
-                    has[p] = True
-            self._content_vectors = (mat, has)
+            self._content_vectors = self._matrix("colls_cvec")
         return self._content_vectors
 
     def vectors_at(
@@ -445,22 +419,29 @@ class Registry:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """(description rows, has, centroid rows, has) of these positions, read from the
         database (zero rows where none): what a reader needs to patch what it derived."""
+        ids = [self.entries[p].id for p in positions]
+        return (*self._matrix("colls_vec", ids), *self._matrix("colls_cvec", ids))
+
+    def _matrix(self, table: str, ids: list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(float32 matrix, has mask) of the vectors stored in `table` (_VECTOR_TABLES): rows
+        aligned with the entries, or with `ids` when given; zero rows where none is stored."""
         assert self.embedder is not None
+        dtype = _VECTOR_TABLES[table]
         dim = self.embedder.dim
-        k = len(positions)
-        out = (np.zeros((k, dim), np.float32), np.zeros(k, bool))
-        cout = (np.zeros((k, dim), np.float32), np.zeros(k, bool))
-        for i, pos in enumerate(positions):
-            rid = self.entries[pos].id
-            for table, dtype, (mat, has) in (
-                ("colls_vec", np.float32, out),
-                ("colls_cvec", np.float16, cout),
-            ):
-                row = self._db().execute(f"SELECT v FROM {table} WHERE id=?", (rid,)).fetchone()
-                if row is not None and len(row[0]) == np.dtype(dtype).itemsize * dim:
-                    mat[i] = np.frombuffer(row[0], dtype=dtype)
-                    has[i] = True
-        return out[0], out[1], cout[0], cout[1]
+        if ids is None:
+            where, params, row_of = "", (), self._by_id
+        else:
+            where = f" WHERE id IN ({','.join('?' * len(ids))})"
+            params, row_of = tuple(ids), {rid: i for i, rid in enumerate(ids)}
+        n = len(self.entries) if ids is None else len(ids)
+        mat = np.zeros((n, dim), dtype=np.float32)
+        has = np.zeros(n, dtype=bool)
+        for rid, blob in self._db().execute(f"SELECT id, v FROM {table}{where}", params):
+            i = row_of.get(rid)
+            if i is not None and len(blob) == np.dtype(dtype).itemsize * dim:
+                mat[i] = np.frombuffer(blob, dtype=dtype)
+                has[i] = True
+        return mat, has
 
     def release_vectors(self) -> None:
         """Forget the loaded matrices (a reader derived what it needs); reloaded on demand."""
@@ -633,40 +614,12 @@ class Registry:
                 conn.execute("DELETE FROM colls_vec WHERE id=?", (e.id,))
                 conn.execute("DELETE FROM colls_cvec WHERE id=?", (e.id,))
             for e in upserts:
-                values = (
-                    e.path,
-                    e.name,
-                    e.description,
-                    json.dumps(list(e.tags), ensure_ascii=False),
-                    e.embedder,
-                    e.chunker,
-                    e.mtime_ns,
-                    e.size,
-                    e.hash,
-                    e.error,
-                    e.files,
-                    e.chunks,
-                    e.last_indexed,
-                    e.headings,
-                    e.content,
-                    e.content_sig,
-                    gen,
-                )
+                values = (*_row_values(e), gen)
                 if e.id:
-                    conn.execute(
-                        "UPDATE colls SET path=?, name=?, description=?, tags=?, embedder=?,"
-                        " chunker=?, mtime_ns=?, size=?, hash=?, error=?, files=?, chunks=?,"
-                        " last_indexed=?, headings=?, content=?, content_sig=?, gen=? WHERE id=?",
-                        (*values, e.id),
-                    )
+                    conn.execute(_UPDATE_ROW, (*values, e.id))
                     conn.execute("DELETE FROM colls_fts WHERE rowid=?", (e.id,))
                 else:
-                    conn.execute(
-                        "INSERT INTO colls(path, name, description, tags, embedder, chunker,"
-                        " mtime_ns, size, hash, error, files, chunks, last_indexed, headings,"
-                        " content, content_sig, gen) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                        values,
-                    )
+                    conn.execute(_INSERT_ROW, values)
                     e.id = conn.last_insert_rowid()
                 if not e.error:
                     conn.execute(
@@ -768,34 +721,48 @@ def _next_generation(conn: apsw.Connection) -> int:
     return int(gen)
 
 
-_COLUMNS = (
-    "id, path, name, description, tags, embedder, chunker, mtime_ns, size, hash, error, files,"
-    " chunks, last_indexed, headings, content, content_sig"
+# A collection's row in `colls`, besides id and gen: Entry's fields, in this order.
+_FIELDS = (
+    "path",
+    "name",
+    "description",
+    "tags",  # JSON list
+    "embedder",
+    "chunker",
+    "mtime_ns",
+    "size",
+    "hash",
+    "error",
+    "files",
+    "chunks",
+    "last_indexed",
+    "headings",
+    "content",
+    "content_sig",
 )
+_COLUMNS = "id, " + ", ".join(_FIELDS)
+_UPDATE_ROW = f"UPDATE colls SET {', '.join(f + '=?' for f in _FIELDS)}, gen=? WHERE id=?"
+_INSERT_ROW = (
+    f"INSERT INTO colls({', '.join(_FIELDS)}, gen) VALUES ({','.join('?' * (len(_FIELDS) + 1))})"
+)
+# Stored vectors: description vectors (float32) and content centroids (float16, half the bytes).
+_VECTOR_TABLES = {"colls_vec": np.float32, "colls_cvec": np.float16}
 PATCH_MAX = 1_000  # rows changed since the last load that are applied in place
 PATCH_LOG_MAX = 100_000  # positions patched since the last full read before one is forced
 
 
 def _row_entry(r: Any) -> Entry:
     """An Entry from a `colls` row read with _COLUMNS."""
-    return Entry(
-        path=r[1],
-        name=r[2],
-        description=r[3],
-        tags=tuple(json.loads(r[4])),
-        embedder=r[5],
-        chunker=r[6],
-        mtime_ns=r[7],
-        size=r[8],
-        hash=r[9],
-        error=r[10],
-        files=r[11],
-        chunks=r[12],
-        last_indexed=r[13],
-        headings=r[14],
-        content=r[15],
-        content_sig=r[16],
-        id=r[0],
+    fields = dict(zip(_FIELDS, r[1:], strict=True))
+    fields["tags"] = tuple(json.loads(fields["tags"]))
+    return Entry(id=r[0], **fields)
+
+
+def _row_values(e: Entry) -> tuple[Any, ...]:
+    """An Entry's _FIELDS as stored."""
+    return tuple(
+        json.dumps(list(e.tags), ensure_ascii=False) if f == "tags" else getattr(e, f)
+        for f in _FIELDS
     )
 
 
