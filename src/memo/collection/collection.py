@@ -32,7 +32,7 @@ from ..embed import Embedder
 from ..errors import EmbedderUnavailableError, IndexError_
 from . import db as dbm
 from .chunker import CHUNKER_VERSION, Chunk, chunk_note, decode, passage_text
-from .files import FileStat, Rejected, note_files, shown
+from .files import FileStat, Rejected, file_identity, note_files, shown
 from .filters import Filter
 from .lexical import LEXICAL_VERSION, lex_text
 from .meta import CollectionMeta
@@ -331,11 +331,7 @@ class Collection:
         return conn, reason or "new index"
 
     def _file_id(self) -> tuple[int, int] | None:
-        try:
-            st = os.stat(self.index_path)
-        except OSError:
-            return None
-        return (st.st_dev, st.st_ino)
+        return file_identity(self.index_path)
 
     def _follow_file(self) -> None:
         """Reopen when the index file was deleted or replaced under an open connection.

@@ -37,6 +37,15 @@ def _entries(folder: Path | str) -> list[os.DirEntry[str]]:
         return []
 
 
+def file_identity(path: Path | str) -> tuple[int, int] | None:
+    """(device, inode) of a path, None if it is gone: tells a file replaced under the same name."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
 def find_collections(top: Path) -> list[Path]:
     """Every collection folder at or below `top`, sorted; symlinked folders are not followed."""
     found: list[Path] = []

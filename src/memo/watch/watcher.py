@@ -34,7 +34,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from .. import heartbeat
 from ..collection.collection import Collection, SyncReport
-from ..collection.files import find_collections
+from ..collection.files import file_identity, find_collections
 from ..collection.meta import META_FILE
 from ..config import Settings
 from ..embed import Embedder
@@ -199,11 +199,7 @@ class Watcher:
 
     # ------------------------------------------------------------------ observer
     def _root_identity(self) -> tuple[int, int] | None:
-        try:
-            st = os.stat(self.root)
-        except OSError:
-            return None
-        return (st.st_dev, st.st_ino)
+        return file_identity(self.root)
 
     def _make_observer(self, polling: bool) -> Any:
         if polling:
