@@ -247,6 +247,10 @@ def test_100k_tiny_notes(tmp_path: Path):
     lib.close()
 
 
+# Python as user `nobody`, with no groups (util-linux setpriv).
+AS_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable)
+
+
 def _nobody_can_run_memo(work: Path) -> str | None:
     """Why the unprivileged part cannot run here, or None when it can."""
     if os.geteuid() != 0:
@@ -254,15 +258,7 @@ def _nobody_can_run_memo(work: Path) -> str | None:
     if not shutil.which("setpriv"):
         return "setpriv (util-linux) is not installed"
     probe = subprocess.run(
-        [
-            "setpriv",
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            sys.executable,
-            "-c",
-            "import memo.library",
-        ],
+        [*AS_NOBODY, "-c", "import memo.library"],
         capture_output=True,
         text=True,
         cwd=work,
@@ -303,43 +299,24 @@ def test_unreadable_files_and_folders(tmp_path: Path):
             "MEMO_EMBEDDER": "none",
             "HOME": str(work),
         }
-        as_nobody = [
-            "setpriv",
-            "--reuid=65534",
-            "--regid=65534",
-            "--clear-groups",
-            sys.executable,
-            "-m",
-            "memo",
-        ]
-        out = subprocess.run(
-            [*as_nobody, "index", str(root)],
-            env=env,
-            capture_output=True,
-            text=True,
-            cwd=work,
-            timeout=120,
-        )
+
+        def as_nobody(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [*AS_NOBODY, "-m", "memo", *args],
+                env=env,
+                capture_output=True,
+                text=True,
+                cwd=work,
+                timeout=120,
+            )
+
+        out = as_nobody("index", str(root))
         assert out.returncode == 0, out.stderr
         assert "c/secret.md: skipped, unreadable: Permission denied" in out.stderr
-        st = subprocess.run(
-            [*as_nobody, "status", str(root)],
-            env=env,
-            capture_output=True,
-            text=True,
-            cwd=work,
-            timeout=120,
-        )
+        st = as_nobody("status", str(root))
         assert "failed c/secret.md: unreadable: Permission denied" in st.stdout
         assert "failed c/sub: folder cannot be read: Permission denied" in st.stdout
-        found = subprocess.run(
-            [*as_nobody, "search", str(root), "wombat", "--mode", "lex"],
-            env=env,
-            capture_output=True,
-            text=True,
-            cwd=work,
-            timeout=120,
-        )
+        found = as_nobody("search", str(root), "wombat", "--mode", "lex")
         assert "c/ok.md:3" in found.stdout, found.stderr
         assert checksums(root) == before
     finally:
