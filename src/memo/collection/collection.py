@@ -43,8 +43,10 @@ EMBED_BATCH = 64  # chunks per embedder call; files are written as their chunks 
 _NOVEC = "novec:"  # hash prefix of a file indexed while the embedder was down: redo it later
 # Skip reasons that are failures (the file could not be read), not choices (too large, binary).
 FAILURE_PREFIXES = ("unreadable", "cannot read", "cannot stat", "error", "folder cannot be read")
-# A damaged database file: drop it and rebuild from the notes (the notes are the truth).
-CORRUPT = (apsw.CorruptError, apsw.NotADBError)
+# A damaged database file: drop it and rebuild from the notes (the notes are the truth). A
+# damaged page can also hold text that is not UTF-8 (SQLite never checks it): apsw then fails
+# to decode a value it reads.
+CORRUPT = (apsw.CorruptError, apsw.NotADBError, UnicodeDecodeError)
 
 log = logging.getLogger("memo.index")
 
@@ -295,7 +297,7 @@ class Collection:
             try:
                 conn = dbm.connect(self.index_path)
                 have = dbm.read_profile(conn)
-            except (IndexError_, apsw.Error) as e:
+            except (IndexError_, apsw.Error, *CORRUPT) as e:
                 have, reason = None, f"index unreadable ({e})"
                 conn = None
             if have == want:
@@ -830,7 +832,7 @@ class Collection:
             return out
         try:
             facts = self._stored_facts(on_disk)
-        except (IndexError_, apsw.Error) as e:  # damaged: say so; the next sync rebuilds it
+        except (IndexError_, apsw.Error, *CORRUPT) as e:  # damaged: the next sync rebuilds it
             out.update(
                 nothing,
                 current=False,
