@@ -23,7 +23,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
-from memo.search import CANDIDATES, confidence, signals  # noqa: E402
+from memo.search.confidence import confidence, signals  # noqa: E402
+from memo.search.fusion import CANDIDATES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SETS = [
@@ -51,8 +52,7 @@ def collect(eval_dir: Path, embedder, index_dir: Path, limit: int) -> list[dict]
                 others = [c for c in others if "docs-" in c]
             neg = others[i % len(others)]
             for target, answerable in ((".", True), (neg, False)):
-                scope = lib.resolve(target)
-                legs = lib.legs(scope, q["question"], "hybrid", CANDIDATES, [])
+                _, legs = lib._legs(target, q["question"], "hybrid", CANDIDATES)
                 s = signals(legs)
                 s.update(set=f"{lib_rel}:{Path(qrels_rel).stem}", answerable=answerable)
                 rows.append(s)

@@ -30,7 +30,7 @@ from memo.collection.lexical import fts_query  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
-from memo.search import CANDIDATES  # noqa: E402
+from memo.search.fusion import CANDIDATES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -57,7 +57,7 @@ def bench_cold(eval_dir: Path, embedder, index_dir: Path) -> None:
     rep = lib.index()
     wall = time.perf_counter() - t
     tot = rep.totals()
-    chunks = sum(c.status()["chunks"] for c in lib.collections())
+    chunks = sum(c.status().chunks for c in lib.collections())
     print("\n### Cold index: xquad-dev-distract/ru\n")
     print("| notes | chunks | seconds | inside the embedder | chunks/s |")
     print("|---:|---:|---:|---:|---:|")
@@ -117,11 +117,10 @@ def bench_search(lib: Library, eval_dir: Path, n_queries: int) -> None:
     random.Random(1).shuffle(qs)
     qs = qs[:n_queries]
     emb = lib.embedder
-    scope = lib.resolve(".")
-    colls = [c for c, _ in scope.parts]
+    colls = lib.collections()
     for q in qs[:5]:  # warm: model, page cache, connections
         lib.search(".", q, k=8)
-    conns = [c._open()[0] for c in colls]
+    conns = [c.store()[0].conn for c in colls]
     t_embed, t_fts, t_knn, t_sync = [], [], [], []
     for q in qs:
         t = time.perf_counter()

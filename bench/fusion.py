@@ -19,11 +19,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from memo.collection import queries  # noqa: E402
 from memo.collection.lexical import script  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
-from memo.library import Library  # noqa: E402
-from memo.search import Legs, rrf  # noqa: E402
+from memo.library import (
+    Library,  # noqa: E402
+    federated,  # noqa: E402
+)
+from memo.search.fusion import Legs, fuse, rrf  # noqa: E402
 
 TASKS = [  # (name, library, qrels)
     ("ru>ru", "xquad-dev/ru", "xquad-dev/qrels/ru.jsonl"),
@@ -40,17 +44,16 @@ DEPTH = 100
 
 def collect(lib: Library, qrels: list[dict]) -> list[dict]:
     """Per question: the qrel and both legs as lists of (path, line, score)."""
-    scope = lib.resolve(None)
-    for coll, prefix in scope.parts:
-        coll.sync(prefix)
+    lib.index()
     out = []
     for q in qrels:
-        legs = lib.legs(scope, q["question"], "hybrid", DEPTH, [])
+        scope, legs = lib._legs(None, q["question"], "hybrid", DEPTH)
         keys = {k for k, _ in legs.lex} | {k for k, _ in legs.vec}
         rows = {}
         for ci in {k[0] for k in keys}:
             coll = scope.parts[ci][0]
-            for cid, row in coll.chunk_rows([k[1] for k in keys if k[0] == ci]).items():
+            ids = [k[1] for k in keys if k[0] == ci]
+            for cid, row in coll.read(lambda s, ids=ids: queries.chunk_rows(s, ids))[0].items():
                 rows[(ci, cid)] = (coll.root_path(row.path), row.line)
         out.append(
             {
@@ -60,8 +63,8 @@ def collect(lib: Library, qrels: list[dict]) -> list[dict]:
                 "coverage": legs.coverage,
                 "qs": legs.query_script,
                 "as": legs.answer_script,  # the vector leg's best chunk
-                "lex_scripts": [script(t) for t in lib._texts(scope, legs.lex_ranked[:3])],
-                "vec_scripts": [script(t) for t in lib._texts(scope, legs.vec_ranked[:3])],
+                "lex_scripts": [script(t) for t in federated.texts(scope, legs.lex_ranked[:3], [])],
+                "vec_scripts": [script(t) for t in federated.texts(scope, legs.vec_ranked[:3], [])],
             }
         )
     return out
@@ -114,8 +117,6 @@ def rule_rrf(
 
 
 def rule_current(item: dict) -> list:
-    from memo.search import fuse
-
     return by_scores(fuse(_legs_of(item), "hybrid"))
 
 

@@ -20,14 +20,15 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from memo import router  # noqa: E402
 from memo.collection.lexical import lex_text  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
+from memo.router import route as router_route  # noqa: E402
+from memo.router import vectors as router_vectors  # noqa: E402
 from tests import genlib  # noqa: E402
 
-MERGE_MIN = router.MERGE_MIN
+MERGE_MIN = router_vectors.MERGE_MIN
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -46,9 +47,9 @@ def fake_vectors(lib: Library, content: bool = False) -> None:
     reg = lib.registry
     rng = np.random.default_rng(0)
     n = len(reg.entries)
-    reg._vectors, reg._has_vec = _unit(rng, n), np.ones(n, dtype=bool)
+    reg._vectors = (_unit(rng, n), np.ones(n, dtype=bool))
     if content:
-        reg._content_vectors = (_unit(rng, n), np.ones(n, dtype=bool))
+        reg._content = (_unit(rng, n), np.ones(n, dtype=bool))
     reg.derived.clear()  # what the router derived from the old vectors
 
 
@@ -65,7 +66,7 @@ def fake_content(lib: Library, terms: int) -> float:
     p = 1.0 / np.arange(1, len(words) + 1)
     p /= p.sum()
     rng = np.random.default_rng(1)
-    conn = reg._db()
+    conn = reg.store.conn
     t = time.perf_counter()
     with conn:
         for e in reg.entries:
@@ -132,22 +133,22 @@ def main() -> None:
     t = time.perf_counter()
     lib.rebuild_registry(write_yaml=False)
     print(f"1000: again, no index moved {time.perf_counter() - t:.2f} s")
-    router.CONTENT = False
+    router_route.CONTENT = False
     a1, a5, st = accuracy(lib, qs)
     print(f"1000 descriptions+headings [{st}]: top1 {a1:.3f} top5 {a5:.3f}")
-    router.CONTENT = True
+    router_route.CONTENT = True
     a1, a5, st = accuracy(lib, qs)
     print(f"1000 descriptions+headings+content [{st}]: top1 {a1:.3f} top5 {a5:.3f}")
     for name, sub in (("even", qs[0::2]), ("odd", qs[1::2])):
         a1, a5, st = accuracy(lib, sub)
         print(f"1000 +content, {name} half: top1 {a1:.3f} top5 {a5:.3f}")
-    router.MERGE_MIN = 0  # the rule used from MERGE_MIN collections on, measured here
+    router_vectors.MERGE_MIN = 0  # the rule used from MERGE_MIN collections on, measured here
     lib.registry.derived.clear()
     a1, a5, st = accuracy(lib, qs)
     print(
         f"1000 +content, merged vectors (the rule above {MERGE_MIN}): top1 {a1:.3f} top5 {a5:.3f}"
     )
-    router.MERGE_MIN = MERGE_MIN
+    router_vectors.MERGE_MIN = MERGE_MIN
     lib.registry.derived.clear()
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"1000 route: p50 {p50:.1f} ms p95 {p95:.1f} ms")
@@ -216,11 +217,11 @@ def main() -> None:
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"{args.big} route, lexical only: p50 {p50:.1f} ms p95 {p95:.1f} ms")
     fake_vectors(lib)
-    lib._qvecs.clear()
+    lib._vectors.clear()
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"{args.big} route, hybrid ({emb.backend} query embedding): p50 {p50:.1f} p95 {p95:.1f}")
     for q in texts[: args.queries]:
-        lib.query_vector(q)
+        lib._vectors.get(q, [])
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"{args.big} route, hybrid, query embedding cached: p50 {p50:.1f} ms p95 {p95:.1f} ms")
     # every collection indexed: a body of content stems and a centroid for each
@@ -229,17 +230,17 @@ def main() -> None:
     fake_vectors(lib, content=True)
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"{args.big} route, hybrid + content everywhere, cached: p50 {p50:.1f} p95 {p95:.1f}")
-    router.CONTENT = False
+    router_route.CONTENT = False
     fake_vectors(lib, content=True)  # the merged matrix replaced them: load them again
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"{args.big} route, same, descriptions only: p50 {p50:.1f} p95 {p95:.1f}")
-    router.CONTENT, router.MERGE_MIN = True, 10**9
+    router_route.CONTENT, router_vectors.MERGE_MIN = True, 10**9
     fake_vectors(lib, content=True)
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(
         f"{args.big} route, hybrid + centroids scored apart (max rule): p50 {p50:.1f} p95 {p95:.1f}"
     )
-    router.MERGE_MIN = MERGE_MIN
+    router_vectors.MERGE_MIN = MERGE_MIN
     lib.close()
     print(f"(libraries left in {tmp}; delete it)")
 

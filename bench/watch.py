@@ -118,9 +118,12 @@ def stop_watch(proc: subprocess.Popen) -> float:
 def found(db: Path, word: str) -> bool:
     conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
     try:
-        return conn.execute(
-            "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (fts_query(word),)
-        ).fetchone() is not None
+        return (
+            conn.execute(
+                "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (fts_query(word),)
+            ).fetchone()
+            is not None
+        )
     except apsw.Error:
         return False
     finally:
@@ -185,7 +188,7 @@ def bench_catchup(work: Path, runs: int = 200) -> None:
     for _ in range(20):
         lib.search("c000", q, k=8, mode="lex")
     noop, search, walk, select = [], [], [], []
-    conn, _ = coll._open()
+    conn = coll.store()[0].conn
     for _ in range(runs):
         t = time.perf_counter()
         coll.sync("")
@@ -197,7 +200,7 @@ def bench_catchup(work: Path, runs: int = 200) -> None:
         note_files(coll.folder, root)
         walk.append(time.perf_counter() - t)
         t = time.perf_counter()
-        coll._stored_files(conn, "")
+        conn.execute("SELECT path, mtime_ns, size, hash FROM files").fetchall()
         select.append(time.perf_counter() - t)
     changed = []
     for i in range(20):
@@ -278,8 +281,10 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="memo-bench-watch-"))
     try:
         if "latency" in parts:
-            print("| backend | edits | p50 ms | p95 ms | max ms | catch-up search, no watcher, "
-                  "median ms | SIGTERM to exit ms |")
+            print(
+                "| backend | edits | p50 ms | p95 ms | max ms | catch-up search, no watcher, "
+                "median ms | SIGTERM to exit ms |"
+            )
             print("|---|---:|---:|---:|---:|---:|---:|")
             for b in args.backends.split(","):
                 if b == "fastembed" and "MEMO_MODEL_DIR" not in env_for(b):

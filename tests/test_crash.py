@@ -23,8 +23,8 @@ from pathlib import Path
 import apsw
 import pytest
 
-from memo.collection import collection as cm
-from memo.collection import db as dbm
+from memo.collection import queries
+from memo.collection import store as dbm
 from memo.config import Settings
 from memo.library import Library
 
@@ -130,6 +130,7 @@ def memo_env(index_dir: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("writer", sorted(WRITERS))
 def test_kill_9_at_random_moments_heals(writer: str, tmp_path: Path):
     root = make_library(tmp_path)
@@ -225,7 +226,7 @@ def test_text_that_is_not_utf8_in_the_index_is_damage(first: str, tmp_path: Path
     conn.close()
     lib = Library(root, None, Settings(index_dir=idx))
     if first == "status":
-        assert "damaged" in lib.status("crash")["collections"][0]
+        assert "damaged" in lib.status("crash").to_dict()["collections"][0]
     res = lib.search("crash", "marker3x", mode="lex")
     assert res.hits and res.hits[0].path == "crash/n003.md"
     assert any("damaged" in w for w in res.warnings), res.warnings
@@ -249,7 +250,7 @@ def test_damaged_index_is_rebuilt_with_a_warning(how: str, first: str, tmp_path:
 
     lib = Library(root, None, Settings(index_dir=idx))
     if first == "status":
-        st = lib.status("crash")["collections"][0]  # never a crash; says what it can
+        st = lib.status("crash").to_dict()["collections"][0]  # never a crash; says what it can
         assert st["collection"] == "crash"
         if how not in ("random-pages",):
             assert "damaged" in st or st["files"] > 0 or how == "empty"
@@ -274,16 +275,16 @@ def test_corruption_found_by_a_search_leg_rebuilds(tmp_path: Path, monkeypatch):
     root = make_library(tmp_path, n=20)
     lib = Library(root, None, Settings(index_dir=tmp_path / "idx"))
     lib.index()
-    real = cm.Collection.lex_candidates.__wrapped__
+    real = queries.lex_candidates
     calls = {"n": 0}
 
-    def flaky(self, *a, **kw):
+    def flaky(*a, **kw):
         calls["n"] += 1
         if calls["n"] == 1:
             raise apsw.CorruptError("database disk image is malformed")
-        return real(self, *a, **kw)
+        return real(*a, **kw)
 
-    monkeypatch.setattr(cm.Collection, "lex_candidates", cm._healing(flaky))
+    monkeypatch.setattr(queries, "lex_candidates", flaky)
     res = lib.search("crash", "marker3x", mode="lex")
     assert res.hits[0].path == "crash/n003.md"
     assert any("damaged" in w for w in res.warnings)
@@ -315,7 +316,7 @@ def test_full_disk_is_reported_and_recovered(tmp_path: Path, monkeypatch):
             conn.execute("PRAGMA max_page_count=40")
         return conn
 
-    monkeypatch.setattr(cm.dbm, "connect", small)
+    monkeypatch.setattr(dbm, "connect", small)
     lib = Library(root, None, Settings(index_dir=idx))
     rep = lib.index("crash")
     assert rep.errors and "is full" in rep.errors[0], rep.errors
@@ -325,7 +326,7 @@ def test_full_disk_is_reported_and_recovered(tmp_path: Path, monkeypatch):
     lib.close()
     for db in index_dbs(idx).values():
         assert integrity(db) == [("ok",)]
-    monkeypatch.setattr(cm.dbm, "connect", real_connect)  # space freed
+    monkeypatch.setattr(dbm, "connect", real_connect)  # space freed
     assert_converged(root, idx, tmp_path)
 
 
@@ -367,6 +368,7 @@ def test_full_disk_on_a_real_tmpfs(tmp_path: Path):
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
+@pytest.mark.slow
 def test_kill_9_watch_heals(tmp_path: Path):
     """kill -9 `memo watch` at random moments while notes change under it; a restarted watcher
     converges by itself (its start-up reconcile) to what a clean rebuild holds."""

@@ -96,8 +96,9 @@ def test_search_survives_a_broken_embedder(notes, tmp_path):
 
 def test_core_imports_no_driver():
     code = (
-        "import sys, memo.library, memo.collection.collection, memo.search, memo.router,"
-        " memo.registry_tools.registry, memo.excerpt, memo.budget;"
+        "import sys, memo.library, memo.collection.collection, memo.search.fusion,"
+        " memo.router.route, memo.registry_tools.registry, memo.search.excerpt,"
+        " memo.search.budget;"
         "bad = [m for m in ('click', 'fastapi', 'mcp', 'watchdog', 'uvicorn', 'fastembed',"
         " 'memo.watch', 'memo.server', 'memo.cli') if m in sys.modules];"
         " print(bad); sys.exit(1 if bad else 0)"

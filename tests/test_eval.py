@@ -16,10 +16,13 @@ from memo.library import Library
 from .conftest import SHARED
 
 EVAL = SHARED / "eval" / "xquad-dev"
-pytestmark = pytest.mark.skipif(
-    not (EVAL / "qrels" / "ru.jsonl").is_file(),
-    reason=f"the eval sets live in ../shared ({EVAL}), absent on this machine",
-)
+pytestmark = [
+    pytest.mark.slow,  # indexes a whole eval library
+    pytest.mark.skipif(
+        not (EVAL / "qrels" / "ru.jsonl").is_file(),
+        reason=f"the eval sets live in ../shared ({EVAL}), absent on this machine",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

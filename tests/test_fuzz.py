@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from memo.config import Settings
 from memo.errors import MemoError
 from memo.library import Library
+from memo.requests import MAX_QUERY_CHARS
 
 from .conftest import EXAMPLES, checksums
 
@@ -82,6 +83,7 @@ def lib(root: Path, real_embedder, tmp_path_factory):
     lib.close()
 
 
+@pytest.mark.slow
 @FUZZ
 @given(q=queries, mode=modes, path=paths, k=st.integers(-5, 500))
 def test_library_search_never_fails(lib: Library, q: str, mode: str, path: str, k: int):
@@ -91,7 +93,7 @@ def test_library_search_never_fails(lib: Library, q: str, mode: str, path: str, 
     except MemoError as e:  # a clean, explained refusal is fine; anything else is a bug
         assert str(e)
         return
-    assert res.to_dict()["query"] == q[:10_000]
+    assert res.to_dict()["query"] == q[:MAX_QUERY_CHARS]
     json.dumps(res.to_dict())
     assert time.monotonic() - t < 60
 
@@ -100,6 +102,7 @@ def test_library_search_never_fails(lib: Library, q: str, mode: str, path: str, 
 @given(
     q=queries, k=st.integers(-5, 2000), prefix=st.sampled_from([None, "", "work", "work/*", "x/"])
 )
+@pytest.mark.slow
 def test_library_route_never_fails(lib: Library, q: str, k: int, prefix: str | None):
     t = time.monotonic()
     try:
@@ -200,6 +203,7 @@ def test_http_never_500s(service):
             assert r.status_code in (400, 422), r.text
 
 
+@pytest.mark.slow
 def test_cli_search_never_tracebacks(root: Path, tmp_path: Path):
     env = {**os.environ, "MEMO_INDEX_DIR": str(tmp_path / "idx"), "MEMO_EMBEDDER": "none"}
     env.pop("MEMO_ROOT", None)

@@ -11,7 +11,8 @@ from pathlib import Path
 import apsw
 import pytest
 
-from memo.collection import db as dbm
+from memo import sqlite
+from memo.collection import store as dbm
 from memo.config import Settings
 from memo.library import Library
 
@@ -90,7 +91,7 @@ def test_profile_mismatch_rebuilds(library, notes, embedder):
     coll = next(c for c in library.collections() if c.name == "jira")
     coll.close()
     conn = dbm.connect(coll.index_path)
-    profile = dbm.read_profile(conn)
+    profile = sqlite.read_profile(conn)
     profile["chunker"] = "headings-v0"
     conn.execute("UPDATE meta SET value=? WHERE key='profile'", (json.dumps(profile),))
     conn.close()
@@ -189,7 +190,7 @@ def test_bad_files_are_reported_and_skipped(notes, embedder):
     assert "binary.md: skipped" in warnings and "huge.md: skipped, too large" in warnings
     assert "latin1.md" in warnings and "UTF-8" in warnings
     assert lib.search("work/jira", "quokka", mode="lex").hits[0].path == "work/jira/latin1.md"
-    st = lib.status("work/jira")["collections"][0]
+    st = lib.status("work/jira").to_dict()["collections"][0]
     assert {s["path"] for s in st["skipped"]} == {"work/jira/binary.md", "work/jira/huge.md"}
 
 
@@ -221,6 +222,6 @@ def test_index_dir_setting_keeps_notes_folder_clean(notes, embedder, tmp_path, u
 def test_sync_timestamps_are_recent(library):
     library.index()
     st = library.status(".")
-    for c in st["collections"]:
-        assert c["stale"] == 0 and c["current"]
-        assert time.time() - c["last_indexed"] < 600
+    for c in st.collections:
+        assert c.stale == 0 and c.current
+        assert time.time() - c.last_indexed < 600

@@ -20,12 +20,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memo import router
 from memo.config import Settings
 from memo.embed import Embedder, make_embedder
 from memo.errors import MemoError
 from memo.library import Library
 from memo.registry_tools import REGISTRY_FILE
+from memo.router import lexical as router_lexical
+from memo.router import vectors as router
 
 from . import genlib
 from .conftest import EXAMPLES, SHARED_MODEL
@@ -118,7 +119,7 @@ def test_broken_and_empty_metas(notes, emb):
     assert "bad" not in _paths(res) and "plain" not in _paths(res)
     assert any("bad/_meta.yaml" in w for w in res.warnings)
     st = lib.status()
-    assert any(w.startswith("empty:") and "empty description" in w for w in st["warnings"])
+    assert any(w.startswith("empty:") and "empty description" in w for w in st.warnings)
     lib.close()
 
 
@@ -329,7 +330,7 @@ def test_registry_write_waits_for_another_writer_and_recovers_from_a_failed_one(
         raise apsw.FullError("disk full")
 
     genlib.write_meta(notes / "home" / "astro", "astro", "Telescopes, mounts", [])
-    monkeypatch.setattr(type(reg), "_write_rows", fail)
+    monkeypatch.setattr(type(reg.store), "write", fail)
     with pytest.raises(apsw.FullError):
         reg.refresh(embed_limit=0, write_yaml=False)
     monkeypatch.undo()
@@ -341,14 +342,19 @@ def test_registry_write_waits_for_another_writer_and_recovers_from_a_failed_one(
 
 
 def test_stem_counts_cache_never_loses_a_stem_it_needs(notes, emb, monkeypatch):
-    monkeypatch.setattr(router, "COMMON_ROWS", 0)
-    monkeypatch.setattr(router, "COMMON_SHARE", 0.0)
-    monkeypatch.setattr(router, "DF_CACHE", 1)
+    monkeypatch.setattr(router_lexical, "COMMON_ROWS", 0)
+    monkeypatch.setattr(router_lexical, "COMMON_SHARE", 0.0)
+    monkeypatch.setattr(router_lexical, "DF_CACHE", 1)
     lib = Library(notes, emb, Settings(registry_ttl=3600))
     lib.rebuild_registry(write_yaml=False)
+    tops = {}
     for q in ("jira automation rules", "jira sourdough starter", "vlan routing table"):
-        lib.route(q, k=2, strategy="hybrid")  # before: KeyError once the cache was cleared
+        res = lib.route(q, k=2, strategy="hybrid")  # before: KeyError once the cache was cleared
+        tops[q] = _paths(res)
     lib.close()
+    assert tops["jira automation rules"][0] == "work/jira"
+    assert set(tops["jira sourdough starter"]) == {"work/jira", "home/cooking"}
+    assert tops["vlan routing table"][0] == "work/networking"
 
 
 @pytest.mark.edits_notes
@@ -412,6 +418,7 @@ def lib1000(tmp_path_factory):
     lib.close()
 
 
+@pytest.mark.slow  # builds 1,000 collections
 def test_thousand_collections_pick_the_tree(lib1000):
     lib, _ = lib1000
     res = lib.route("sourdough bread recipes", k=5)
@@ -419,6 +426,7 @@ def test_thousand_collections_pick_the_tree(lib1000):
     assert {t["prefix"] for t in res.tree} >= {"work/*", "home/*"}
 
 
+@pytest.mark.slow  # builds 1,000 collections
 def test_prefix_filter(lib1000):
     lib, _ = lib1000
     res = lib.route("notes", k=50, prefix="work/*")
@@ -430,6 +438,7 @@ def test_prefix_filter(lib1000):
     assert lib.route("x", prefix="work/g000*").total > one.total
 
 
+@pytest.mark.slow  # builds 1,000 collections
 def test_strategy_can_be_forced(lib1000):
     lib, _ = lib1000
     assert lib.route("x", strategy="flat").strategy == "flat"
@@ -437,6 +446,7 @@ def test_strategy_can_be_forced(lib1000):
     assert lib.route("x", strategy="hybrid", k=3).strategy == "hybrid"
 
 
+@pytest.mark.slow  # builds 1,000 collections
 @needs_xquad
 def test_thousand_collections_route_questions(lib1000):
     lib, homes = lib1000
@@ -445,17 +455,19 @@ def test_thousand_collections_route_questions(lib1000):
     assert hits / len(qs) >= 0.8, (hits, len(qs))
 
 
+@pytest.mark.slow  # builds 1,000 collections
 def test_scope_star_searches_every_collection_with_bounded_fds(lib1000):
     lib, _ = lib1000
     before = _open_fds()
     res = lib.search("*", "chess openings", k=5)
     assert len(res.collections) == 1000 and res.hits
-    assert len(lib.pool) <= 16
+    assert len(lib._colls.pool) <= 16
     assert _open_fds() - before < 16 * 3 + 10
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
     assert _open_fds() < soft
 
 
+@pytest.mark.slow  # builds 1,000 collections
 @needs_xquad
 def test_routed_search_searches_only_the_routed(lib1000):
     lib, homes = lib1000
@@ -506,12 +518,13 @@ def lib100k(tmp_path_factory):
     lib = Library(root, None, Settings(registry_ttl=3600))  # re-scans only when told
     # A scan without index stats (no collection here has an index, and reading 100,000 absent
     # indexes proves nothing the small libraries do not): the rebuild's time is in the bench.
-    reg = lib.fresh_registry(force=True)
+    reg = lib._colls.registry(force=True)
     assert len(reg.ok_entries()) == 100_000
     yield lib, homes, root
     lib.close()
 
 
+@pytest.mark.slow
 def test_hundred_thousand_pick_hybrid_and_prefix(lib100k):
     lib, _, _ = lib100k
     res = lib.route("kubernetes deployment runbooks", k=5)
@@ -522,6 +535,7 @@ def test_hundred_thousand_pick_hybrid_and_prefix(lib100k):
     assert lib.route("kubernetes", k=5, prefix="team/*").strategy == "hybrid"
 
 
+@pytest.mark.slow
 @needs_xquad
 def test_hundred_thousand_route_questions(lib100k):
     lib, homes, _ = lib100k
@@ -530,6 +544,7 @@ def test_hundred_thousand_route_questions(lib100k):
     assert hits / len(qs) >= 0.5, (hits, len(qs))  # lexical only; bench/router.py has figures
 
 
+@pytest.mark.slow
 def test_hundred_thousand_incremental(lib100k):
     lib, _, root = lib100k
     new = root / "zeta" / "astro"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 
 import pytest
@@ -10,6 +12,7 @@ from hypothesis import strategies as st
 
 from memo.errors import MemoError, TargetError
 from memo.library import Library
+from memo.requests import MAX_QUERY_CHARS
 
 from .conftest import EXAMPLES
 
@@ -155,7 +158,20 @@ HOSTILE = [
 @pytest.mark.parametrize("mode", ["hybrid", "lex", "vec"])
 def test_hostile_queries_never_error(indexed, query, mode):
     res = indexed.search(".", query, k=5, mode=mode)
-    assert isinstance(res.hits, list)
+    assert res.query == query[:MAX_QUERY_CHARS] and res.mode == mode and len(res.hits) <= 5
+    json.dumps(res.to_dict())  # every answer is valid JSON, whatever was asked
+    for h in res.hits:  # every hit points at a real line of a real note
+        lines = (indexed.root / h.path).read_text().splitlines()
+        assert 1 <= h.line <= len(lines) and h.cite
+    if len(query) > MAX_QUERY_CHARS:
+        assert any("characters long" in w for w in res.warnings)
+    if not re.search(r"\w", query):  # no word to look for: the lexical leg finds nothing
+        assert mode != "lex" or not res.hits
+        assert not query.strip() or res.confidence != "high"
+    if not query.strip():
+        assert not res.hits and any("empty" in w for w in res.warnings)
+    elif mode == "vec":  # any non-blank text has a nearest neighbour
+        assert res.hits
 
 
 @settings(
@@ -185,14 +201,15 @@ def test_ties_break_by_mtime_newer_first(notes, embedder):
 def test_small_collection_scan_ranks_like_vec0(indexed, monkeypatch, query):
     """Up to VEC_SCAN_MAX chunks the vector leg is scored in numpy instead of a vec0 KNN
     (cheaper for small collections): both must give the same ranking and cosines."""
-    from memo.collection import collection as cm
+    from memo.collection import queries as cm
 
-    qvec = indexed.query_vector(query)
+    qvec = indexed.embedder.embed_query(query)
     for coll in indexed.collections():
+        store = coll.store()[0]
         monkeypatch.setattr(cm, "VEC_SCAN_MAX", 0)
-        knn = coll.vec_candidates(qvec, 5)
+        knn = cm.vec_candidates(store, qvec, 5)
         monkeypatch.setattr(cm, "VEC_SCAN_MAX", 10**9)
-        scan = coll.vec_candidates(qvec, 5)
+        scan = cm.vec_candidates(store, qvec, 5)
         assert knn, coll.rel
         assert [i for i, _ in scan] == [i for i, _ in knn], coll.rel
         assert [s for _, s in scan] == pytest.approx([s for _, s in knn], abs=1e-5)

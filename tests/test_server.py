@@ -22,6 +22,8 @@ from mcp import Client, StdioServerParameters
 
 from .conftest import EXAMPLES, checksums
 
+pytestmark = pytest.mark.slow  # real `memo serve` / `memo mcp` processes
+
 # Shared 2-core machines can be slow: a generous timeout keeps a busy CI from failing a test
 # that is about correctness, not speed (speed is measured in bench/server.py).
 TIMEOUT = 180
@@ -162,9 +164,7 @@ def test_health_and_openapi(server: Server) -> None:
 
 
 def test_http_search_answers_path_line_with_freshness(server: Server) -> None:
-    r = post(
-        f"{server.url}/search", json={"path": "home", "query": "закваска кормят мукой"}
-    )
+    r = post(f"{server.url}/search", json={"path": "home", "query": "закваска кормят мукой"})
     assert r.status_code == 200, r.text
     body = r.json()
     top = body["results"][0]
@@ -175,9 +175,7 @@ def test_http_search_answers_path_line_with_freshness(server: Server) -> None:
 
 
 def test_http_accepts_common_argument_names(server: Server) -> None:
-    r = post(
-        f"{server.url}/search", json={"collection": "work/jira", "q": "JQL", "top_k": 1}
-    )
+    r = post(f"{server.url}/search", json={"collection": "work/jira", "q": "JQL", "top_k": 1})
     assert r.status_code == 200, r.text
     body = r.json()
     assert len(body["results"]) == 1 and body["results"][0]["collection"] == "jira"
@@ -363,9 +361,7 @@ def test_refuses_to_listen_beyond_loopback_without_token(lib_root: Path, index_d
     assert "without a token" in out.stderr and "hint:" in out.stderr
 
 
-def test_serve_watch_runs_the_watcher_in_the_same_process(
-    lib_root: Path, index_dir: Path
-) -> None:
+def test_serve_watch_runs_the_watcher_in_the_same_process(lib_root: Path, index_dir: Path) -> None:
     srv = Server(lib_root, index_dir, "--watch")
     try:
         srv.wait()

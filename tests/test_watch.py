@@ -35,8 +35,15 @@ def test_keys_for_editor_noise():
     assert keys_for(root, "moved", "/lib/c/n.md", "/lib/c/n.md~", False) == [
         ("file", "/lib/c/n.md")
     ]
-    for noise in ("/lib/c/4913", "/lib/c/n.md~", "/lib/c/.n.md.swp", "/lib/c/sedAbc123",
-                  "/lib/c/.memo/index.db-wal", "/lib/.git/index", "/lib/c/~lock.md"):
+    for noise in (
+        "/lib/c/4913",
+        "/lib/c/n.md~",
+        "/lib/c/.n.md.swp",
+        "/lib/c/sedAbc123",
+        "/lib/c/.memo/index.db-wal",
+        "/lib/.git/index",
+        "/lib/c/~lock.md",
+    ):
         assert keys_for(root, "modified", noise, "", False) == [], noise
     assert keys_for(root, "created", "/lib/c/_meta.yaml", "", False) == [("meta", "/lib/c")]
     assert keys_for(root, "deleted", "/lib/c/sub", "", True) == [("dir", "/lib/c/sub")]
@@ -94,16 +101,16 @@ def test_start_stop_and_heartbeat(root):
         assert set(index_rows(root / "c")) == {"a.md"}
         state = heartbeat.read(root, Settings())
         assert state and state["alive"] and state["last_reconcile"]
-        st = Library(root, None, Settings()).status()["collections"][0]
+        st = Library(root, None, Settings()).status().to_dict()["collections"][0]
         assert st["watcher_last_seen"] is not None and st["last_reconcile"] is not None
     finally:
         assert w.stop(timeout=5.0)
-    st = Library(root, None, Settings()).status()["collections"][0]
+    st = Library(root, None, Settings()).status().to_dict()["collections"][0]
     assert st["watcher_last_seen"] is None and st["last_reconcile"] is not None
 
 
 def test_no_heartbeat_means_no_watcher(root):
-    st = Library(root, None, Settings()).status()["collections"][0]
+    st = Library(root, None, Settings()).status().to_dict()["collections"][0]
     assert st["watcher_last_seen"] is None and st["last_reconcile"] is None
 
 
@@ -136,11 +143,11 @@ def test_disk_full_is_logged_and_retried(root, monkeypatch):
     real_sync = Collection.sync
     fails = {"n": 0}
 
-    def flaky(self, prefix="", full=False, progress=None):
+    def flaky(self, prefix="", full=False, progress=None, **kw):
         if prefix == "a.md" and fails["n"] < 1:
             fails["n"] += 1
             raise apsw.FullError("database or disk is full")
-        return real_sync(self, prefix, full=full, progress=progress)
+        return real_sync(self, prefix, full=full, progress=progress, **kw)
 
     w, log = _start(root)
     monkeypatch.setattr("memo.watch.watcher.RETRY_FIRST", 0.2)
@@ -155,16 +162,16 @@ def test_disk_full_is_logged_and_retried(root, monkeypatch):
 
 
 def test_permission_error_is_a_skipped_file(root, monkeypatch):
-    from memo.collection import collection as cm
+    from memo.collection import sync as cm
 
-    real = cm._read_capped
+    real = cm.read_capped
 
     def deny(path, limit):  # root reads everything: fail the read the way EACCES would
         if path.name == "secret.md":
             raise PermissionError(13, "Permission denied")
         return real(path, limit)
 
-    monkeypatch.setattr(cm, "_read_capped", deny)
+    monkeypatch.setattr(cm, "read_capped", deny)
     w, log = _start(root)
     try:
         (root / "c" / "secret.md").write_text("# no\n")
@@ -210,9 +217,7 @@ def test_readers_never_see_half_a_file_nor_a_lock_error(root):
     n_sections = 40
 
     def body(v: int) -> str:
-        return "# V\n\n" + "\n".join(
-            f"## S{i}\n\nversion{v} text {i}\n" for i in range(n_sections)
-        )
+        return "# V\n\n" + "\n".join(f"## S{i}\n\nversion{v} text {i}\n" for i in range(n_sections))
 
     (root / "c" / "v.md").write_text(body(0))
     w, log = _start(root, debounce=0.05)

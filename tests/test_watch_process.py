@@ -29,6 +29,8 @@ from .watch_helpers import (
     wait_for,
 )
 
+pytestmark = pytest.mark.slow  # real `memo watch` processes
+
 NOTE = "# Title\n\nfirst paragraph about apples\n\n## Second\n\nsome text about pears\n"
 
 
@@ -158,14 +160,14 @@ def test_meta_created_edited_deleted(lib, watcher):
     folder = lib / "newcoll"
     folder.mkdir()
     (folder / "x.md").write_text("# X\n\nfig tree\n")
-    time.sleep(1.0)  # not a collection yet: nothing to index
+    watcher.wait_line(r"newcoll/x\.md: not in a collection")  # not a collection yet
     assert not (folder / ".memo").exists()
     (folder / "_meta.yaml").write_text("description: appeared\n")
     watcher.wait_line(r"collection found: newcoll")
     wait_for(lambda: "fig" in chunk_text(folder, "x.md"))
-    watcher.wait_idle()
+    synced = watcher.count(r"debug: newcoll: up to date")
     (folder / "_meta.yaml").write_text("description: edited, same notes\n")
-    watcher.wait_idle()
+    watcher.wait_line(r"debug: newcoll: up to date", n=synced + 1)  # the edit was handled
     assert watcher.reindexed("newcoll/x.md") == 1  # a description edit re-indexes nothing
     (folder / "_meta.yaml").unlink()
     watcher.wait_line(r"collection gone: newcoll")

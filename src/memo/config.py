@@ -1,4 +1,18 @@
-"""Settings: the only place that reads MEMO_* environment variables."""
+"""Settings: the only place that reads MEMO_* environment variables.
+
+| variable | field | default |
+|---|---|---|
+| MEMO_ROOT | root | ~/notes/memo |
+| MEMO_EMBEDDER | embedder | auto |
+| MEMO_MODEL_DIR | model_dir | - |
+| MEMO_INDEX_DIR | index_dir | - (indexes beside the notes) |
+| MEMO_CHUNK_TOKENS | chunk_budget | 400 (at most 512) |
+| MEMO_MAX_FILE_BYTES | max_file_bytes | 20 MiB |
+| MEMO_MAX_CHUNKS_PER_FILE | max_chunks_per_file | 20,000 |
+| MEMO_MAX_OPEN | max_open | from the open-files limit |
+| MEMO_REGISTRY_TTL | registry_ttl | by size |
+| MEMO_TOKEN | token | - |
+"""
 
 from __future__ import annotations
 
@@ -19,6 +33,13 @@ class Settings:
     model_dir: Path | None = None
     max_open: int | None = None  # collections with an open index at once (None: library default)
     registry_ttl: float | None = None  # seconds between registry re-scans (None: by size)
+    root: Path | None = None  # MEMO_ROOT: the library root when no path names one
+    token: str | None = None  # the bearer token `memo serve` requires (and the CLI sends)
+
+    @property
+    def library_root(self) -> Path:
+        """MEMO_ROOT, else the default root (~/notes/memo)."""
+        return self.root or DEFAULT_ROOT.expanduser()
 
     @classmethod
     def from_env(cls, environ: dict[str, str] | None = None) -> Settings:
@@ -40,6 +61,8 @@ class Settings:
             model_dir=Path(model_dir).expanduser() if model_dir else None,
             max_open=_int("MEMO_MAX_OPEN", 0) or None,
             registry_ttl=_float(env.get("MEMO_REGISTRY_TTL")),
+            root=Path(env["MEMO_ROOT"]).expanduser() if env.get("MEMO_ROOT") else None,
+            token=env.get("MEMO_TOKEN") or None,
         )
 
 
@@ -48,11 +71,6 @@ def _float(v: str | None) -> float | None:
         return float(v) if v and v.strip() else None
     except ValueError:
         return None
-
-
-def default_root(environ: dict[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
-    return Path(env.get("MEMO_ROOT") or DEFAULT_ROOT).expanduser()
 
 
 def cache_home() -> Path:

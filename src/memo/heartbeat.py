@@ -16,7 +16,6 @@ root's real path); when the root is read-only, under the user cache. Fields:
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import socket
@@ -25,27 +24,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .config import Settings, cache_home
+from .caches import heartbeat_files
+from .config import Settings
 
 HEARTBEAT_EVERY = 5.0  # seconds between two writes by a running watcher
 STALE_AFTER = 4 * HEARTBEAT_EVERY  # a heartbeat older than this means no watcher is running
 FILE_NAME = "watcher.json"
 
 
-def _tag(root: Path) -> str:
-    real = os.path.realpath(root)
-    slug = "".join(c if c.isalnum() else "-" for c in Path(real).name)[:40]
-    return f"{slug}-{hashlib.blake2b(real.encode(), digest_size=6).hexdigest()}"
-
-
 def candidates(root: Path, settings: Settings) -> list[Path]:
     """Where the heartbeat may live, preferred first (the reader checks each)."""
-    if settings.index_dir is not None:
-        return [settings.index_dir / f"watcher-{_tag(root)}.json"]
-    return [
-        root / ".memo" / FILE_NAME,
-        cache_home() / "memo" / "watchers" / f"{_tag(root)}.json",
-    ]
+    return heartbeat_files(root, settings, FILE_NAME)
 
 
 def write(root: Path, settings: Settings, state: dict[str, Any]) -> Path | None:

@@ -1,0 +1,11 @@
+"""A collection: one folder of notes (a `_meta.yaml` makes it one) and its rebuildable index.
+
+    meta.py      _meta.yaml -> CollectionMeta          files.py    which files are its notes
+    chunker.py   markdown -> heading-scoped chunks     lexical.py  stems for the lexical leg
+    store.py     the index database and its profile    pool.py     the bound on open indexes
+    sync.py      notes -> index (incremental)          queries.py  what a search reads
+    status.py    what `memo status` says               summary.py  what the registry is told
+    collection.py  Collection: one folder tied to its index
+
+Nothing is imported here: `memo.collection.meta` or `.files` stay cheap to import alone.
+"""

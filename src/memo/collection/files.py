@@ -82,6 +82,16 @@ def _valid_name(relpath: str) -> bool:
     return True
 
 
+def _in_nested_collection(folder: Path, start: Path) -> bool:
+    """Whether `start` (a sub-path of `folder`) lies in a collection nested inside `folder`."""
+    probe = start if start.is_dir() else start.parent
+    while probe != folder and folder in probe.parents:
+        if (probe / META_FILE).is_file():
+            return True
+        probe = probe.parent
+    return False
+
+
 def note_files(
     folder: Path, root: Path, prefix: str = "", rejected: Rejected | None = None
 ) -> dict[str, FileStat]:
@@ -96,6 +106,8 @@ def note_files(
     root_real = ""  # resolved at the first symlink: most trees have none
     reject = rejected.append if rejected is not None else (lambda _: None)
     start = folder / prefix if prefix else folder
+    if prefix and _in_nested_collection(folder, start):
+        return out  # that collection owns these notes, not this one
     if prefix and not start.is_dir():  # one note
         rel = prefix.strip("/")
         try:

@@ -30,7 +30,7 @@ _en = Stemmer.Stemmer("english")
 
 
 @lru_cache(maxsize=200_000)
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
     if _CYRILLIC.match(word):
         return str(_ru.stemWord(word.replace("ё", "е")))
     if _LATIN.match(word):
@@ -40,7 +40,7 @@ def _stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """Text -> stems in order (duplicates kept: BM25 counts them)."""
-    return [_stem(w) for w in _WORD.findall(text.lower())]
+    return [stem(w) for w in _WORD.findall(text.lower())]
 
 
 def lex_text(text: str) -> str:
@@ -79,7 +79,7 @@ def query_terms(query: str) -> list[str]:
     content = [w for w in words if w.replace("ё", "е") not in STOPWORDS] or words
     seen: dict[str, None] = {}
     for w in content:
-        seen.setdefault(_stem(w), None)
+        seen.setdefault(stem(w), None)
         if len(seen) >= _MAX_QUERY_TERMS:
             break
     return list(seen)

@@ -22,7 +22,7 @@ from typing import Protocol
 
 import numpy as np
 
-from ..config import cache_home
+from ..config import Settings, cache_home
 from ..errors import EmbedderUnavailableError
 
 MODEL_ID = "intfloat/multilingual-e5-small"
@@ -103,3 +103,11 @@ def normalise(v: np.ndarray) -> np.ndarray:
     v = np.asarray(v, dtype=np.float32)
     norms = np.linalg.norm(v, axis=-1, keepdims=True)
     return v / np.maximum(norms, 1e-12)
+
+
+def embedder_for(settings: Settings) -> Embedder | None:
+    """The embedder the settings ask for (None for MEMO_EMBEDDER=none), shared by the process:
+    what every driver and `Library.from_env` use."""
+    if settings.embedder == "none":
+        return None
+    return get_embedder(settings.embedder, settings.model_dir)

@@ -18,13 +18,12 @@ import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
-from typing import Any, Literal
+from typing import Any
 
-from fastapi import FastAPI, Query, Request
+from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -36,8 +35,12 @@ from ..errors import (
     MemoError,
     TargetError,
 )
+from ..requests import (
+    RequestError,
+)
 from .mcp_tools import build_mcp
-from .service import MAX_K, MAX_QUERY_CHARS, MAX_ROUTE_K, RequestError, Service
+from .routes import api_router
+from .service import Service
 
 log = logging.getLogger("memo.server")
 
@@ -70,50 +73,6 @@ def _status_of(e: MemoError) -> int:
 
 def error_body(code: str, message: str, hint: str = "") -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "hint": hint}}
-
-
-# ---------------------------------------------------------------------- request bodies
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class SearchBody(_Body):
-    path: str = Field(
-        ".",
-        max_length=4096,
-        validation_alias=AliasChoices("path", "collection", "scope"),
-        description="Collection, folder or note relative to the library root; '.' = all.",
-    )
-    query: str = Field(
-        min_length=1,
-        max_length=MAX_QUERY_CHARS,
-        validation_alias=AliasChoices("query", "q"),
-    )
-    k: int = Field(8, ge=1, le=MAX_K, validation_alias=AliasChoices("k", "limit", "top_k"))
-    mode: Literal["hybrid", "lex", "vec"] = "hybrid"
-    route: int | None = Field(
-        None, ge=1, le=MAX_ROUTE_K, description="Search only the top N routed collections."
-    )
-    max_tokens: int | None = Field(None, ge=1, le=1_000_000, description="Token budget.")
-    tags: list[str] | None = Field(None, description="Only notes having all these tags.")
-    since: str | None = Field(None, max_length=40, description="YYYY-MM-DD or 7d / 2w / 3m.")
-    until: str | None = Field(None, max_length=40)
-    diverse: bool | None = Field(None, description="Cap hits per note (default on for k >= 5).")
-
-
-class RouteBody(_Body):
-    query: str = Field(
-        min_length=1, max_length=MAX_QUERY_CHARS, validation_alias=AliasChoices("query", "q")
-    )
-    k: int = Field(5, ge=1, le=MAX_ROUTE_K, validation_alias=AliasChoices("k", "limit", "top_k"))
-    prefix: str | None = Field(None, max_length=4096)
-
-
-class ReindexBody(_Body):
-    path: str = Field(
-        ".", max_length=4096, validation_alias=AliasChoices("path", "collection", "scope")
-    )
-    full: bool = False
 
 
 # ---------------------------------------------------------------------- auth
@@ -195,69 +154,7 @@ def build_app(
     )
     _add_error_handlers(app)
 
-    @app.get("/health", tags=["service"])
-    def health() -> dict[str, Any]:
-        """Liveness, version, library root and whether the model is loaded."""
-        return service.health()
-
-    @app.post("/search", tags=["notes"])
-    def search(body: SearchBody) -> dict[str, Any]:
-        """Hybrid search in a collection, folder or note; hits carry `path` and `line`."""
-        return service.search(
-            body.path,
-            body.query,
-            body.k,
-            body.mode,
-            body.route,
-            max_tokens=body.max_tokens,
-            tags=body.tags,
-            since=body.since,
-            until=body.until,
-            diverse=body.diverse,
-        ).to_dict()
-
-    @app.get("/search", tags=["notes"])
-    def search_get(
-        query: str = Query(min_length=1, max_length=MAX_QUERY_CHARS),
-        path: str = Query(".", max_length=4096),
-        k: int = Query(8, ge=1, le=MAX_K),
-        mode: Literal["hybrid", "lex", "vec"] = "hybrid",
-        route: int | None = Query(None, ge=1, le=MAX_ROUTE_K),
-    ) -> dict[str, Any]:
-        """The same search for `curl` and browsers."""
-        return service.search(path, query, k, mode, route).to_dict()
-
-    @app.get("/note", tags=["notes"])
-    def note(
-        path: str = Query(max_length=4096),
-        line: int | None = Query(None, ge=1),
-        lines: int | None = Query(None, ge=1, le=2000),
-    ) -> dict[str, Any]:
-        """Lines of a note from `line` (a hit's path and line), with their citation hash."""
-        return service.get(path, line, lines)
-
-    @app.post("/route", tags=["notes"])
-    def route(body: RouteBody) -> dict[str, Any]:
-        """Rank the collections whose descriptions fit the question."""
-        return service.route(body.query, body.k, body.prefix)
-
-    @app.get("/route", tags=["notes"])
-    def route_get(
-        query: str = Query(min_length=1, max_length=MAX_QUERY_CHARS),
-        k: int = Query(5, ge=1, le=MAX_ROUTE_K),
-        prefix: str | None = Query(None, max_length=4096),
-    ) -> dict[str, Any]:
-        return service.route(query, k, prefix)
-
-    @app.get("/status", tags=["index"])
-    def status(path: str = Query(".", max_length=4096)) -> dict[str, Any]:
-        """Per collection: files, chunks, staleness, skipped files and why."""
-        return service.status(path)
-
-    @app.post("/reindex", tags=["index"])
-    def reindex(body: ReindexBody) -> dict[str, Any]:
-        """Bring a path's index up to date now (full=true rebuilds it). Notes are never written."""
-        return service.reindex(body.path, body.full)
+    app.include_router(api_router(service))
 
     # The MCP endpoint: its route joins ours, its session manager runs in our lifespan.
     app.router.routes.extend(mcp_app.routes)

@@ -1,4 +1,4 @@
-"""memo as an MCP server (official `mcp` SDK, v2 `MCPServer`): four read-only tools.
+"""memo as an MCP server (official `mcp` SDK, v2 `MCPServer`): five read-only tools.
 
 Every tool returns both a structured result (validated against a published output schema) and a
 text rendering that leads with `path:line`. Failures the agent can fix come back as tool errors
@@ -19,9 +19,24 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..errors import MemoError
+from ..requests import (
+    DEFAULT_K,
+    DEFAULT_ROUTE_K,
+    MAX_BUDGET,
+    MAX_K,
+    MAX_LINES,
+    MAX_PATH_CHARS,
+    MAX_QUERY_CHARS,
+    MAX_ROUTE_K,
+    IndexRequest,
+    ReadRequest,
+    RouteRequest,
+    SearchRequest,
+    StatusRequest,
+)
 from ..skill import skill_text
 from . import render
-from .service import MAX_K, MAX_QUERY_CHARS, MAX_ROUTE_K, Service
+from .service import Service
 
 INSTRUCTIONS = """\
 memo searches the user's library of markdown notes (folders of notes, each topic folder a
@@ -150,7 +165,7 @@ Path_ = Annotated[
     Field(
         description="A collection path from memo_route, a sub-folder or note inside it, or '.' "
         "for the whole library; relative to the library root.",
-        max_length=4096,
+        max_length=MAX_PATH_CHARS,
     ),
 ]
 Query = Annotated[
@@ -170,7 +185,19 @@ def build_mcp(service: Service) -> MCPServer:
         instructions=INSTRUCTIONS,
         middleware=[_accept_aliases],
     )
-    read_only = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+    _add_finding(mcp, service)
+    _add_reading(mcp, service)
+    _inline_output_schemas(mcp)
+    _add_skill(mcp, service)
+    return mcp
+
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+
+
+def _add_finding(mcp: MCPServer, service: Service) -> None:
+    """memo_route and memo_search."""
+    read_only = READ_ONLY
 
     @mcp.tool(
         title="Route a question to collections",
@@ -183,12 +210,23 @@ def build_mcp(service: Service) -> MCPServer:
     )
     def memo_route(
         query: Query,
-        k: Annotated[int, Field(ge=1, le=MAX_ROUTE_K, description="How many collections.")] = 5,
+        k: Annotated[
+            int, Field(ge=1, le=MAX_ROUTE_K, description="How many collections.")
+        ] = DEFAULT_ROUTE_K,
         prefix: Annotated[
             str | None, Field(description="Only collections under this path, e.g. 'work/'.")
         ] = None,
+        strategy: Annotated[
+            Literal["auto", "flat", "tree", "hybrid"],
+            Field(description="auto picks by size: flat up to 50 collections, tree, hybrid."),
+        ] = "auto",
     ) -> Annotated[CallToolResult, RouteOut]:
-        return _answer(render.route_text, lambda: service.route(query, k=k, prefix=prefix))
+        return _answer(
+            render.route_text,
+            lambda: service.route(
+                RouteRequest.make(query, k=k, prefix=prefix, strategy=strategy)
+            ).to_dict(),
+        )
 
     @mcp.tool(
         title="Search notes",
@@ -204,14 +242,14 @@ def build_mcp(service: Service) -> MCPServer:
     def memo_search(
         path: Path_,
         query: Query,
-        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many hits.")] = 8,
+        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many hits.")] = DEFAULT_K,
         mode: Annotated[
             Literal["hybrid", "lex", "vec"],
             Field(description="hybrid fuses keyword and meaning; lex or vec run one alone."),
         ] = "hybrid",
         max_tokens: Annotated[
             int | None,
-            Field(ge=1, le=1_000_000, description="Fit the hits into this many tokens."),
+            Field(ge=1, le=MAX_BUDGET, description="Fit the hits into this many tokens."),
         ] = None,
         tags: Annotated[
             list[str] | None, Field(description="Only notes whose frontmatter has all these tags.")
@@ -230,21 +268,17 @@ def build_mcp(service: Service) -> MCPServer:
             Field(ge=1, le=MAX_ROUTE_K, description="Search only the top N routed collections."),
         ] = None,
     ) -> Annotated[CallToolResult, SearchOut]:
+        options = dict(k=k, mode=mode, route=route, max_tokens=max_tokens, tags=tags)
+        options.update(since=since, until=until, diverse=diverse)
         return _answer(
             render.search_text,
-            lambda: service.search(
-                path,
-                query,
-                k=k,
-                mode=mode,
-                route=route,
-                max_tokens=max_tokens,
-                tags=tags,
-                since=since,
-                until=until,
-                diverse=diverse,
-            ).to_dict(),
+            lambda: service.search(SearchRequest.make(path, query, **options)).to_dict(),
         )
+
+
+def _add_reading(mcp: MCPServer, service: Service) -> None:
+    """memo_get, memo_status and memo_reindex."""
+    read_only = READ_ONLY
 
     @mcp.tool(
         title="Read lines of a note",
@@ -256,13 +290,17 @@ def build_mcp(service: Service) -> MCPServer:
         ),
     )
     def memo_get(
-        path: Annotated[str, Field(description="A note path from a hit.", max_length=4096)],
+        path: Annotated[
+            str, Field(description="A note path from a hit.", max_length=MAX_PATH_CHARS)
+        ],
         line: Annotated[int | None, Field(ge=1, description="First line (1-based).")] = None,
         lines: Annotated[
-            int | None, Field(ge=1, le=2000, description="How many lines (default 40).")
+            int | None, Field(ge=1, le=MAX_LINES, description="How many lines (default 40).")
         ] = None,
     ) -> Annotated[CallToolResult, GetOut]:
-        return _answer(render.get_text, lambda: service.get(path, line, lines))
+        return _answer(
+            render.get_text, lambda: service.get(ReadRequest.make(path, line, lines)).to_dict()
+        )
 
     @mcp.tool(
         title="Index status",
@@ -273,7 +311,9 @@ def build_mcp(service: Service) -> MCPServer:
         ),
     )
     def memo_status(path: Path_ = ".") -> Annotated[CallToolResult, StatusOut]:
-        return _answer(render.status_text, lambda: service.status(path))
+        return _answer(
+            render.status_text, lambda: service.status(StatusRequest.make(path)).to_dict()
+        )
 
     @mcp.tool(
         title="Re-index notes",
@@ -288,9 +328,13 @@ def build_mcp(service: Service) -> MCPServer:
         path: Path_,
         full: Annotated[bool, Field(description="Drop the index and rebuild it.")] = False,
     ) -> Annotated[CallToolResult, ReindexOut]:
-        return _answer(render.reindex_text, lambda: service.reindex(path, full=full))
+        return _answer(
+            render.reindex_text, lambda: service.reindex(IndexRequest.make(path, full)).to_dict()
+        )
 
-    _inline_output_schemas(mcp)
+
+def _add_skill(mcp: MCPServer, service: Service) -> None:
+    """The writing-discipline skill as a prompt."""
 
     @mcp.prompt(
         name="memo_skill",
@@ -304,8 +348,6 @@ def build_mcp(service: Service) -> MCPServer:
     def memo_skill() -> str:
         with service.library() as lib:
             return skill_text(lib)
-
-    return mcp
 
 
 def _inline(schema: Any, defs: dict[str, Any]) -> Any:

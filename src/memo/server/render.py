@@ -27,7 +27,7 @@ def _ago(ts: float | None) -> str:
 
 def search_text(r: dict[str, Any]) -> str:
     hits = r["results"]
-    where = f'in {r["target"]} ({r["mode"]}, {r["took_ms"]} ms)'
+    where = f"in {r['target']} ({r['mode']}, {r['took_ms']} ms)"
     lines = [f'{len(hits)} hits for "{r["query"]}" {where}; confidence {r["confidence"]}']
     if hits and r["confidence"] == "none":
         lines.append("No good match: only the nearest notes; the answer is likely not here.")

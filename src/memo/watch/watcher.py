@@ -5,9 +5,10 @@ Threads (all daemons; `stop()` ends them):
 - watchdog's observer (inotify, or polling for FUSE/sshfs/SMB) turns filesystem events into
   keys (`events.py`) pushed into a per-key debounce queue (`debounce.py`);
 - the *worker*, the only thread that touches the index: it pops keys whose burst has been quiet
-  for `debounce` seconds, maps each to its owning collection and syncs just that note or folder
-  (`Collection.sync(prefix)`: stat, then hash; only new chunk texts are embedded). It also runs the
-  reconcile scan (every `reconcile_every` seconds, on start, and after an inotify overflow);
+  for `debounce` seconds and hands their paths to `Library.sync` (which finds the owning
+  collections and syncs just those notes or folders: stat, then hash; only new chunk texts are
+  embedded). It also runs the reconcile scan (`Library.sync()` of everything: every
+  `reconcile_every` seconds, on start, and after an inotify overflow);
 - the *heartbeat*: every few seconds it writes the library's heartbeat file (read by
   `memo status`) and checks that the root and the observer are still there.
 
@@ -29,28 +30,34 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import apsw
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from .. import heartbeat
-from ..collection.collection import Collection, SyncReport
-from ..collection.files import file_identity, find_collections
-from ..collection.meta import META_FILE
+from ..collection.files import file_identity
+from ..collection.sync import SyncProgress
 from ..config import Settings
 from ..embed import Embedder
-from ..library import Library
+from ..library import IndexReport, Library
 from .debounce import Debouncer
 from .events import RECONCILE, Key, keys_for
+from .log import log_report
 
 LogSink = Callable[[str], None] | logging.Logger
-BULK = 16  # more pending notes than this in one collection: one sync of the whole collection
-LIST_LIMIT = 20  # a sync that wrote more files than this logs one summary line, not one per file
 RETRY_FIRST, RETRY_MAX = 5.0, 300.0  # backoff after a failed sync (disk full, locked, ...)
 WATCHDOG_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
 
 
-class _Stopping(Exception):
-    """Raised from a sync's progress callback to end it between two files."""
+class _Progress(SyncProgress):
+    """Tells a sync to stop when the watcher stops; logs what it starts."""
+
+    def __init__(self, watcher: Watcher) -> None:
+        self.watcher = watcher
+
+    def begin(self, label: str, files: int) -> None:
+        self.watcher._say(logging.DEBUG, f"indexing {label}")
+
+    def stop_requested(self) -> bool:
+        return self.watcher._stop.is_set()
 
 
 class _OverflowHook(logging.Handler):
@@ -98,8 +105,8 @@ class Watcher:
         self._log = log
         self._queue = Debouncer(debounce, max_delay=max(5.0, 10 * debounce))
         self._stop = threading.Event()
-        self._folders: frozenset[Path] = frozenset()
-        self._broken: set[Path] = set()
+        self._broken: set[str] = set()  # broken _meta.yaml errors already logged
+        self._progress = _Progress(self)
         self._failures: dict[Key, int] = {}
         self._observer: Any = None
         self._mode = "polling" if polling else "inotify"
@@ -316,200 +323,55 @@ class Watcher:
                 next_scan = time.monotonic() + self.reconcile_every
             try:
                 self._handle(keys)
-            except _Stopping:
-                break
             except Exception as e:  # the worker never dies; a bug is logged, the rest goes on
                 self._say(logging.ERROR, f"unexpected {type(e).__name__}: {e}")
 
-    def _check_stop(self, _n: int) -> None:
-        if self._stop.is_set():
-            raise _Stopping
-
     def _handle(self, keys: list[Key]) -> None:
+        """Hand the keys' paths to the library: a note alone, or a folder or `_meta.yaml` after
+        a re-scan of the registry; a reconcile covers every other pending key."""
         if RECONCILE in keys:
             self._guard(RECONCILE, self._reconcile)
-            return  # a full scan covers every other pending key
-        for key in keys:
-            if key[0] == "meta":
-                self._guard(key, lambda k=key: self._meta(Path(k[1])))
-            elif key[0] == "dir":
-                self._guard(key, lambda k=key: self._dir(Path(k[1])))
-            elif key[0] == "coll":
-                self._guard(key, lambda k=key: self._sync(Path(k[1]), ""))
-        by_owner: dict[Path, list[Path]] = {}
-        for key in keys:
-            if key[0] == "file":
-                path = Path(key[1])
-                owner = self._owner(path.parent)
-                if owner is None:
-                    self._say(logging.DEBUG, f"{self._rel(path)}: not in a collection")
-                    continue
-                by_owner.setdefault(owner, []).append(path)
-        for owner, paths in by_owner.items():
-            if len(paths) > BULK:  # a checkout or an unpacked archive: one pass, batched embeds
-                self._guard(("coll", str(owner)), lambda o=owner: self._sync(o, ""))
-                continue
-            for path in paths:
-                self._guard(
-                    ("file", str(path)),
-                    lambda o=owner, p=path: self._sync(o, os.path.relpath(p, o)),
-                )
+            return
+        notes = [k for k in keys if k[0] == "file"]
+        tree = [k for k in keys if k[0] in ("dir", "meta")]
+        if tree:
+            self._guard_all(tree, rescan=True)
+        if notes:
+            self._guard_all(notes, rescan=False)
 
-    def _guard(self, key: Key, fn: Callable[[], None]) -> None:
-        """Run one piece of work; on failure log it and retry later with a backoff."""
+    def _guard_all(self, keys: list[Key], rescan: bool) -> None:
+        paths = [Path(k[1]) for k in keys]
+        self._guard(keys, lambda: self.library.sync(paths, rescan=rescan, progress=self._progress))
+
+    def _guard(self, what: Key | list[Key], run: Callable[[], IndexReport]) -> None:
+        """Run one sync; log what it did. A failure (disk full, index locked too long) is
+        logged and retried later with a backoff; a broken `_meta.yaml` is logged once."""
+        keys = [what] if isinstance(what, tuple) else what
         try:
-            fn()
-        except _Stopping:
-            raise
+            report = run()
         except Exception as e:
+            self._retry(keys, f"{type(e).__name__}: {e}{_hint(e)}")
+            return
+        self._log_report(report)
+        if report.failures and not report.stopped:
+            self._retry(keys, "; ".join(report.failures))
+        else:
+            for key in keys:
+                self._failures.pop(key, None)
+
+    def _retry(self, keys: list[Key], why: str) -> None:
+        for key in keys:
             n = self._failures.get(key, 0) + 1
             self._failures[key] = n
             delay = min(RETRY_MAX, RETRY_FIRST * 2 ** (n - 1))
             what = "reconcile" if key == RECONCILE else self._rel(key[1])
-            hint = getattr(e, "hint", "")
-            self._say(
-                logging.ERROR,
-                f"{what}: {type(e).__name__}: {e}{' (' + hint + ')' if hint else ''}; "
-                f"retrying in {delay:g} s",
-            )
-            if isinstance(e, apsw.Error) and key != RECONCILE:
-                owner = self._owner(Path(key[1]))
-                if owner is not None:
-                    self.library.forget(owner)  # reopen its connection next time
+            self._say(logging.ERROR, f"{what}: {why}; retrying in {delay:g} s")
             self._queue.retry(key, delay)
-        else:
-            self._failures.pop(key, None)
 
-    def _owner(self, folder: Path) -> Path | None:
-        """The collection folder owning `folder`: the nearest at or above it."""
-        folders = self._folders
-        for f in (folder, *folder.parents):
-            if f in folders:
-                return f
-            if f == self.root:
-                break
-        return None
-
-    def _collection(self, folder: Path) -> Collection | None:
-        coll = self.library.collection_at(folder)
-        if self.library.errors:
-            if folder not in self._broken:
-                for err in self.library.errors:
-                    self._say(logging.ERROR, f"{err}; its notes wait until it is fixed")
-            self._broken.add(folder)
-            self.library.errors.clear()
-        elif coll is not None:
-            self._broken.discard(folder)
-        return coll
-
-    def _sync(self, folder: Path, prefix: str) -> SyncReport | None:
-        if not (folder / META_FILE).is_file():  # vanished between the event and now
-            self._discover(folder)
-            return None
-        coll = self._collection(folder)
-        if coll is None:
-            return None
-        prefix = prefix.replace(os.sep, "/")
-        label = self._rel(folder / prefix) if prefix else self._rel(folder)
-        self._say(logging.DEBUG, f"indexing {label}")
-        report = coll.sync(prefix, progress=self._check_stop)
-        self._report(report, label, single=bool(prefix))
-        if report.did_work:  # the router's content summary of this collection follows its notes
-            self.library.fresh_registry().update_stats([folder])
-        return report
-
-    def _report(self, rep: SyncReport, label: str, single: bool) -> None:
-        if rep.rebuilt:
-            self._say(logging.INFO, f"{label}: index built ({rep.rebuilt})")
-        for w in rep.warnings:
-            self._say(logging.WARNING, w)
-        written = [(a, p) for a, p in rep.files if a != "touched"]
-        for a, p in rep.files:
-            if a == "touched":
-                self._say(logging.DEBUG, f"touched {p} (same content, nothing re-indexed)")
-        if len(written) > LIST_LIMIT:
-            for a, p in written:
-                self._say(logging.DEBUG, f"{a} {p}")
-            self._say(
-                logging.INFO,
-                f"{label}: {rep.new} new, {rep.changed} changed, {rep.removed} removed, "
-                f"{rep.skipped} skipped; {rep.chunks_embedded} chunks embedded "
-                f"({rep.seconds:.2f} s)",
-            )
-            return
-        for a, p in written:
-            extra = ""
-            if single and a in ("new", "changed"):
-                extra = f" ({rep.chunks_embedded} chunks embedded, {rep.seconds:.2f} s)"
-            self._say(logging.INFO, f"{a} {p}{extra}")
-        if not written and not rep.touched:
-            self._say(logging.DEBUG, f"{label}: up to date ({rep.seconds * 1000:.1f} ms)")
-
-    # ------------------------------------------------------------------ structure
-    def _discover(self, top: Path) -> tuple[set[Path], set[Path]]:
-        """Collections at or below `top` now vs. before: (appeared, vanished)."""
-        found = set(find_collections(top)) if top.is_dir() else set()
-        before = {f for f in self._folders if f == top or top in f.parents}
-        new, gone = found - before, before - found
-        if new or gone:
-            self._folders = frozenset((self._folders - gone) | new)
-            self.library.fresh_registry(force=True)  # the router sees it at once
-        for f in sorted(gone):
-            self.library.forget(f)
-            self._broken.discard(f)
-            self._say(logging.INFO, f"collection gone: {self._rel(f)}")
-        for f in sorted(new):
-            self._say(logging.INFO, f"collection found: {self._rel(f)}")
-        return new, gone
-
-    def _meta(self, folder: Path) -> None:
-        """A _meta.yaml created, edited or deleted."""
-        was = folder in self._folders
-        self.library.forget(folder)  # edited: read it again
-        self.library.fresh_registry(force=True)  # the registry re-reads just this meta
-        self._broken.discard(folder)
-        now = (folder / META_FILE).is_file()
-        if now:
-            if not was:
-                self._folders = frozenset(self._folders | {folder})
-                self._say(logging.INFO, f"collection found: {self._rel(folder)}")
-            self._sync(folder, "")
-        elif was:
-            self._discover(folder)  # it is gone; collections nested below it are not
-        if was != now and folder != self.root:
-            parent = self._owner(folder.parent)
-            if parent is not None:  # it adopts (or gives up) the notes of that folder
-                self._sync(parent, "")
-
-    def _dir(self, folder: Path) -> None:
-        """A folder created, deleted or moved: its collections and its notes."""
-        new, _ = self._discover(folder)
-        for f in sorted(new):
-            self._sync(f, "")
-        if folder in self._folders:
-            self._sync(folder, "")
-            return
-        owner = self._owner(folder.parent)
-        if owner is not None:
-            self._sync(owner, os.path.relpath(folder, owner))
-
-    def _reconcile(self) -> None:
+    def _reconcile(self) -> IndexReport:
         """A full (path, mtime, size) scan: heals whatever events were lost."""
-        t0 = time.perf_counter()
-        self._discover(self.root)
-        notes = work = 0
-        for folder in sorted(self._folders):
-            try:
-                rep = self._sync(folder, "")
-            except _Stopping:
-                raise
-            except Exception as e:  # one broken collection does not stop the scan
-                self._say(logging.ERROR, f"{self._rel(folder)}: {type(e).__name__}: {e}")
-                continue
-            if rep is not None:
-                notes += rep.unchanged + rep.new + rep.changed + rep.skipped
-                work += rep.new + rep.changed + rep.removed + rep.skipped
-        seconds = time.perf_counter() - t0
+        report = self.library.sync(rescan=True, progress=self._progress)
+        self._broken &= set(report.broken_lines())  # fixed ones may be logged again if they break
         first = self.reconciles == 0
         if first and self.library.embedder is not None:
             try:  # load the model now, not on the first edit (seconds for an ONNX model)
@@ -517,10 +379,22 @@ class Watcher:
             except Exception as e:
                 self._say(logging.WARNING, f"embedder unavailable, indexing lexically: {e}")
         self.reconciles += 1
-        self.last_reconcile, self.last_reconcile_seconds = time.time(), round(seconds, 3)
+        self.last_reconcile, self.last_reconcile_seconds = time.time(), round(report.seconds, 3)
         self._write_heartbeat(running=True)
+        totals = report.totals()
+        notes = sum(totals[k] for k in ("unchanged", "new", "changed", "skipped", "touched"))
+        work = sum(totals[k] for k in ("new", "changed", "removed", "skipped"))
         self._say(
             logging.INFO if first or work else logging.DEBUG,
-            f"reconciled {len(self._folders)} collections, {notes} notes, "
-            f"{work} caught up ({seconds:.2f} s)",
+            f"reconciled {totals['collections']} collections, {notes} notes, "
+            f"{work} caught up ({report.seconds:.2f} s)",
         )
+        return report
+
+    def _log_report(self, report: IndexReport) -> None:
+        log_report(self._say, report, self._broken)
+
+
+def _hint(e: Exception) -> str:
+    hint = getattr(e, "hint", "")
+    return f" ({hint})" if hint else ""

@@ -12,19 +12,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from .search import Hit
+from .results import Hit
 
 MIN_PIECE = 24  # tokens: a cut smaller than this is no use to a reader; drop the hit instead
 ELLIPSIS = " …"
 _SENTENCE_END = re.compile(r"(?<=[.!?…。;:])\s+|\n+")
-
-
-def estimate_tokens(text: str) -> int:
-    """A safe over-estimate when no tokenizer is loaded: ~3 characters per token."""
-    return len(text) // 3 + 4
 
 
 def hit_cost_text(hit: Hit, text: str | None = None) -> str:
@@ -67,9 +62,20 @@ def _cut(hit: Hit, room: int, count: Callable[[str], int]) -> str | None:
     return " ".join(words[:best_n]) + ELLIPSIS if best_n else None
 
 
-def fit(
-    hits: list[Hit], max_tokens: int, count: Callable[[str], int]
-) -> tuple[list[Hit], dict[str, Any]]:
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How a result set was fitted into `max_tokens`."""
+
+    max_tokens: int
+    used: int  # tokens the hits take
+    dropped: int  # hits left out
+    cut: int  # 1 when the last hit kept was cut at a sentence border
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def fit(hits: list[Hit], max_tokens: int, count: Callable[[str], int]) -> tuple[list[Hit], Budget]:
     kept: list[Hit] = []
     used = cut = 0
     for i, hit in enumerate(hits):
@@ -85,9 +91,5 @@ def fit(
             used += count(hit_cost_text(hit, text))
             cut = 1
         dropped = len(hits) - i - (1 if text is not None else 0)
-        return kept, _report(max_tokens, used, dropped, cut)
-    return kept, _report(max_tokens, used, 0, 0)
-
-
-def _report(max_tokens: int, used: int, dropped: int, cut: int) -> dict[str, Any]:
-    return {"max_tokens": max_tokens, "used": used, "dropped": dropped, "cut": cut}
+        return kept, Budget(max_tokens, used, dropped, cut)
+    return kept, Budget(max_tokens, used, 0, 0)

@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from .collection.chunker import decode
+from ..collection.chunker import decode
+from ..requests import MAX_LINES
 
 DEFAULT_LINES = 40
-MAX_LINES = 2_000  # one call returns at most this many lines
 MAX_READ_BYTES = 20 * 1024 * 1024
 
 

@@ -1,0 +1,131 @@
+"""The commands that write memo's caches (never a note): `index`, `registry rebuild`, and `new`
+(which writes a `_meta.yaml`, the one file memo creates in a notes tree, and only when asked);
+and `skill`, printed from the registry."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from ..config import Settings
+from ..errors import MemoError
+from . import text
+from .common import emit, fail, json_option, open_library, root_option
+from .progress import IndexProgress
+
+
+@click.command()
+@click.argument("path", required=False)
+@root_option
+@click.option("--full", is_flag=True, help="Drop the index and rebuild it from the notes.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
+@json_option
+def index(path: str | None, root: str | None, full: bool, quiet: bool, as_json: bool) -> None:
+    """Index the collections at or below PATH (default: the whole library)."""
+    try:
+        lib, path = open_library(root, path)
+        progress = None if quiet else IndexProgress(sys.stderr)
+        report = lib.index(path, full=full, progress=progress)
+        if progress is not None:
+            progress.close()
+    except MemoError as e:
+        fail(e)
+    out = report.to_dict()
+    emit(out) if as_json else text.index(out)
+    if report.errors and not report.reports:
+        sys.exit(1)
+
+
+@click.group()
+def registry() -> None:
+    """The registry of collections (_registry.yaml) and the router index beside it."""
+
+
+@registry.command("rebuild")
+@click.argument("root_arg", metavar="[ROOT]", required=False)
+@root_option
+@click.option(
+    "--no-vectors", is_flag=True, help="Skip embedding descriptions (lexical routing only)."
+)
+@json_option
+def registry_rebuild(
+    root_arg: str | None, root: str | None, no_vectors: bool, as_json: bool
+) -> None:
+    """Scan ROOT for collections; write _registry.yaml and update the router index."""
+    try:
+        lib, _ = open_library(root_arg or root, None)
+        show = sys.stderr.isatty() and not as_json
+
+        def progress(what: str, done: int, total: int) -> None:
+            if show:
+                click.echo(f"\r{what}: {done}/{total}", nl=done >= total, err=True)
+
+        rep = lib.rebuild_registry(embed=not no_vectors, progress=progress)
+    except MemoError as e:
+        fail(e)
+    if as_json:
+        emit({**rep.to_dict(), "registry": str(lib.registry.yaml_path)})
+        return
+    for err in rep.errors:
+        click.echo(f"error: {err}", err=True)
+    click.echo(
+        f"{rep.collections} collections: {len(rep.added)} added, {len(rep.changed)} changed, "
+        f"{len(rep.removed)} removed; {rep.embedded} descriptions embedded"
+        f"{f', {rep.not_embedded} left' if rep.not_embedded else ''} in {rep.seconds:.1f} s"
+        f" -> {lib.registry.yaml_path}"
+    )
+
+
+@click.command()
+@click.argument("path")
+@root_option
+@click.option("--description", "-d", required=True, help="One line: what this collection holds.")
+@click.option("--tags", default="", help="Comma-separated tags.")
+@click.option("--name", default=None, help="Display name (default: the folder name).")
+@json_option
+def new(
+    path: str, root: str | None, description: str, tags: str, name: str | None, as_json: bool
+) -> None:
+    """Create a collection: the folder PATH (relative to the root) and its _meta.yaml."""
+    from ..collection.meta import create_collection
+
+    try:
+        lib_root = Path(root).expanduser() if root else Settings.from_env().library_root
+        if not lib_root.is_dir():
+            raise MemoError(
+                f"library root {lib_root} is not a folder",
+                "Pass --root or set MEMO_ROOT to the folder that holds your collections.",
+            )
+        rel = path
+        if Path(path).is_absolute():
+            rel = os.path.relpath(os.path.abspath(path), os.path.abspath(lib_root))
+        folder = create_collection(
+            lib_root, rel, description, [t for t in tags.split(",") if t.strip()], name
+        )
+    except MemoError as e:
+        fail(e)
+    meta = folder / "_meta.yaml"
+    if as_json:
+        emit({"path": os.path.relpath(folder, lib_root), "meta": str(meta)})
+    else:
+        click.echo(f"created {meta}")
+
+
+@click.command()
+@root_option
+@click.option("--hermes", is_flag=True, help="With the frontmatter of a Hermes Agent skill file.")
+def skill(root: str | None, hermes: bool) -> None:
+    """Print a ready-to-paste skill for agents: topic → collection map and how to use memo."""
+    from ..skill import skill_text
+
+    try:
+        lib, _ = open_library(root, None)
+        click.echo(skill_text(lib, hermes=hermes))
+    except MemoError as e:
+        fail(e)
+
+
+COMMANDS = [index, registry, new, skill]

@@ -1,0 +1,166 @@
+"""The commands that read: `search`, `show`, `route`, `status`."""
+
+from __future__ import annotations
+
+import click
+
+from ..errors import MemoError
+from ..requests import (
+    DEFAULT_K,
+    DEFAULT_ROUTE_K,
+    MAX_BUDGET,
+    MAX_K,
+    MAX_LINES,
+    MAX_ROUTE_K,
+    MODES,
+    STRATEGIES,
+    ReadRequest,
+    RouteRequest,
+    SearchRequest,
+    StatusRequest,
+)
+from . import text
+from .common import emit, fail, json_option, open_library, root_option
+
+
+@click.command()
+@click.argument("path")
+@click.argument("query")
+@root_option
+@click.option(
+    "--k",
+    "-k",
+    default=DEFAULT_K,
+    show_default=True,
+    type=click.IntRange(1, MAX_K),
+    help="How many hits.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(MODES),
+    default="hybrid",
+    show_default=True,
+    help="hybrid fuses both legs; lex and vec run one alone.",
+)
+@click.option(
+    "--route",
+    "route_k",
+    type=click.IntRange(1, MAX_ROUTE_K),
+    default=None,
+    help="Search only the K collections the router ranks best for QUERY (within PATH).",
+)
+@click.option(
+    "--max-tokens",
+    type=click.IntRange(1, MAX_BUDGET),
+    default=None,
+    help="Fit the hits into this many tokens (hits cut at a sentence border, the rest dropped).",
+)
+@click.option("--tags", default=None, help="Only notes whose frontmatter has all these tags (a,b).")
+@click.option("--since", default=None, help="Only notes updated since: YYYY-MM-DD, or 7d, 2w, 3m.")
+@click.option("--until", default=None, help="Only notes updated until: YYYY-MM-DD, or 7d, 2w.")
+@click.option(
+    "--diverse/--no-diverse",
+    default=None,
+    help="Cap hits per note while other notes match (default: on for k >= 5).",
+)
+@json_option
+def search(
+    path: str,
+    query: str,
+    root: str | None,
+    k: int,
+    mode: str,
+    route_k: int | None,
+    max_tokens: int | None,
+    tags: str | None,
+    since: str | None,
+    until: str | None,
+    diverse: bool | None,
+    as_json: bool,
+) -> None:
+    """Search PATH (a note, a collection, or any folder above collections) for QUERY.
+
+    PATH `*` (or `.`) is the whole library: every collection, fused into one list.
+    """
+    try:
+        lib, path = open_library(root, path)
+        options = dict(k=k, mode=mode, route=route_k, max_tokens=max_tokens, tags=tags)
+        options.update(since=since, until=until, diverse=diverse)
+        result = lib.search(SearchRequest.make(path, query, **options)).to_dict()
+    except MemoError as e:
+        fail(e)
+    emit(result) if as_json else text.search(result)
+
+
+@click.command()
+@click.argument("location", metavar="PATH[:LINE]")
+@root_option
+@click.option(
+    "--lines", "-n", type=click.IntRange(1, MAX_LINES), default=None, help="How many lines."
+)
+@json_option
+def show(location: str, root: str | None, lines: int | None, as_json: bool) -> None:
+    """Print a note, or LINES lines of it from LINE (a search hit's path:line).
+
+    With --json the output carries `cite`, the citation hash of the lines shown: equal to a
+    hit's `cite` when those lines still read as they did when searched.
+    """
+    path, line = location, None
+    head, sep, tail = location.rpartition(":")
+    if sep and tail.isdigit():
+        path, line = head, int(tail)
+    try:
+        lib, path = open_library(root, path)
+        ex = lib.read(ReadRequest.make(path, line, lines)).to_dict()
+    except MemoError as e:
+        fail(e)
+    emit(ex) if as_json else text.excerpt(ex)
+
+
+@click.command()
+@click.argument("path", required=False)
+@root_option
+@json_option
+def status(path: str | None, root: str | None, as_json: bool) -> None:
+    """Show each collection's index: files, chunks, staleness, embedder, size."""
+    try:
+        lib, path = open_library(root, path)
+        st = lib.status(StatusRequest.make(path)).to_dict()
+    except MemoError as e:
+        fail(e)
+    emit(st) if as_json else text.status(st)
+
+
+@click.command()
+@click.argument("query")
+@root_option
+@click.option(
+    "--k",
+    "-k",
+    default=DEFAULT_ROUTE_K,
+    show_default=True,
+    type=click.IntRange(1, MAX_ROUTE_K),
+    help="How many collections (the flat strategy lists them all).",
+)
+@click.option("--prefix", default=None, help="Only collections under this folder: work or work/*.")
+@click.option(
+    "--strategy",
+    type=click.Choice(STRATEGIES),
+    default="auto",
+    show_default=True,
+    help="auto picks by size: flat <= 50 collections, tree <= 5,000, hybrid beyond.",
+)
+@json_option
+def route(
+    query: str, root: str | None, k: int, prefix: str | None, strategy: str, as_json: bool
+) -> None:
+    """Which collections to search for QUERY: ranked, with their descriptions."""
+    try:
+        lib, _ = open_library(root, None)
+        res = lib.route(RouteRequest.make(query, k=k, prefix=prefix, strategy=strategy)).to_dict()
+    except MemoError as e:
+        fail(e)
+    emit(res) if as_json else text.route(res)
+
+
+COMMANDS = [search, show, status, route]

@@ -1,0 +1,115 @@
+"""What the CLI prints for a person, rendered from the same dicts `--json` prints.
+
+Rendering from the JSON form (never from live objects) keeps the text the same whichever way
+the answer came: computed in this process, or by a running `memo serve`.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import click
+
+from ..collection.files import shown
+
+SNIPPET = 240
+CONFIDENCE_WORDS = {
+    "high": "a good match",
+    "low": "weak match: read before trusting",
+    "none": "no good match: these are the nearest notes",
+}
+
+
+def search(r: dict[str, Any]) -> None:
+    for w in r.get("warnings") or []:
+        click.echo(f"warning: {w}", err=True)
+    if r.get("routed") is not None:
+        click.echo(f"routed to: {', '.join(r['routed'])}", err=True)
+    hits = r["results"]
+    if not hits:
+        click.echo("no results")
+        return
+    if r["confidence"] != "high":
+        click.echo(f"confidence {r['confidence']} ({CONFIDENCE_WORDS[r['confidence']]})", err=True)
+    for h in hits:
+        heading = f"  {h['heading']}" if h["heading"] else ""
+        # A file name may hold a newline: print it escaped so `path:line` stays one line.
+        where = f"{shown(h['path'])}:{h['line']}"
+        click.echo(click.style(where, bold=True) + heading + f"  ({h['score']:.4f})")
+        snippet = " ".join(h["text"].split())
+        click.echo(f"    {snippet[:SNIPPET]}{'…' if len(snippet) > SNIPPET else ''}")
+
+
+def excerpt(r: dict[str, Any]) -> None:
+    click.echo(r["text"])
+    more = f", {r['total_lines'] - r['end_line']} more" if r["truncated"] else ""
+    span = f"{r['path']}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}"
+    click.echo(f"-- {span} (cite {r['cite']})", err=True)
+
+
+def route(r: dict[str, Any]) -> None:
+    for w in r.get("warnings") or []:
+        click.echo(f"warning: {w}", err=True)
+    cols = r["collections"]
+    click.echo(
+        f"{r['strategy']}: {len(cols)} of {r['total']} collections ({r['took_ms']:.1f} ms)",
+        err=True,
+    )
+    for c in cols:
+        click.echo(click.style(c["path"], bold=True) + f"  [{c['name']}]  ({c['score']:.4f})")
+        click.echo(f"    {c['description']}")
+    for t in (r.get("tree") or [])[:30]:
+        click.echo(f"  {t['prefix']}  ({t['collections']} collections)")
+
+
+def status(r: dict[str, Any]) -> None:
+    click.echo(f"root: {r['root']}")
+    colls = r["collections"]
+    if colls:
+        seen, scan = colls[0].get("watcher_last_seen"), colls[0].get("last_reconcile")
+        now = time.time()
+        click.echo(
+            "watcher: "
+            + (f"running (seen {now - seen:.0f} s ago)" if seen else "not running (memo watch)")
+            + (f", last full scan {now - scan:.0f} s ago" if scan else "")
+        )
+    for c in colls:
+        state = (
+            "not indexed"
+            if not c["indexed"]
+            else (
+                f"{c['files']} files, {c['chunks']} chunks, {c['stale']} changed since indexing, "
+                f"embedder {c['embedder'] or 'none (lexical only)'}, {c['size_bytes'] / 1e6:.1f} MB"
+            )
+        )
+        if c.get("damaged"):
+            state = c["damaged"]
+        click.echo(f"{c['path']}  [{c['collection']}]  {state}")
+        for s in c.get("skipped", []):
+            click.echo(f"    skipped {s['path']}: {s['why']}")
+        for f in c.get("failed", []):
+            click.echo(f"    failed {f['path']}: {f['error']}")
+    for w in r.get("warnings", []):
+        click.echo(f"warning: {w}", err=True)
+    for err in r["errors"]:
+        click.echo(f"error: {err}", err=True)
+
+
+def index(r: dict[str, Any]) -> None:
+    for c in r["collections_detail"]:
+        for w in c["warnings"]:
+            click.echo(f"warning: {w}", err=True)
+    for err in r["errors"]:
+        click.echo(f"error: {err}", err=True)
+    if r["nothing_to_do"]:
+        click.echo(
+            f"nothing to do: {r['collections']} collections, "
+            f"{r['unchanged']} files up to date ({r['seconds']:.2f} s)"
+        )
+    else:
+        click.echo(
+            f"{r['collections']} collections: {r['new']} new, {r['changed']} changed, "
+            f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped; "
+            f"{r['chunks_embedded']} chunks embedded in {r['seconds']:.1f} s"
+        )

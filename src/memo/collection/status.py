@@ -1,0 +1,124 @@
+"""What `memo status` says about one collection, read without changing its index.
+
+Skipped files are memo's choice (too large, binary, a FIFO); failed files are notes memo could
+not read (a permission, an I/O error). The two are told apart by the reason's first words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import apsw
+
+from .. import sqlite
+from ..errors import IndexError_
+from .files import FileStat, Rejected, note_files, shown
+from .store import CORRUPT, reading
+
+if TYPE_CHECKING:
+    from .collection import Collection
+
+# Skip reasons that are failures (the file could not be read), not choices (too large, binary).
+FAILURE_PREFIXES = ("unreadable", "cannot read", "cannot stat", "error", "folder cannot be read")
+
+
+@dataclass(slots=True)
+class CollectionStatus:
+    """One collection's index as `memo status` shows it."""
+
+    collection: str
+    path: str  # the folder, relative to the library root
+    description: str
+    index: str  # where its index.db is
+    indexed: bool  # an index exists
+    files_on_disk: int
+    files: int = 0
+    chunks: int = 0
+    stale: int = 0  # notes changed since indexing (added, edited, removed)
+    indexed_files: list[dict[str, Any]] = field(default_factory=list)  # path, chunks, note
+    skipped: list[dict[str, str]] = field(default_factory=list)  # path, why
+    failed: list[dict[str, str]] = field(default_factory=list)  # path, error
+    last_indexed: float | None = None
+    embedder: str | None = None
+    current: bool = False  # built with this process's profile (schema, chunker, model)
+    size_bytes: int = 0
+    damaged: str = ""  # the index cannot be read: rebuilt on the next index or search
+    watcher_last_seen: float | None = None  # a running `memo watch`'s last heartbeat
+    last_reconcile: float | None = None  # its last full scan
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        if not self.damaged:
+            del out["damaged"]
+        return out
+
+
+def collection_status(coll: Collection) -> CollectionStatus:
+    rejected: Rejected = []
+    on_disk = note_files(coll.folder, coll.root, rejected=rejected)
+    not_notes = [{"path": shown(coll.root_path(p)), "why": why} for p, why in rejected]
+    st = CollectionStatus(
+        collection=coll.name,
+        path=coll.rel,
+        description=coll.meta.description,
+        index=str(coll.index_path),
+        indexed=coll.index_path.exists(),
+        files_on_disk=len(on_disk),
+        stale=len(on_disk),
+    )
+    st.skipped, st.failed = _failures_apart(not_notes)
+    if not st.indexed:
+        return st
+    try:
+        _read_facts(coll, on_disk, st)
+    except (IndexError_, apsw.Error, *CORRUPT) as e:  # damaged: the next sync rebuilds it
+        st.damaged = f"index unreadable ({e}); rebuilt on the next index or search"
+        return st
+    st.skipped, st.failed = _failures_apart(st.skipped + st.failed + not_notes)
+    st.size_bytes = sqlite.size_on_disk(coll.index_path)
+    return st
+
+
+def _read_facts(coll: Collection, on_disk: dict[str, FileStat], st: CollectionStatus) -> None:
+    with reading(coll.index_path) as conn:
+        profile = sqlite.read_profile(conn) or {}
+        stored = {
+            r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, mtime_ns, size FROM files")
+        }
+        skipped = [
+            {"path": shown(coll.root_path(r[0])), "why": r[1]}
+            for r in conn.execute("SELECT path, note FROM files WHERE status='skipped'")
+        ]
+        (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
+        (last,) = conn.execute("SELECT max(indexed_at) FROM files").fetchone()
+        per_file = [
+            {"path": shown(coll.root_path(r[0])), "chunks": int(r[1]), "note": r[2]}
+            for r in conn.execute(
+                "SELECT f.path, count(c.id), f.note FROM files f LEFT JOIN chunks c"
+                " ON c.path = f.path WHERE f.status = 'ok' GROUP BY f.path ORDER BY f.path"
+            )
+        ]
+    st.stale = sum(1 for p, fs in on_disk.items() if stored.get(p) != (fs.mtime_ns, fs.size)) + sum(
+        1 for p in stored if p not in on_disk
+    )
+    st.files, st.chunks, st.indexed_files = len(per_file), int(chunks), per_file
+    st.skipped, st.failed = skipped, []
+    st.last_indexed, st.embedder = last, profile.get("model")
+    st.current = profile == coll.profile()
+
+
+def _failures_apart(
+    items: list[dict[str, str]],
+) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
+    """Split entries {path, why} into skipped (a choice) and failed {path, error} (memo could
+    not read what should have been a note). Entries already split stay as they are."""
+    skipped, failed = [], []
+    for x in items:
+        if "error" in x:
+            failed.append(x)
+        elif x["why"].startswith(FAILURE_PREFIXES):
+            failed.append({"path": x["path"], "error": x["why"]})
+        else:
+            skipped.append(x)
+    return skipped, failed

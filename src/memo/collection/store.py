@@ -1,0 +1,159 @@
+"""One collection's index database: its schema, its profile, and an open handle on it.
+
+The profile (schema, chunker, chunk budget, lexical analyser, model and dimension) is stored
+in the database itself, in the same file as the data, so the two can never disagree. An index
+whose profile differs from what this process would build is dropped and built again: the
+notes are the truth, the database a cache.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import apsw
+
+from .. import sqlite
+from ..errors import IndexError_
+from .files import file_identity
+
+SCHEMA_VERSION = 1
+# A damaged database file: drop it and rebuild from the notes. A damaged page can also hold text
+# that is not UTF-8 (SQLite never checks it): apsw then fails to decode a value it reads.
+CORRUPT = (apsw.CorruptError, apsw.NotADBError, UnicodeDecodeError)
+
+
+def create_schema(conn: apsw.Connection, dim: int | None, profile: dict[str, Any]) -> None:
+    """Create every table of an empty index and record the profile it was built with."""
+    with conn:
+        conn.execute(
+            """
+            CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+            CREATE TABLE IF NOT EXISTS files(
+                path TEXT PRIMARY KEY,      -- relative to the collection folder
+                mtime_ns INTEGER NOT NULL,
+                size INTEGER NOT NULL,
+                hash TEXT NOT NULL,
+                indexed_at REAL NOT NULL,
+                status TEXT NOT NULL DEFAULT 'ok',   -- ok | skipped
+                note TEXT NOT NULL DEFAULT '',       -- why skipped, or decode warnings
+                updated TEXT,                        -- frontmatter `updated`, if any
+                tags TEXT NOT NULL DEFAULT ''        -- frontmatter tags, space-separated
+            );
+            CREATE TABLE IF NOT EXISTS chunks(
+                id INTEGER PRIMARY KEY,
+                path TEXT NOT NULL,
+                heading TEXT NOT NULL,
+                line INTEGER NOT NULL,
+                ord INTEGER NOT NULL,
+                text TEXT NOT NULL,
+                hash TEXT NOT NULL
+            );
+            CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+            -- contentless: the text lives in `chunks`; FTS5 keeps only the stem index.
+            CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+                lex, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
+            );
+            CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
+            """
+        )
+        if dim:
+            conn.execute(
+                f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
+                f"embedding float[{int(dim)}] distance_metric=cosine)"
+            )
+        sqlite.write_profile(conn, profile)
+
+
+def has_vector_table(conn: apsw.Connection) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='chunks_vec'"
+    ).fetchone()
+    return row is not None
+
+
+def connect(path: Path, readonly: bool = False) -> apsw.Connection:
+    """A collection index with sqlite-vec loaded (its vec0 table needs it even to be read)."""
+    return sqlite.connect(path, readonly=readonly, vectors=True)
+
+
+@dataclass(slots=True)
+class IndexStore:
+    """An open index whose profile matches this process's: the connection and what was learnt
+    while opening it."""
+
+    path: Path
+    conn: apsw.Connection
+    has_vec: bool  # the index has a vec0 table (fixed while it stays open)
+    ino: tuple[int, int] | None  # (device, inode) of the file when opened
+
+    @classmethod
+    def open(cls, path: Path, want: dict[str, Any], folder: Path) -> tuple[IndexStore, str]:
+        """Open the index at `path`, or drop and create it; returns it with why it was (re)built
+        ('' when an existing index was simply opened)."""
+        reason = ""
+        if path.exists():
+            conn: apsw.Connection | None = None
+            try:
+                conn = connect(path)
+                have = sqlite.read_profile(conn)
+            except (IndexError_, apsw.Error, *CORRUPT) as e:
+                have, reason = None, f"index unreadable ({e})"
+            if conn is not None and have == want:
+                return cls._of(path, conn), ""
+            if conn is not None:
+                conn.close()
+            if not reason:
+                diff = sorted(k for k in want if (have or {}).get(k) != want[k])
+                reason = (
+                    f"index built with other {', '.join(diff)}" if have else "index has no profile"
+                )
+            sqlite.delete(path)
+        if not folder.is_dir():  # deleted under us: never re-create it with mkdir(parents)
+            raise IndexError_(
+                f"collection folder {folder} does not exist",
+                "It was moved or deleted; memo forgets it on the next scan.",
+            )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise IndexError_(
+                f"cannot create {path.parent}: {e.strerror or e}",
+                "Make the collection folder writable, or set MEMO_INDEX_DIR to a writable folder.",
+            ) from e
+        conn = connect(path)
+        create_schema(conn, want["dim"], want)
+        return cls._of(path, conn), reason or "new index"
+
+    @classmethod
+    def _of(cls, path: Path, conn: apsw.Connection) -> IndexStore:
+        return cls(path, conn, has_vector_table(conn), file_identity(path))
+
+    def replaced(self) -> bool:
+        """True when the file was deleted or replaced since it was opened (another process
+        rebuilt it, or a person deleted `.memo/`): this handle reads a file nobody else sees."""
+        return file_identity(self.path) != self.ino
+
+    def write(self) -> contextlib.AbstractContextManager[None]:
+        return sqlite.write_transaction(self.conn)
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def chunk_count(self) -> int:
+        (n,) = self.conn.execute("SELECT count(*) FROM chunks").fetchone()
+        return int(n)
+
+
+@contextlib.contextmanager
+def reading(path: Path) -> Iterator[apsw.Connection]:
+    """A short read-only look at an index that may belong to another process (status, the
+    registry's summary), never creating or changing it."""
+    conn = connect(path, readonly=True)
+    try:
+        yield conn
+    finally:
+        conn.close()

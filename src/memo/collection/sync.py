@@ -1,0 +1,433 @@
+"""Bringing one index in line with its notes: stat, hash, chunk, embed, write.
+
+The index follows the files, never the other way round. A sync compares (path, mtime, size)
+with the `files` table, hashes only what differs, re-chunks only files whose hash changed, and
+re-embeds only chunks whose text is new (an edit of one section re-embeds that section). A
+file's rows change in one `BEGIN IMMEDIATE` transaction, so a reader never sees half a file and
+a crash (or Ctrl-C) leaves the previous state of that file.
+
+Embedding runs in slices of EMBED_SLICE passages: one call into the model stays well under a
+second, so a stop request (the watcher stopping, Ctrl-C) is seen between two slices, and every
+file written before it stays written.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+import stat
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..caches import digest
+from ..embed.tokens import estimate_tokens
+from ..errors import EmbedderUnavailableError, MemoError
+from .chunker import Chunk, chunk_note, decode, passage_text
+from .files import FileStat, Rejected, note_files, shown
+from .lexical import lex_text
+from .store import IndexStore
+
+if TYPE_CHECKING:
+    from .collection import Collection
+
+FLUSH_CHUNKS = 64  # chunks read ahead before they are embedded and written
+EMBED_SLICE = 8  # passages per call into the model (~0.5 s with ONNX on 2 cores)
+NOVEC = "novec:"  # hash prefix of a file indexed while the embedder was down: redo it later
+
+log = logging.getLogger("memo.index")
+
+SYNC_COUNTERS = (
+    "new",
+    "changed",
+    "removed",
+    "unchanged",
+    "touched",
+    "skipped",
+    "chunks_embedded",
+    "chunks_reused",
+)
+
+
+@dataclass(slots=True)
+class SyncReport:
+    """What one sync did to one collection."""
+
+    collection: str
+    path: str = ""  # the collection folder, relative to the library root
+    new: int = 0
+    changed: int = 0
+    removed: int = 0
+    unchanged: int = 0
+    touched: int = 0  # mtime moved, content identical: nothing re-embedded
+    skipped: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    rebuilt: str = ""  # why the index was rebuilt from scratch, if it was
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    # (action, path relative to the library root) per file this sync wrote: new, changed,
+    # removed, touched or skipped. Not part of to_dict: a driver logs it, one line per file.
+    files: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "collection": self.collection,
+            **{k: getattr(self, k) for k in SYNC_COUNTERS},
+            "rebuilt": self.rebuilt,
+            "warnings": self.warnings,
+            "seconds": round(self.seconds, 3),
+        }
+
+    @property
+    def did_work(self) -> bool:
+        return bool(self.new or self.changed or self.removed or self.touched or self.rebuilt)
+
+    @property
+    def caught_up(self) -> int:
+        """Files this sync (re)indexed, removed or skipped: what a search's catch-up did."""
+        return self.new + self.changed + self.removed + self.skipped
+
+
+class SyncProgress:
+    """What a driver hears while a sync runs, and how it asks it to stop.
+
+    Every method is a no-op here; a driver overrides what it needs (the CLI's progress line,
+    the watcher's stop flag). `stop_requested` is asked between files and between embedding
+    slices: True ends the sync with SyncStopped, keeping every file written so far.
+    """
+
+    def begin(self, label: str, files: int) -> None:
+        """A collection (or part of one, `label`) starts: `files` notes to (re)index."""
+
+    def files_done(self, n: int) -> None:
+        """n more notes finished (indexed, skipped, or found identical)."""
+
+    def chunks_done(self, n: int) -> None:
+        """n more chunks embedded."""
+
+    def stop_requested(self) -> bool:
+        return False
+
+
+class SyncStopped(MemoError):
+    """A sync ended early because its driver asked it to stop."""
+
+    hint = "Run `memo index` again: it goes on where it stopped."
+
+
+@dataclass(slots=True)
+class _Pending:
+    """A file read and chunked, waiting for its vectors."""
+
+    path: str
+    stat: FileStat
+    hash: str
+    chunks: list[Chunk]
+    passages: list[str]
+    note: str
+    meta: dict[str, Any]
+    is_new: bool
+
+
+def read_capped(path: Path, limit: int) -> bytes | None:
+    """The file's bytes, or None when it holds more than `limit` (it grew since the stat).
+
+    Opened non-blocking and checked to be a regular file: a FIFO swapped in after the walk
+    must not hang the indexer.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        parts, total = [], 0
+        while total <= limit:
+            block = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not block:
+                break
+            parts.append(block)
+            total += len(block)
+    finally:
+        os.close(fd)
+    return None if total > limit else b"".join(parts)
+
+
+class Syncer:
+    """One sync of one collection (or of a sub-path of it) over an open index."""
+
+    def __init__(
+        self, coll: Collection, store: IndexStore, report: SyncReport, progress: SyncProgress
+    ) -> None:
+        self.coll = coll
+        self.store = store
+        self.report = report
+        self.progress = progress
+        self.settings = coll.settings
+
+    def run(self, prefix: str, thorough: bool) -> None:
+        coll, report = self.coll, self.report
+        rejected: Rejected = []
+        on_disk = note_files(coll.folder, coll.root, prefix, rejected)
+        for path, why in rejected:
+            coll.log_rejected(path, why)
+            if thorough:
+                report.warnings.append(f"{coll.root_path(path)}: skipped, {why}")
+        stored = self._stored_files(prefix)
+        removed = sorted(set(stored) - set(on_disk))
+        todo = sorted(
+            p
+            for p, st in on_disk.items()
+            if p not in stored
+            or (stored[p][0], stored[p][1]) != (st.mtime_ns, st.size)
+            or stored[p][2].startswith(NOVEC)
+            and coll.vectors_ok
+        )
+        report.unchanged = len(on_disk) - len(todo)
+        if todo or removed:
+            label = coll.root_path(prefix.strip("/")) if prefix else coll.rel
+            self.progress.begin(label, len(todo))
+        if removed:
+            with self.store.write():
+                for p in removed:
+                    self._delete_file_rows(p)
+            report.removed = len(removed)
+            report.files += [("removed", coll.root_path(p)) for p in removed]
+        pending: list[_Pending] = []
+        for p in todo:
+            self._check_stop()
+            item = self._read(p, on_disk[p], stored.get(p))
+            if item is not None:
+                pending.append(item)
+            else:
+                self.progress.files_done(1)
+            if sum(len(x.passages) for x in pending) >= FLUSH_CHUNKS:
+                self._flush(pending)
+                pending = []
+        self._flush(pending)
+
+    def _check_stop(self) -> None:
+        if self.progress.stop_requested():
+            raise SyncStopped(f"{self.coll.rel}: stopped; files written so far are kept")
+
+    def _stored_files(self, prefix: str) -> dict[str, tuple[int, int, str]]:
+        rows = self.store.conn.execute("SELECT path, mtime_ns, size, hash FROM files").fetchall()
+        pre = prefix.strip("/")
+        return {
+            r[0]: (r[1], r[2], r[3])
+            for r in rows
+            if not pre or r[0] == pre or r[0].startswith(pre + "/")
+        }
+
+    # ------------------------------------------------------------------ reading one file
+    def _read(self, path: str, st: FileStat, old: tuple[int, int, str] | None) -> _Pending | None:
+        """Read, hash and chunk one file; None when there is nothing to embed for it."""
+        limit = self.settings.max_file_bytes
+        if st.size > limit:
+            why = f"too large: {st.size} bytes > limit {limit} (MEMO_MAX_FILE_BYTES)"
+            return self._skip(path, st, why)
+        try:
+            data = read_capped(self.coll.folder / path, limit)
+        except OSError as e:
+            return self._skip(path, st, f"unreadable: {e.strerror or e}")
+        if data is None:
+            why = (
+                f"too large: grew past the limit {limit} bytes while being read "
+                "(MEMO_MAX_FILE_BYTES)"
+            )
+            return self._skip(path, st, why)
+        file_hash = digest(data)
+        if old is not None and old[2] == file_hash:
+            with self.store.write():  # same bytes, new mtime: remember the stat, embed nothing
+                self.store.conn.execute(
+                    "UPDATE files SET mtime_ns=?, size=? WHERE path=?", (st.mtime_ns, st.size, path)
+                )
+            self.report.touched += 1
+            self.report.files.append(("touched", self.coll.root_path(path)))
+            return None
+        if b"\x00" in data[:8192]:
+            return self._skip(path, st, "binary: NUL bytes in a .md file")
+        return self._chunked(path, st, file_hash, data, old is None)
+
+    def _chunked(
+        self, path: str, st: FileStat, file_hash: str, data: bytes, is_new: bool
+    ) -> _Pending:
+        coll = self.coll
+        text, warnings = decode(data)
+        budget = self.settings.chunk_budget
+        if coll.vectors_ok and coll.embedder is not None:
+            try:
+                note = chunk_note(text, coll.embedder.count_tokens, budget=budget, max_tokens=512)
+            except EmbedderUnavailableError as e:
+                self._embedder_down(e)
+                note = chunk_note(text, estimate_tokens, budget=budget)
+        else:
+            note = chunk_note(text, estimate_tokens, budget=budget)
+        chunks = note.chunks
+        warnings = list(warnings) + list(note.warnings)
+        cap = self.settings.max_chunks_per_file
+        if len(chunks) > cap:
+            warnings.append(
+                f"{len(chunks)} chunks; only the first {cap} are indexed (MEMO_MAX_CHUNKS_PER_FILE)"
+            )
+            chunks = chunks[:cap]
+        for w in warnings:
+            self.report.warnings.append(f"{shown(coll.root_path(path))}: {w}")
+        return _Pending(
+            path=path,
+            stat=st,
+            hash=file_hash,
+            chunks=chunks,
+            passages=[passage_text(c.heading, c.text) for c in chunks],
+            note="; ".join(warnings),
+            meta=note.meta,
+            is_new=is_new,
+        )
+
+    def _embedder_down(self, e: Exception) -> None:
+        if self.coll.vectors_ok:
+            self.report.warnings.append(f"embedder unavailable, indexed lexically only: {e}")
+        self.coll.vectors_ok = False
+
+    def _skip(self, path: str, st: FileStat, why: str) -> None:
+        """Record a note memo will not index, with the reason (status lists it)."""
+        with self.store.write():
+            self._delete_file_rows(path)
+            self.store.conn.execute(
+                "INSERT INTO files(path, mtime_ns, size, hash, indexed_at, status, note)"
+                " VALUES (?, ?, ?, '', ?, 'skipped', ?)",
+                (path, st.mtime_ns, st.size, time.time(), why),
+            )
+        where = shown(self.coll.root_path(path))
+        self.report.skipped += 1
+        self.report.files.append(("skipped", self.coll.root_path(path)))
+        self.report.warnings.append(f"{where}: skipped, {why}")
+        log.warning("%s: skipped, %s", where, why)
+        return None
+
+    # ------------------------------------------------------------------ embedding and writing
+    def _flush(self, pending: list[_Pending]) -> None:
+        if not pending:
+            return
+        vectors = self._vectors_for(pending)
+        at = 0
+        for item in pending:
+            n = len(item.chunks)
+            vecs = vectors[at : at + n] if vectors is not None else None
+            at += n
+            self._write_file(item, vecs)
+            if item.is_new:
+                self.report.new += 1
+            else:
+                self.report.changed += 1
+            action = "new" if item.is_new else "changed"
+            self.report.files.append((action, self.coll.root_path(item.path)))
+            self.progress.files_done(1)
+
+    def _vectors_for(self, pending: list[_Pending]) -> np.ndarray | None:
+        """Vectors for every pending chunk, reusing stored ones whose chunk text is unchanged."""
+        embedder = self.coll.embedder
+        if not self.coll.vectors_ok or embedder is None:
+            return None
+        passages = [p for item in pending for p in item.passages]
+        hashes = [digest(p.encode("utf-8")) for p in passages]
+        known = self._stored_vectors([item.path for item in pending], set(hashes))
+        missing = sorted({h: i for i, h in enumerate(hashes) if h not in known}.values())
+        fresh: dict[str, np.ndarray] = {}
+        for start in range(0, len(missing), EMBED_SLICE):
+            self._check_stop()
+            part = missing[start : start + EMBED_SLICE]
+            t = time.perf_counter()
+            try:
+                embedded = embedder.embed_passages([passages[i] for i in part])
+            except EmbedderUnavailableError as e:
+                self._embedder_down(e)
+                return None
+            self.report.embed_seconds += time.perf_counter() - t
+            fresh.update({hashes[i]: embedded[j] for j, i in enumerate(part)})
+            self.progress.chunks_done(len(part))
+        self.report.chunks_embedded += len(missing)
+        self.report.chunks_reused += len(passages) - len(missing)
+        out = np.zeros((len(passages), embedder.dim), dtype=np.float32)
+        for i, h in enumerate(hashes):
+            out[i] = fresh[h] if h in fresh else known[h]
+        return out
+
+    def _stored_vectors(self, paths: list[str], wanted: set[str]) -> dict[str, np.ndarray]:
+        if not self.store.has_vec:
+            return {}
+        out: dict[str, np.ndarray] = {}
+        for path in paths:
+            rows = self.store.conn.execute(
+                "SELECT c.hash, v.embedding FROM chunks c JOIN chunks_vec v ON v.rowid = c.id"
+                " WHERE c.path = ?",
+                (path,),
+            ).fetchall()
+            for h, blob in rows:
+                if h in wanted:
+                    out[h] = np.frombuffer(blob, dtype=np.float32)
+        return out
+
+    def _write_file(self, item: _Pending, vecs: np.ndarray | None) -> None:
+        conn, has_vec = self.store.conn, self.store.has_vec
+        file_hash = item.hash if (vecs is not None or not has_vec) else NOVEC + item.hash
+        meta = item.meta if isinstance(item.meta, dict) else {}
+        tags = meta.get("tags")
+        tag_text = " ".join(str(t) for t in tags) if isinstance(tags, list) else str(tags or "")
+        updated = meta.get("updated")
+        with self.store.write():
+            if not self._unchanged_since_read(item.path, item.stat):
+                # Edited again since we read it, and maybe already written by a concurrent
+                # catch-up that read the newer bytes: never overwrite newer rows with older
+                # ones. The next sync picks the file up.
+                return
+            self._delete_file_rows(item.path)
+            conn.execute(
+                "INSERT INTO files(path, mtime_ns, size, hash, indexed_at, status, note, updated,"
+                " tags) VALUES (?, ?, ?, ?, ?, 'ok', ?, ?, ?)",
+                (
+                    item.path,
+                    item.stat.mtime_ns,
+                    item.stat.size,
+                    file_hash,
+                    time.time(),
+                    item.note,
+                    str(updated) if updated is not None else None,
+                    tag_text,
+                ),
+            )
+            for i, (c, passage) in enumerate(zip(item.chunks, item.passages, strict=True)):
+                conn.execute(
+                    "INSERT INTO chunks(path, heading, line, ord, text, hash) VALUES (?,?,?,?,?,?)",
+                    (item.path, c.heading, c.line, c.ord, c.text, digest(passage.encode("utf-8"))),
+                )
+                cid = conn.last_insert_rowid()
+                conn.execute(
+                    "INSERT INTO chunks_fts(rowid, lex) VALUES (?, ?)", (cid, lex_text(passage))
+                )
+                if vecs is not None and has_vec:
+                    conn.execute(
+                        "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
+                        (cid, vecs[i].astype(np.float32).tobytes()),
+                    )
+
+    def _unchanged_since_read(self, path: str, st: FileStat) -> bool:
+        try:
+            now = os.stat(self.coll.folder / path)
+        except OSError:
+            return False
+        return (now.st_mtime_ns, now.st_size) == (st.mtime_ns, st.size)
+
+    def _delete_file_rows(self, path: str) -> None:
+        conn = self.store.conn
+        ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path=?", (path,))]
+        for cid in ids:
+            conn.execute("DELETE FROM chunks_fts WHERE rowid=?", (cid,))
+            if self.store.has_vec:
+                conn.execute("DELETE FROM chunks_vec WHERE rowid=?", (cid,))
+        conn.execute("DELETE FROM chunks WHERE path=?", (path,))
+        conn.execute("DELETE FROM files WHERE path=?", (path,))

@@ -1,0 +1,94 @@
+"""What a path names: confined to the library root, then resolved to the collections it covers.
+
+A target is a note, a folder inside a collection (a prefix filter), a collection, or any folder
+above collections (every collection below it, nested ones included); `.`, `*` and '' are the
+whole library. Every path is resolved (symlinks included) and must stay inside the root.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..collection.collection import Collection
+from ..collection.meta import META_FILE
+from ..errors import MemoError, TargetError
+from .collections import Collections
+
+WHOLE = ("", ".", "*")
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which collections a target covers, and the sub-path inside each (''=all of it)."""
+
+    target: str  # the target as shown in results: relative to the root, '.' for all
+    parts: list[tuple[Collection, str]]
+
+
+def confine(root: Path, target: str | os.PathLike[str] | None) -> Path:
+    """A user's path -> an absolute path inside the root (keeping the root's spelling), or
+    TargetError."""
+    if target is None or str(target) in WHOLE:
+        return root
+    raw = str(target)
+    if "\x00" in raw:
+        raise TargetError("path contains a NUL byte")
+    if "\\" in raw or re.match(r"^[A-Za-z]:([\\/]|$)", raw):
+        raise TargetError(
+            f"{raw} looks like a Windows path",
+            "Use forward slashes and a path relative to the library root, e.g. work/jira.",
+        )
+    p = Path(raw).expanduser()
+    full = p if p.is_absolute() else root / p
+    real = Path(os.path.realpath(full))
+    root_real = Path(os.path.realpath(root))
+    if real != root_real and root_real not in real.parents:
+        raise TargetError(f"{raw} is outside the library root {root}")
+    if not real.exists():
+        raise TargetError(f"{raw} does not exist under {root}")
+    # Keep the root's spelling (not the resolved one) so relative paths stay readable.
+    return root / real.relative_to(root_real)
+
+
+def label(root: Path, path: Path) -> str:
+    """A path inside the root as results show it: relative, posix, '.' for the root."""
+    return "." if path == root else str(path.relative_to(root)).replace(os.sep, "/")
+
+
+def resolve(colls: Collections, target: str | os.PathLike[str] | None) -> Scope:
+    """The collections (and sub-paths) a target covers; TargetError when there is none."""
+    root = colls.root
+    path = confine(root, target)
+    shown = label(root, path)
+    owner = _owner(colls, path)
+    if path.is_file():
+        if owner is None:
+            raise TargetError(f"{shown} is not inside a collection (no _meta.yaml above it)")
+        return Scope(shown, [(owner, _rel(path, owner.folder))])
+    parts: list[tuple[Collection, str]] = []
+    if owner is not None and owner.folder != path:
+        parts.append((owner, _rel(path, owner.folder)))
+    parts.extend((c, "") for c in colls.under(path))
+    if not parts:
+        broken = [f"{e.path}/{META_FILE}: {e.error}" for e in colls.entries_under(path) if e.error]
+        why = f" ({'; '.join(broken)})" if broken else ""
+        raise TargetError(f"no collection at or below {shown}{why}")
+    return Scope(shown, parts)
+
+
+def _owner(colls: Collections, path: Path) -> Collection | None:
+    """The collection holding `path` (its nearest `_meta.yaml` at or above it)."""
+    folder = colls.owner(path)
+    if folder is None:
+        return None
+    try:
+        return colls.at(folder)
+    except MemoError as e:
+        raise TargetError(f"{folder / META_FILE} is broken: {e}") from e
+
+
+def _rel(path: Path, folder: Path) -> str:
+    return os.path.relpath(path, folder).replace(os.sep, "/")

@@ -1,0 +1,158 @@
+"""Routing: which collections should a question be searched in.
+
+The answer's shape follows the library's size (DESIGN "Routing"), chosen from the number of
+collections the prefix covers, or forced with `strategy=`:
+
+- `flat` (up to FLAT_MAX): the whole list; every collection is returned, the best first, so an
+  agent sees all names and descriptions at once.
+- `tree` (up to TREE_MAX): the prefix filter (`work/*`) narrows the name tree, the ranking
+  orders what is left, top k; the answer also lists the sub-folders below the prefix with
+  their collection counts, so the agent can narrow further.
+- `hybrid` (beyond): top k.
+
+All three rank with the same score: the lexical leg (lexical.py: BM25 over the registry's
+words and content stems) and the vector leg (vectors.py: descriptions and chunk centroids),
+each cut at DEPTH, fused by plain RRF (search/fusion.py, k=60). A prefix is a range of the
+path-sorted registry (a bisect), so it costs nothing at any size.
+
+Why content: a description is one line somebody wrote; questions ask about details (names,
+numbers, events) that only the notes hold. On the xquad-dev question set (bench/router.py) the
+description+headings router put the right collection in the top 5 for 0.78 of the questions;
+with the content stems and centroids, 0.99 (docs/benchmarks.md, "Routing").
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..registry_tools.entry import Entry
+from ..registry_tools.registry import Registry
+from ..requests import RouteRequest
+from ..search.fusion import rrf
+from .lexical import lexical_leg
+from .vectors import vector_leg
+
+FLAT_MAX = 50
+TREE_MAX = 5_000
+RRF_K = 60  # plain RRF: k=20 or 120 and a 0.5x/2x weight on `body` moved top-5 by < 0.005
+CONTENT = True  # rank by what collections hold too (False: descriptions only; bench/router.py)
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    name: str
+    path: str  # relative to the library root: pass it to search as is
+    description: str
+    tags: tuple[str, ...]
+    score: float
+    lex_rank: int | None = None
+    vec_rank: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "path": self.path,
+            "description": self.description,
+            "tags": list(self.tags),
+            "score": round(self.score, 6),
+            "lex_rank": self.lex_rank,
+            "vec_rank": self.vec_rank,
+        }
+
+
+@dataclass(slots=True)
+class RouteResult:
+    query: str
+    strategy: str
+    collections: list[Candidate]
+    took_ms: float = 0.0
+    prefix: str | None = None
+    total: int = 0  # collections the prefix covers
+    tree: list[dict[str, Any]] = field(default_factory=list)  # tree strategy: sub-folders
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "query": self.query,
+            "strategy": self.strategy,
+            "took_ms": round(self.took_ms, 2),
+            "prefix": self.prefix,
+            "total": self.total,
+            "collections": [c.to_dict() for c in self.collections],
+        }
+        if self.tree:
+            out["tree"] = self.tree
+        if self.warnings:
+            out["warnings"] = self.warnings
+        return out
+
+
+def pick_strategy(count: int) -> str:
+    if count <= FLAT_MAX:
+        return "flat"
+    if count <= TREE_MAX:
+        return "tree"
+    return "hybrid"
+
+
+def route_in(
+    reg: Registry,
+    req: RouteRequest,
+    query_vector: Callable[[str], np.ndarray | None] | None = None,
+) -> RouteResult:
+    """Ranked candidate collections for a question (see the module docstring)."""
+    t0 = time.perf_counter()
+    content = CONTENT
+    mask = reg.mask(req.prefix) & reg.ok_mask()
+    total = int(mask.sum())
+    strategy = pick_strategy(total) if req.strategy == "auto" else req.strategy
+    warnings: list[str] = []
+    if total == 0:
+        where = f" under {req.prefix}" if req.prefix else ""
+        warnings.append(f"no collection{where}: a collection is a folder holding _meta.yaml")
+    lex = lexical_leg(reg, req.query, mask, total, content) if total else []
+    vec = vector_leg(reg, req.query, mask, warnings, query_vector, content) if total else []
+    # Each leg is a ranked list of positions: its rank is its score (no ties to share).
+    scores = rrf([(_ranked(lex), 1.0), (_ranked(vec), 1.0)], k=RRF_K)
+    lex_rank = {pos: r for r, pos in enumerate(lex, start=1)}
+    vec_rank = {pos: r for r, pos in enumerate(vec, start=1)}
+    order: list[int] = sorted(scores, key=lambda p: (-scores[p], reg.entries[p].path))  # type: ignore[arg-type,index]
+    if strategy == "flat":  # the whole list: unmatched collections follow, by path
+        order += [int(p) for p in np.flatnonzero(mask) if int(p) not in scores]
+    else:
+        order = order[: req.k]
+    out = [
+        _candidate(reg.entries[p], scores.get(p, 0.0), lex_rank.get(p), vec_rank.get(p))
+        for p in order
+    ]
+    res = RouteResult(req.query, strategy, out, prefix=req.prefix, total=total, warnings=warnings)
+    if strategy == "tree":
+        res.tree = _subtree(reg, mask, req.prefix)
+    res.took_ms = (time.perf_counter() - t0) * 1000
+    return res
+
+
+def _ranked(positions: list[int]) -> list[tuple[int, float]]:
+    return [(p, -float(i)) for i, p in enumerate(positions)]
+
+
+def _candidate(e: Entry, score: float, lex: int | None, vec: int | None) -> Candidate:
+    return Candidate(e.name, e.path, e.description, e.tags, score, lex, vec)
+
+
+def _subtree(reg: Registry, mask: np.ndarray, prefix: str | None) -> list[dict[str, Any]]:
+    """The next level of folders below the prefix, with how many collections each holds."""
+    base = (prefix or "").rstrip("*").strip("/")
+    depth = len(base.split("/")) if base else 0
+    counts: dict[str, int] = {}
+    for p in np.flatnonzero(mask):
+        parts = reg.entries[p].path.split("/")
+        key = "/".join(parts[: depth + 1])
+        key = key + "/*" if len(parts) > depth + 1 else key
+        counts[key] = counts.get(key, 0) + 1
+    return [{"prefix": k, "collections": v} for k, v in sorted(counts.items())][:200]

@@ -1,0 +1,84 @@
+"""What a search returns: hits that point at `path:line`, and the result set around them."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .budget import Budget
+
+TEXT_LIMIT = 1200  # characters of chunk text in a hit
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    collection: str
+    path: str  # relative to the library root
+    abs_path: str
+    line: int
+    heading: str
+    score: float
+    text: str
+    lex_rank: int | None = None
+    vec_rank: int | None = None
+    end_line: int = 0  # last line of the cited range
+    cite: str = ""  # citation hash of lines line..end_line when searched (see excerpt.py)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class Freshness:
+    """How current one searched collection's index was, and what this call did about it."""
+
+    collection: str
+    caught_up: int  # files (re)indexed or removed by this call before searching
+    current: bool  # True when the index matched the notes before this call
+    last_write: float | None  # unix time of the last index write
+    rebuilt: str = ""
+
+
+@dataclass(slots=True)
+class SearchResult:
+    query: str
+    mode: str
+    target: str
+    hits: list[Hit]
+    took_ms: float
+    collections: list[str]
+    freshness: list[Freshness] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    budget: Budget | None = None  # how the hits were fitted into max_tokens, if asked
+    confidence: str = "none"  # high | low | none: is there a good match at all?
+    routed: list[str] | None = None  # search(route=K): the collection paths the router chose
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {
+            "query": self.query,
+            "mode": self.mode,
+            "target": self.target,
+            "took_ms": round(self.took_ms, 2),
+            "confidence": self.confidence,
+            "collections": self.collections,
+            "results": [h.to_dict() for h in self.hits],
+            "freshness": [asdict(f) for f in self.freshness],
+            "warnings": self.warnings,
+            "budget": self.budget.to_dict() if self.budget else None,
+        }
+        if self.routed is not None:
+            out["routed"] = self.routed
+        return out
+
+
+def cut_text(text: str, limit: int = TEXT_LIMIT) -> str:
+    """At most `limit` characters, cut at a sentence or word border when there is one."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    for sep in ("\n\n", ". ", "! ", "? ", "\n", " "):
+        at = head.rfind(sep)
+        if at > limit // 2:
+            return head[: at + len(sep)].rstrip() + " …"
+    return head + "…"
