@@ -31,21 +31,14 @@ class CountingEmbedder:
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
-        self.model_id = inner.model_id
-        self.backend = inner.backend
-        self.dim = inner.dim
-        self.max_tokens = inner.max_tokens
         self.passages: list[str] = []
 
-    def count_tokens(self, passage: str) -> int:
-        return self.inner.count_tokens(passage)
+    def __getattr__(self, name: str) -> object:  # model_id, backend, dim, count_tokens...
+        return getattr(self.inner, name)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         self.passages.extend(texts)
         return self.inner.embed_passages(texts)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.inner.embed_query(text)
 
 
 class CachedEmbedder:
@@ -55,15 +48,11 @@ class CachedEmbedder:
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner
-        self.model_id = inner.model_id
-        self.backend = inner.backend
-        self.dim = inner.dim
-        self.max_tokens = inner.max_tokens
         self._passages: dict[str, np.ndarray] = {}
         self._queries: dict[str, np.ndarray] = {}
 
-    def count_tokens(self, passage: str) -> int:
-        return self.inner.count_tokens(passage)
+    def __getattr__(self, name: str) -> object:  # model_id, backend, dim, count_tokens...
+        return getattr(self.inner, name)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         todo = list(dict.fromkeys(t for t in texts if t not in self._passages))

@@ -10,8 +10,8 @@ from memo import requests as rq
 from memo.cli import cli
 from memo.errors import MemoError
 from memo.requests import RequestError, RouteRequest, SearchRequest
-from memo.server.routes import RouteBody, SearchBody
 from memo.server.mcp_tools import build_mcp
+from memo.server.routes import RouteBody, SearchBody
 
 
 def _bounds(field) -> dict:

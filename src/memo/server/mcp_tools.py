@@ -18,22 +18,9 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
+from .. import requests as rq
 from ..errors import MemoError
-from ..requests import (
-    DEFAULT_K,
-    DEFAULT_ROUTE_K,
-    MAX_BUDGET,
-    MAX_K,
-    MAX_LINES,
-    MAX_PATH_CHARS,
-    MAX_QUERY_CHARS,
-    MAX_ROUTE_K,
-    IndexRequest,
-    ReadRequest,
-    RouteRequest,
-    SearchRequest,
-    StatusRequest,
-)
+from ..requests import IndexRequest, ReadRequest, RouteRequest, SearchRequest, StatusRequest
 from ..skill import skill_text
 from . import render
 from .service import Service
@@ -165,7 +152,7 @@ Path_ = Annotated[
     Field(
         description="A collection path from memo_route, a sub-folder or note inside it, or '.' "
         "for the whole library; relative to the library root.",
-        max_length=MAX_PATH_CHARS,
+        max_length=rq.MAX_PATH_CHARS,
     ),
 ]
 Query = Annotated[
@@ -173,7 +160,7 @@ Query = Annotated[
     Field(
         description="The question or keywords, in any language (Russian and English both work).",
         min_length=1,
-        max_length=MAX_QUERY_CHARS,
+        max_length=rq.MAX_QUERY_CHARS,
     ),
 ]
 
@@ -211,8 +198,8 @@ def _add_finding(mcp: MCPServer, service: Service) -> None:
     def memo_route(
         query: Query,
         k: Annotated[
-            int, Field(ge=1, le=MAX_ROUTE_K, description="How many collections.")
-        ] = DEFAULT_ROUTE_K,
+            int, Field(ge=1, le=rq.MAX_ROUTE_K, description="How many collections.")
+        ] = rq.DEFAULT_ROUTE_K,
         prefix: Annotated[
             str | None, Field(description="Only collections under this path, e.g. 'work/'.")
         ] = None,
@@ -242,14 +229,14 @@ def _add_finding(mcp: MCPServer, service: Service) -> None:
     def memo_search(
         path: Path_,
         query: Query,
-        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many hits.")] = DEFAULT_K,
+        k: Annotated[int, Field(ge=1, le=rq.MAX_K, description="How many hits.")] = rq.DEFAULT_K,
         mode: Annotated[
             Literal["hybrid", "lex", "vec"],
             Field(description="hybrid fuses keyword and meaning; lex or vec run one alone."),
         ] = "hybrid",
         max_tokens: Annotated[
             int | None,
-            Field(ge=1, le=MAX_BUDGET, description="Fit the hits into this many tokens."),
+            Field(ge=1, le=rq.MAX_BUDGET, description="Fit the hits into this many tokens."),
         ] = None,
         tags: Annotated[
             list[str] | None, Field(description="Only notes whose frontmatter has all these tags.")
@@ -265,7 +252,7 @@ def _add_finding(mcp: MCPServer, service: Service) -> None:
         ] = None,
         route: Annotated[
             int | None,
-            Field(ge=1, le=MAX_ROUTE_K, description="Search only the top N routed collections."),
+            Field(ge=1, le=rq.MAX_ROUTE_K, description="Search only the top N routed collections."),
         ] = None,
     ) -> Annotated[CallToolResult, SearchOut]:
         options = dict(k=k, mode=mode, route=route, max_tokens=max_tokens, tags=tags)
@@ -291,11 +278,11 @@ def _add_reading(mcp: MCPServer, service: Service) -> None:
     )
     def memo_get(
         path: Annotated[
-            str, Field(description="A note path from a hit.", max_length=MAX_PATH_CHARS)
+            str, Field(description="A note path from a hit.", max_length=rq.MAX_PATH_CHARS)
         ],
         line: Annotated[int | None, Field(ge=1, description="First line (1-based).")] = None,
         lines: Annotated[
-            int | None, Field(ge=1, le=MAX_LINES, description="How many lines (default 40).")
+            int | None, Field(ge=1, le=rq.MAX_LINES, description="How many lines (default 40).")
         ] = None,
     ) -> Annotated[CallToolResult, GetOut]:
         return _answer(

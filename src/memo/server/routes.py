@@ -11,21 +11,8 @@ from typing import Any, Literal
 from fastapi import APIRouter, Query
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from ..requests import (
-    DEFAULT_K,
-    DEFAULT_ROUTE_K,
-    MAX_BUDGET,
-    MAX_K,
-    MAX_LINES,
-    MAX_PATH_CHARS,
-    MAX_QUERY_CHARS,
-    MAX_ROUTE_K,
-    IndexRequest,
-    ReadRequest,
-    RouteRequest,
-    SearchRequest,
-    StatusRequest,
-)
+from .. import requests as rq
+from ..requests import IndexRequest, ReadRequest, RouteRequest, SearchRequest, StatusRequest
 from .service import Service
 
 
@@ -36,21 +23,23 @@ class _Body(BaseModel):
 class SearchBody(_Body):
     path: str = Field(
         ".",
-        max_length=MAX_PATH_CHARS,
+        max_length=rq.MAX_PATH_CHARS,
         validation_alias=AliasChoices("path", "collection", "scope"),
         description="Collection, folder or note relative to the library root; '.' = all.",
     )
     query: str = Field(
         min_length=1,
-        max_length=MAX_QUERY_CHARS,
+        max_length=rq.MAX_QUERY_CHARS,
         validation_alias=AliasChoices("query", "q"),
     )
-    k: int = Field(DEFAULT_K, ge=1, le=MAX_K, validation_alias=AliasChoices("k", "limit", "top_k"))
+    k: int = Field(
+        rq.DEFAULT_K, ge=1, le=rq.MAX_K, validation_alias=AliasChoices("k", "limit", "top_k")
+    )
     mode: Literal["hybrid", "lex", "vec"] = "hybrid"
     route: int | None = Field(
-        None, ge=1, le=MAX_ROUTE_K, description="Search only the top N routed collections."
+        None, ge=1, le=rq.MAX_ROUTE_K, description="Search only the top N routed collections."
     )
-    max_tokens: int | None = Field(None, ge=1, le=MAX_BUDGET, description="Token budget.")
+    max_tokens: int | None = Field(None, ge=1, le=rq.MAX_BUDGET, description="Token budget.")
     tags: list[str] | None = Field(None, description="Only notes having all these tags.")
     since: str | None = Field(None, max_length=40, description="YYYY-MM-DD or 7d / 2w / 3m.")
     until: str | None = Field(None, max_length=40)
@@ -59,18 +48,23 @@ class SearchBody(_Body):
 
 class RouteBody(_Body):
     query: str = Field(
-        min_length=1, max_length=MAX_QUERY_CHARS, validation_alias=AliasChoices("query", "q")
+        min_length=1, max_length=rq.MAX_QUERY_CHARS, validation_alias=AliasChoices("query", "q")
     )
     k: int = Field(
-        DEFAULT_ROUTE_K, ge=1, le=MAX_ROUTE_K, validation_alias=AliasChoices("k", "limit", "top_k")
+        rq.DEFAULT_ROUTE_K,
+        ge=1,
+        le=rq.MAX_ROUTE_K,
+        validation_alias=AliasChoices("k", "limit", "top_k"),
     )
-    prefix: str | None = Field(None, max_length=MAX_PATH_CHARS)
+    prefix: str | None = Field(None, max_length=rq.MAX_PATH_CHARS)
     strategy: Literal["auto", "flat", "tree", "hybrid"] = "auto"
 
 
 class ReindexBody(_Body):
     path: str = Field(
-        ".", max_length=MAX_PATH_CHARS, validation_alias=AliasChoices("path", "collection", "scope")
+        ".",
+        max_length=rq.MAX_PATH_CHARS,
+        validation_alias=AliasChoices("path", "collection", "scope"),
     )
     full: bool = False
 
@@ -91,11 +85,11 @@ def api_router(service: Service) -> APIRouter:
 
     @router.get("/search", tags=["notes"])
     def search_get(
-        query: str = Query(min_length=1, max_length=MAX_QUERY_CHARS),
-        path: str = Query(".", max_length=MAX_PATH_CHARS),
-        k: int = Query(DEFAULT_K, ge=1, le=MAX_K),
+        query: str = Query(min_length=1, max_length=rq.MAX_QUERY_CHARS),
+        path: str = Query(".", max_length=rq.MAX_PATH_CHARS),
+        k: int = Query(rq.DEFAULT_K, ge=1, le=rq.MAX_K),
         mode: Literal["hybrid", "lex", "vec"] = "hybrid",
-        route: int | None = Query(None, ge=1, le=MAX_ROUTE_K),
+        route: int | None = Query(None, ge=1, le=rq.MAX_ROUTE_K),
     ) -> dict[str, Any]:
         """The same search for `curl` and browsers."""
         req = SearchRequest.make(path, query, k=k, mode=mode, route=route)
@@ -103,9 +97,9 @@ def api_router(service: Service) -> APIRouter:
 
     @router.get("/note", tags=["notes"])
     def note(
-        path: str = Query(max_length=MAX_PATH_CHARS),
+        path: str = Query(max_length=rq.MAX_PATH_CHARS),
         line: int | None = Query(None, ge=1),
-        lines: int | None = Query(None, ge=1, le=MAX_LINES),
+        lines: int | None = Query(None, ge=1, le=rq.MAX_LINES),
     ) -> dict[str, Any]:
         """Lines of a note from `line` (a hit's path and line), with their citation hash."""
         return service.get(ReadRequest.make(path, line, lines)).to_dict()
@@ -117,16 +111,16 @@ def api_router(service: Service) -> APIRouter:
 
     @router.get("/route", tags=["notes"])
     def route_get(
-        query: str = Query(min_length=1, max_length=MAX_QUERY_CHARS),
-        k: int = Query(DEFAULT_ROUTE_K, ge=1, le=MAX_ROUTE_K),
-        prefix: str | None = Query(None, max_length=MAX_PATH_CHARS),
+        query: str = Query(min_length=1, max_length=rq.MAX_QUERY_CHARS),
+        k: int = Query(rq.DEFAULT_ROUTE_K, ge=1, le=rq.MAX_ROUTE_K),
+        prefix: str | None = Query(None, max_length=rq.MAX_PATH_CHARS),
         strategy: Literal["auto", "flat", "tree", "hybrid"] = "auto",
     ) -> dict[str, Any]:
         req = RouteRequest.make(query, k=k, prefix=prefix, strategy=strategy)
         return service.route(req).to_dict()
 
     @router.get("/status", tags=["index"])
-    def status(path: str = Query(".", max_length=MAX_PATH_CHARS)) -> dict[str, Any]:
+    def status(path: str = Query(".", max_length=rq.MAX_PATH_CHARS)) -> dict[str, Any]:
         """Per collection: files, chunks, staleness, skipped files and why."""
         return service.status(StatusRequest.make(path)).to_dict()
 
