@@ -23,10 +23,7 @@ from memo.collection import queries  # noqa: E402
 from memo.collection.lexical import script  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
-from memo.library import (
-    Library,  # noqa: E402
-    federated,  # noqa: E402
-)
+from memo.library import Library, federated  # noqa: E402
 from memo.search.fusion import Legs, fuse, rrf  # noqa: E402
 
 TASKS = [  # (name, library, qrels)

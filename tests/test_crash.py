@@ -275,7 +275,7 @@ def test_corruption_found_by_a_search_leg_rebuilds(tmp_path: Path, monkeypatch):
     root = make_library(tmp_path, n=20)
     lib = Library(root, None, Settings(index_dir=tmp_path / "idx"))
     lib.index()
-    real = queries.lex_candidates
+    real = queries.lex_share
     calls = {"n": 0}
 
     def flaky(*a, **kw):
@@ -284,7 +284,7 @@ def test_corruption_found_by_a_search_leg_rebuilds(tmp_path: Path, monkeypatch):
             raise apsw.CorruptError("database disk image is malformed")
         return real(*a, **kw)
 
-    monkeypatch.setattr(queries, "lex_candidates", flaky)
+    monkeypatch.setattr(queries, "lex_share", flaky)
     res = lib.search("crash", "marker3x", mode="lex")
     assert res.hits[0].path == "crash/n003.md"
     assert any("damaged" in w for w in res.warnings)

@@ -1,5 +1,8 @@
 """The SQL a search runs against one index: each leg's candidates and the chunks they name.
 
+The lexical leg reads statistics and postings, not FTS5's own `bm25()`: scores must be computed
+with the statistics of every collection searched (search/bm25.py).
+
 Pure reads on an open `IndexStore`; healing a damaged index is the caller's business
 (`Collection.read`). A sub-path (`prefix`) and frontmatter filters narrow both legs inside
 their SQL, never by dropping hits afterwards (which would starve k).
@@ -13,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from ..search.bm25 import Postings
 from .filters import Filter
 from .store import IndexStore
 
@@ -29,29 +33,95 @@ class ChunkRow:
     mtime_ns: int
 
 
-def lex_candidates(
-    store: IndexStore, match: str, n: int, prefix: str = "", flt: Filter | None = None
-) -> list[tuple[int, float]]:
-    """(chunk id, BM25 score, higher is better), best first."""
-    # FTS5 bm25() is lower-is-better (negative); negate so every leg sorts descending.
+def lex_share(
+    store: IndexStore, terms: list[str], prefix: str = "", flt: Filter | None = None
+) -> tuple[int, int, dict[str, int], Postings]:
+    """What the lexical leg needs from this index: (rows, tokens, rows holding each term,
+    postings), read from FTS5's own tables in one statement.
+
+    FTS5 keeps them exact in the same transactions as the rows: the "averages" record (row
+    count, then the column's token count), the docsize table (each row's length), and the
+    term instances (fts5vocab, a per-connection view). The postings give each term's row
+    count too, unless a sub-path or filter narrowed them: a narrowed search still uses the
+    statistics of the whole collection (docs/design.md), counted by fts5vocab then.
+    """
+    marks = ",".join("?" * len(terms))
     where, params = narrowing(prefix, flt)
+    join = " JOIN chunks c ON c.id = i.doc JOIN files f ON f.path = c.path" if where else ""
+    rows = store.conn.execute(
+        "SELECT NULL, NULL, NULL, block FROM chunks_fts_data WHERE id = 1 UNION ALL"
+        " SELECT i.doc, i.term, count(*), d.sz FROM temp.chunks_inst i"
+        f" JOIN chunks_fts_docsize d ON d.id = i.doc{join}"
+        f" WHERE i.term IN ({marks}){' AND ' + where if where else ''}"
+        " GROUP BY i.term, i.doc",
+        (*terms, *params),
+    ).fetchall()
+    n, tokens = (0, 0)
+    if rows and rows[0][0] is None:
+        n, tokens = _varints(rows[0][3], 2)
+        rows = rows[1:]
+    postings = _postings(rows, terms)
     if where:
-        rows = store.conn.execute(
-            "SELECT chunks_fts.rowid, -bm25(chunks_fts) AS s FROM chunks_fts JOIN chunks c"
-            " ON c.id = chunks_fts.rowid JOIN files f ON f.path = c.path"
-            f" WHERE chunks_fts MATCH ? AND {where} ORDER BY s DESC LIMIT ?",
-            (match, *params, n),
-        ).fetchall()
+        found = store.conn.execute(
+            f"SELECT term, doc FROM chunks_vocab WHERE term IN ({marks})", terms
+        )
+        df = {t: int(c) for t, c in found}
     else:
-        # `ORDER BY s`, not `ORDER BY rank`: FTS5's own rank sorter prepares a statement on
-        # every query (~0.3 ms, most of a small collection's lexical leg); SQLite's top-N
-        # sort gives the same order.
-        rows = store.conn.execute(
-            "SELECT rowid, -bm25(chunks_fts) AS s FROM chunks_fts WHERE chunks_fts MATCH ?"
-            " ORDER BY s DESC LIMIT ?",
-            (match, n),
-        ).fetchall()
-    return [(int(r[0]), float(r[1])) for r in rows]
+        counts = np.bincount(postings.terms, minlength=len(terms))
+        df = {t: int(c) for t, c in zip(terms, counts, strict=True) if c}
+    return n, tokens, df, postings
+
+
+def lex_stats(store: IndexStore, terms: list[str]) -> tuple[int, int, dict[str, int]]:
+    """(rows, tokens, rows holding each term) of this index."""
+    rows, tokens, df, _ = lex_share(store, terms)
+    return rows, tokens, df
+
+
+def _postings(rows: list[tuple[int, str, int, bytes]], terms: list[str]) -> Postings:
+    if not rows:
+        return Postings.empty()
+    docs, names, tf, sizes = zip(*rows, strict=True)
+    at = {t: i for i, t in enumerate(terms)}
+    return Postings(
+        np.array(docs, dtype=np.int64),
+        np.array([at[t] for t in names], dtype=np.int64),
+        np.array(tf, dtype=np.float64),
+        _lengths(sizes),
+    )
+
+
+def _lengths(blobs: tuple[bytes, ...]) -> np.ndarray:
+    """Each docsize record's first varint (the row's token count), decoded for all at once."""
+    sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
+    data = np.frombuffer(b"".join(blobs), dtype=np.uint8).astype(np.int64)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    value = np.zeros(len(blobs), dtype=np.int64)
+    going = np.ones(len(blobs), dtype=bool)
+    for j in range(3):  # a chunk holds far fewer than 2**21 tokens: three bytes suffice
+        take = going & (sizes > j)
+        byte = data[np.minimum(starts + j, len(data) - 1)]
+        value = np.where(take, (value << 7) | (byte & 0x7F), value)
+        going = take & (byte >= 0x80)
+    return value.astype(np.float64)
+
+
+def _varints(blob: bytes, n: int) -> list[int]:
+    """The first n SQLite varints of an FTS5 record (big-endian, 7 bits a byte, at most 9)."""
+    out, i = [], 0
+    while len(out) < n and i < len(blob):
+        v = 0
+        for j in range(9):
+            c = blob[i]
+            i += 1
+            if j == 8:
+                v = (v << 8) | c
+                break
+            v = (v << 7) | (c & 0x7F)
+            if not c & 0x80:
+                break
+        out.append(v)
+    return out + [0] * (n - len(out))
 
 
 def vec_candidates(
@@ -93,17 +163,6 @@ def chunk_rows(store: IndexStore, ids: Sequence[int]) -> dict[int, ChunkRow]:
         tuple(ids),
     ).fetchall()
     return {int(r[0]): ChunkRow(int(r[0]), r[1], r[2], int(r[3]), r[4], int(r[5])) for r in rows}
-
-
-def known_terms(store: IndexStore, wanted: set[str]) -> set[str]:
-    """Which of these stems occur in this index."""
-    if not wanted:
-        return set()
-    marks = ",".join("?" * len(wanted))
-    rows = store.conn.execute(
-        f"SELECT term FROM chunks_vocab WHERE term IN ({marks})", tuple(wanted)
-    )
-    return {r[0] for r in rows}
 
 
 def nearest(rows: list[Any], q: np.ndarray, n: int) -> list[tuple[int, float]]:

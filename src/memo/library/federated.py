@@ -19,10 +19,11 @@ import numpy as np
 from ..collection import queries
 from ..collection.collection import Collection
 from ..collection.filters import Filter
-from ..collection.lexical import fts_query, query_terms, script
+from ..collection.lexical import query_terms, script
 from ..collection.store import IndexStore
 from ..embed import Embedder
 from ..errors import EmbedderUnavailableError
+from ..search.bm25 import Corpus, Postings
 from ..search.diversity import DIVERSITY_POOL, DIVERSITY_RATIO, cap_per_note
 from ..search.excerpt import cite_range
 from ..search.fusion import Legs
@@ -86,25 +87,23 @@ def gather_legs(
 ) -> Legs:
     """Each leg's candidates across every collection of the scope, best first.
 
-    The query is embedded once, when the first collection with vectors comes up.
+    The query is embedded once, when the first collection with vectors comes up. The lexical
+    leg first gathers every collection's statistics and postings, then scores them all with
+    the sums (search/bm25.py): its scores mean the same in every collection.
     """
     legs = Legs()
-    match = fts_query(query) if mode in ("hybrid", "lex") else None
+    terms = query_terms(query) if mode in ("hybrid", "lex") else []
+    corpus = Corpus(terms)
+    postings: list[Postings] = []
     want_vec = mode in ("hybrid", "vec") and bool(query.strip())
-    wanted = set(query_terms(query)) if mode == "hybrid" and match else set()
-    found: set[str] = set()
     qvec: np.ndarray | None = None
     vec_failed = any_vectors = False
     for i, (coll, prefix) in enumerate(scope.parts):
-        if match:
-            lex = _read(
-                coll,
-                warnings,
-                partial(queries.lex_candidates, match=match, n=depth, prefix=prefix, flt=flt),
-            )
-            legs.lex += [((i, cid), s) for cid, s in lex]
-            if wanted - found:
-                found |= _read(coll, warnings, partial(queries.known_terms, wanted=wanted - found))
+        if terms:
+            share = partial(queries.lex_share, terms=terms, prefix=prefix, flt=flt)
+            rows, tokens, df, found = _read(coll, warnings, share)
+            corpus.add(rows, tokens, df)
+            postings.append(found)
         if want_vec and not vec_failed and _read(coll, warnings, _has_vectors):
             any_vectors = True
             if qvec is None:
@@ -114,15 +113,20 @@ def gather_legs(
                 find = partial(queries.vec_candidates, qvec=qvec, n=depth, prefix=prefix, flt=flt)
                 vec = _read(coll, warnings, find)
                 legs.vec += [((i, cid), s) for cid, s in vec]
+    if terms:  # every collection's rows scored with the statistics of all of them
+        for i, found in enumerate(postings):
+            ids, scores = corpus.score(found)
+            best = zip(ids[:depth].tolist(), scores[:depth].tolist(), strict=True)
+            legs.lex += [((i, c), x) for c, x in best]
+        legs.coverage = len(corpus.known) / len(terms)
     if want_vec and not any_vectors:
         warnings.append(
             "no embedder configured: vector leg skipped"
             if vectors.embedder is None
             else "these indexes hold no vectors (built without a model): lexical only"
         )
-    if wanted:
-        legs.coverage = len(found) / len(wanted)
-    # Cosine similarities are comparable across collections (one model); BM25 nearly so.
+    # Cosine similarities are comparable across collections (one model), and BM25 scores are
+    # since they share the statistics.
     legs.lex.sort(key=lambda x: -x[1])
     legs.vec.sort(key=lambda x: -x[1])
     del legs.lex[depth:], legs.vec[depth:]

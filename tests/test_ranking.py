@@ -1,0 +1,209 @@
+"""Many indexes rank like one: the lexical leg over N collections scores with the statistics of
+all of them, so it returns what the same notes in one collection would (issue 13)."""
+
+from __future__ import annotations
+
+import random
+import shutil
+from pathlib import Path
+
+import apsw
+import pytest
+
+from memo.collection import queries
+from memo.config import Settings
+from memo.library import Library
+
+WORDS_EN = (
+    "network router switch packet latency throughput cluster node replica shard queue topic "
+    "consumer producer offset partition broker schema migration index vacuum checkpoint"
+).split()
+WORDS_RU = (
+    "сеть маршрутизатор коммутатор пакет задержка кластер узел реплика очередь тема потребитель "
+    "смещение раздел брокер схема миграция индекс очистка журнал резервный"
+).split()
+QUERIES = [
+    "kafka consumer lag",  # kafka: once in the small collection, everywhere in the big one
+    "очередь kafka смещение",
+    "replica shard checkpoint",
+    "маршрутизатор пакет задержка",
+    "vacuum index migration schema",
+    "kafka",
+]
+
+
+def _note(rng: random.Random, words: tuple[str, ...] | list[str], extra: str = "") -> str:
+    sections = []
+    for s in range(rng.randint(1, 3)):
+        body = " ".join(rng.choice(words) for _ in range(rng.randint(8, 60)))
+        sections.append(f"## Part {s}\n\n{body} {extra}".strip())
+    return "# Note\n\n" + "\n\n".join(sections) + "\n"
+
+
+def make_library(root: Path) -> None:
+    """Five collections of very different sizes and languages, two nested levels."""
+    rng = random.Random(13)
+    plan = [
+        ("small", WORDS_EN, 3, {0: "kafka"}),  # kafka is rare here ...
+        ("big", WORDS_EN, 40, {i: "kafka kafka" for i in range(0, 40, 2)}),  # ... common here
+        ("ru/ops", WORDS_RU, 25, {3: "kafka"}),
+        ("ru/db", WORDS_RU, 8, {}),
+        ("mixed/deep/x", WORDS_EN + WORDS_RU, 12, {5: "kafka lag"}),
+    ]
+    for rel, words, n, extra in plan:
+        folder = root / rel
+        folder.mkdir(parents=True)
+        (folder / "_meta.yaml").write_text(f"description: {rel} notes\n")
+        for i in range(n):
+            (folder / f"n{i:02}.md").write_text(_note(rng, words, extra.get(i, "")))
+
+
+def merged_copy(src: Path, dst: Path) -> None:
+    """The same notes with one `_meta.yaml` at the root: one collection holding everything."""
+    shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".memo", "_meta.yaml"))
+    (dst / "_meta.yaml").write_text("description: everything\n")
+
+
+@pytest.fixture(scope="module")
+def libs(tmp_path_factory: pytest.TempPathFactory):
+    base = tmp_path_factory.mktemp("ranking")
+    make_library(base / "split")
+    merged_copy(base / "split", base / "merged")
+    out = []
+    for name in ("split", "merged"):
+        lib = Library(base / name, None, Settings(index_dir=base / f"idx-{name}"))
+        lib.index()
+        out.append(lib)
+    assert len(out[0].collections()) == 5 and len(out[1].collections()) == 1
+    yield out
+    for lib in out:
+        lib.close()
+
+
+def _leg(lib: Library, query: str) -> list[tuple[str, int, float]]:
+    """The lexical leg's candidates as (path, line, BM25 score), best first."""
+    scope, legs = lib._legs(".", query, "lex", 1000)
+    rows = {}
+    for ci in {ci for (ci, _), _ in legs.lex}:
+        coll = scope.parts[ci][0]
+        ids = [cid for (c, cid), _ in legs.lex if c == ci]
+        for cid, row in coll.read(lambda s, ids=ids: queries.chunk_rows(s, ids))[0].items():
+            rows[(ci, cid)] = (coll.root_path(row.path), row.line)
+    return [(*rows[key], score) for key, score in legs.lex]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_lexical_leg_over_many_collections_equals_one_collection(libs, query):
+    split, merged = (_leg(lib, query) for lib in libs)
+    assert split and len(split) == len(merged)
+    # Same chunks, same scores (to 1e-6), same order up to exact ties.
+    key = lambda r: (-round(r[2], 6), r[0], r[1])  # noqa: E731
+    for a, b in zip(sorted(split, key=key), sorted(merged, key=key), strict=True):
+        assert a[:2] == b[:2] and a[2] == pytest.approx(b[2], abs=1e-6)
+    assert [round(s, 6) for *_, s in split] == [round(s, 6) for *_, s in merged]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_lex_search_over_many_collections_equals_one_collection(libs, query):
+    split, merged = (
+        [(h.path, h.line, h.score) for h in lib.search(".", query, k=20, mode="lex").hits]
+        for lib in libs
+    )
+    key = lambda r: (-r[2], r[0], r[1])  # noqa: E731
+    assert sorted(split, key=key) == sorted(merged, key=key)
+
+
+def test_one_collection_scores_equal_fts5s_own_bm25(libs):
+    """Over one collection the statistics are its own: the scores are FTS5's bm25()."""
+    merged = libs[1]
+    coll = merged.collections()[0]
+    for query in QUERIES:
+        mine = {(p, ln): s for p, ln, s in _leg(merged, query)}
+        store = coll.store()[0]
+        from memo.collection.lexical import fts_query
+
+        rows = store.conn.execute(
+            "SELECT c.path, c.line, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c"
+            " ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?",
+            (fts_query(query),),
+        ).fetchall()
+        assert len(rows) == len(mine)
+        for path, line, score in rows:
+            assert mine[(path, line)] == pytest.approx(score, abs=1e-6)
+
+
+def _local_ranking(lib: Library, query: str) -> list[tuple[str, int]]:
+    """What the leg gave before: each collection's own FTS5 bm25(), sorted together."""
+    from memo.collection.lexical import fts_query
+
+    out = []
+    for coll in lib.collections():
+        rows = coll.store()[0].conn.execute(
+            "SELECT c.path, c.line, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c"
+            " ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?",
+            (fts_query(query),),
+        )
+        out += [(coll.root_path(p), ln, s) for p, ln, s in rows]
+    return [(p, ln) for p, ln, _ in sorted(out, key=lambda r: -r[2])]
+
+
+def test_per_collection_statistics_would_rank_differently(libs):
+    """The bias the global statistics remove: sorting each collection's own bm25() together
+    orders this library unlike one index of the same notes ('kafka' is rare in some
+    collections and common in others)."""
+    split, merged = libs
+    differs = 0
+    for query in QUERIES:
+        one_index = [(p, ln) for p, ln, _ in _leg(merged, query)][:10]
+        differs += _local_ranking(split, query)[:10] != one_index
+    assert differs >= 2, differs
+
+
+@pytest.mark.parametrize("narrow", ["big", "ru", "mixed/deep/x/n05.md"])
+def test_narrowed_search_uses_the_statistics_of_the_collections_it_touches(libs, narrow):
+    """A prefix or a note inside a collection: that collection's whole statistics, filtered
+    candidates. So `merged` narrowed to a folder scores like `split` on that folder only when
+    the folder is a whole collection (equal statistics), and every hit lies under it."""
+    split, merged = libs
+    hits = split.search(narrow, "kafka lag", k=10, mode="lex").hits
+    assert hits and all(h.path.startswith(narrow.split("/n")[0]) for h in hits)
+    if narrow == "big":  # a whole collection: its own statistics, the same as searching it
+        scope, legs = split._legs("big", "kafka lag", "lex", 1000)
+        coll = scope.parts[0][0]
+        own = (
+            coll.store()[0]
+            .conn.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'kafka OR lag'")
+            .fetchone()[0]
+        )
+        assert len(legs.lex) == own
+
+
+def test_statistics_stay_exact_after_deletes_and_edits(tmp_path):
+    """FTS5 keeps the row and token counts the scores use in its own records; they follow
+    deletes and edits in the same transaction (no stats table to keep in step)."""
+    root = tmp_path / "lib"
+    make_library(root)
+    lib = Library(root, None, Settings(index_dir=tmp_path / "idx"))
+    lib.index()
+    for i in range(0, 40, 3):
+        (root / "big" / f"n{i:02}.md").unlink()
+    (root / "big" / "n01.md").write_text("# Edited\n\nkafka kafka kafka lag\n")
+    lib.index()
+    coll = next(c for c in lib.collections() if c.rel == "big")
+    store = coll.store()[0]
+    rows, tokens, df = queries.lex_stats(store, ["kafka", "lag"])
+    conn = store.conn
+    assert rows == conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    sizes = [
+        queries._varints(r[0], 1)[0] for r in conn.execute("SELECT sz FROM chunks_fts_docsize")
+    ]
+    assert tokens == sum(sizes) and len(sizes) == rows
+    for term, n in df.items():
+        (want,) = conn.execute(
+            "SELECT count(DISTINCT doc) FROM temp.chunks_inst WHERE term = ?", (term,)
+        ).fetchone()
+        assert n == want
+    lib.close()
+    with pytest.raises(apsw.SQLError):  # the instance view is per connection, never stored
+        c2 = apsw.Connection(str(coll.index_path))
+        c2.execute("SELECT * FROM chunks_inst LIMIT 1")
