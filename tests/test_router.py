@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memo import sqlite
 from memo.config import Settings
 from memo.embed import Embedder, make_embedder
 from memo.errors import MemoError
@@ -158,6 +159,34 @@ def test_route_by_what_the_notes_hold(notes, emb):
     entry = next(e for e in lib.registry.entries if e.path == "home/cooking")
     assert "autolys" not in entry.content.split()
     lib.close()
+
+
+@pytest.mark.edits_notes
+def test_a_process_without_a_model_never_empties_the_router(notes, emb):
+    """A lexical-only process (MEMO_EMBEDDER=none) used to rebuild the router index without
+    the content summaries, and routing stayed on descriptions until the next `memo index`.
+    Now the router index is shared by both kinds of process; a new one is filled whole."""
+    (notes / "home" / "cooking" / "ciabatta.md").write_text(
+        "# Ciabatta\n\nHydration 80%, autolyse 30 minutes, then stretch and fold.\n"
+    )
+    q = "ciabatta hydration and autolyse timing"
+    with Library(notes, emb) as lib:
+        lib.index()
+        assert lib.route(q, k=1).collections[0].path == "home/cooking"
+    with Library(notes, None) as lexical:  # another process, no model
+        assert lexical.route(q, k=1).collections[0].path == "home/cooking"
+    with Library(notes, emb) as lib:
+        entry = next(e for e in lib.registry.entries if e.path == "home/cooking")
+        assert "autolys" in entry.content.split() and entry.content_sig
+        _, has = lib.registry.content_vectors()
+        assert has.sum() == 3  # the centroids survived too
+        top = lib.route(q, k=1).collections[0]
+        assert top.path == "home/cooking" and top.lex_rank == 1
+    # A deleted router index comes back whole on the next call, summaries included.
+    sqlite.delete(Library(notes, emb).registry.db_path)
+    with Library(notes, None) as lexical:
+        entry = next(e for e in lexical.registry.entries if e.path == "home/cooking")
+        assert "autolys" in entry.content.split()
 
 
 def test_index_stats_found_under_memo_index_dir(notes, emb, tmp_path):

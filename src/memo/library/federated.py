@@ -119,6 +119,7 @@ def gather_legs(
             best = zip(ids[:depth].tolist(), scores[:depth].tolist(), strict=True)
             legs.lex += [((i, c), x) for c, x in best]
         legs.coverage = len(corpus.known) / len(terms)
+        legs.terms, legs.idf = terms, corpus.idf().tolist()
     if want_vec and not any_vectors:
         warnings.append(
             "no embedder configured: vector leg skipped"
@@ -154,9 +155,10 @@ def assemble_hits(
     k: int,
     warnings: list[str],
     per_note: int | None = None,
-) -> list[Hit]:
+) -> tuple[list[Hit], str]:
     """The best k fused candidates as hits (ties: the newer file first), at most `per_note`
-    per note while other notes match comparably."""
+    per note while other notes match comparably; and the full text of the first hit (what
+    confidence reads)."""
     # Read rows only for the best k and whatever ties with the k-th (the tie-break needs
     # their mtime): reading all ~100 fused candidates cost more than both legs' SQL. With a
     # per-note cap, read DIVERSITY_POOL times more: the cap needs other notes to choose.
@@ -205,7 +207,7 @@ def assemble_hits(
                 cite=cite_range(coll.folder / row.path, row.line, end_line, read),
             )
         )
-    return hits
+    return hits, rows[order[0]].text if hits else ""
 
 
 def _rows(scope: Scope, keys: list[Key], warnings: list[str]) -> dict[Key, queries.ChunkRow]:

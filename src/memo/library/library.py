@@ -223,13 +223,9 @@ class Library:
             scope, req.query, req.mode, depth, self._vectors, warnings, flt
         )
         diverse = req.k >= DIVERSITY_MIN_K if req.diverse is None else req.diverse
-        hits = federated.assemble_hits(
-            scope,
-            fuse(legs, req.mode),
-            legs,
-            req.k,
-            warnings,
-            notes_cap(req.k) if diverse else None,
+        per_note = notes_cap(req.k) if diverse else None
+        hits, top_text = federated.assemble_hits(
+            scope, fuse(legs, req.mode), legs, req.k, warnings, per_note
         )
         spent = None
         if req.max_tokens is not None:
@@ -246,7 +242,7 @@ class Library:
             freshness=freshness,
             warnings=warnings,
             budget=spent,
-            confidence=confidence(signals(legs)) if hits else "none",
+            confidence=confidence(signals(legs, top_text)) if hits else "none",
             routed=routed,
         )
 

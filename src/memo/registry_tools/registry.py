@@ -59,12 +59,9 @@ class Registry(RegistryView):
         return export.yaml_path(self.root, self.folder)
 
     def profile(self) -> dict[str, Any]:
-        e = self.embedder
-        return {
-            "schema": REGISTRY_SCHEMA,
-            "lexical": LEXICAL_VERSION,
-            "model": e.model_id if e is not None else None,
-        }
+        """What makes the stored rows wrong when it changes (the model only owns the vectors:
+        see `RegistryStore.claim_vectors`)."""
+        return {"schema": REGISTRY_SCHEMA, "lexical": LEXICAL_VERSION}
 
     def load(self) -> None:
         """(Re)read the registry if another process (or a refresh) changed it."""
@@ -93,6 +90,11 @@ class Registry(RegistryView):
         """
         t0 = time.perf_counter()
         self.load()
+        if self.embedder is not None and self.store.claim_vectors(self.embedder.model_id):
+            self.load()  # another model's vectors are gone: their summaries are read again
+            stats = True
+        stats = stats or self.store.created  # a new database is filled whole, summaries too
+        self.store.created = False
         rep = RefreshReport()
         known = {e.path: e for e in self.entries}
         found = scan.scan_metas(self.root, known)

@@ -8,7 +8,10 @@
 - `colls_vec`: one e5 vector per description (float32); `colls_cvec`: one centroid of the
   collection's chunk vectors (float16), by the index signature it came from.
 
-A database built with another schema, stemmer or model is void: it is deleted and rebuilt.
+A database built with another schema or stemmer is void: it is deleted and rebuilt (whole:
+the next refresh reads every collection's summary again). Its vectors belong to one model
+(`meta.vectors_model`): a process with another model clears the vectors alone, and a process
+without a model leaves them as they are — it never throws the content summaries away.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from ..errors import IndexError_
 from .entry import COLUMNS, FIELDS, Entry, from_row, to_row
 
 REGISTRY_DB = "registry.db"
-REGISTRY_SCHEMA = 4
+REGISTRY_SCHEMA = 5
 # Stored vectors: description vectors (float32) and content centroids (float16, half the bytes).
 VECTOR_TABLES = {"colls_vec": np.float32, "colls_cvec": np.float16}
 _UPDATE_ROW = f"UPDATE colls SET {', '.join(f + '=?' for f in FIELDS)}, gen=? WHERE id=?"
@@ -77,6 +80,7 @@ class RegistryStore:
         self.path = folder / REGISTRY_DB
         self.profile = profile
         self._conn: apsw.Connection | None = None
+        self.created = False  # this process created the database (it must be filled whole)
 
     @property
     def conn(self) -> apsw.Connection:
@@ -88,7 +92,7 @@ class RegistryStore:
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             conn = sqlite.connect(self.path)
-            if sqlite.read_profile(conn) != self.profile:  # another schema, stemmer or model
+            if sqlite.read_profile(conn) != self.profile:  # another schema or stemmer
                 conn.close()
                 sqlite.delete(self.path)
                 conn = sqlite.connect(self.path)
@@ -99,12 +103,32 @@ class RegistryStore:
                         "INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', '0'),"
                         " ('scanned_at', '0')"
                     )
+                self.created = True
         except (OSError, apsw.Error, IndexError_) as e:
             raise IndexError_(
                 f"cannot open the router index {self.path}: {e}",
                 "Delete it (memo rebuilds it), or set MEMO_INDEX_DIR to a writable folder.",
             ) from e
         return conn
+
+    def claim_vectors(self, model: str) -> bool:
+        """Make the stored vectors `model`'s: those of another model are deleted (the
+        descriptions are embedded again, the centroids read again from the indexes). True
+        when vectors were cleared."""
+        have = self.value("vectors_model")
+        if have == model:
+            return False
+        with sqlite.write_transaction(self.conn):
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('vectors_model', ?)", (model,)
+            )
+            if have is None:  # no model wrote here yet: the centroids came from the indexes
+                return False
+            gen = _next_generation(self.conn)
+            self.conn.execute("DELETE FROM colls_vec")
+            self.conn.execute("DELETE FROM colls_cvec")
+            self.conn.execute("UPDATE colls SET content_sig = '', gen = ?", (gen,))
+        return True
 
     def close(self) -> None:
         if self._conn is not None:

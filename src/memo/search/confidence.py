@@ -7,8 +7,10 @@ legs agree on a top chunk.
 
 from __future__ import annotations
 
+import statistics
 from typing import Any
 
+from ..collection.lexical import terms
 from .fusion import Legs
 
 # Cosine gap between the vector leg's 1st and 10th, its best cosine, the share of query words
@@ -21,12 +23,14 @@ LEX_FLOOR = 0.75
 SMALL_INDEX_SLACK = 0.04
 
 
-def signals(legs: Legs) -> dict[str, Any]:
-    """What the legs say about whether any candidate answers the query at all."""
+def signals(legs: Legs, top_text: str = "") -> dict[str, Any]:
+    """What the legs (and the first hit's text) say about whether any candidate answers the
+    query at all."""
     vec = [s for _, s in legs.vec]
     lex = [s for _, s in legs.lex]
     top_v, top_l = set(legs.vec_ranked[:5]), set(legs.lex_ranked[:5])
     return {
+        **_scale_free(legs, vec, top_text),
         "vec_top": vec[0] if vec else None,
         # How far the best chunk stands above the 10th: a real answer stands out; without one
         # the vector leg returns a flat run of near-misses.
@@ -37,6 +41,27 @@ def signals(legs: Legs) -> dict[str, Any]:
         "agree": bool(lex and vec and (legs.lex[0][0] in top_v or legs.vec[0][0] in top_l)),
         "cross_lingual": legs.cross_lingual,
     }
+
+
+def _scale_free(legs: Legs, vec: list[float], top_text: str) -> dict[str, Any]:
+    """Signals that do not move with the library's size or language.
+
+    - `top_share`: the IDF-weighted share of the query's stems that the first hit itself
+      holds: how much of what the question asks about is in the answer offered.
+    - `vec_z`: how far the best cosine stands above the other candidates, in their own
+      standard deviations (a real answer stands out of the scope's own distribution).
+    """
+    out: dict[str, Any] = {"top_share": None, "vec_z": None}
+    if legs.terms and top_text:
+        held = set(terms(top_text))
+        total = sum(legs.idf)
+        got = sum(w for t, w in zip(legs.terms, legs.idf, strict=True) if t in held)
+        out["top_share"] = got / total if total > 0 else 0.0
+    if len(vec) >= GAP_RANK:
+        rest = vec[1:]
+        spread = statistics.pstdev(rest)
+        out["vec_z"] = (vec[0] - statistics.fmean(rest)) / spread if spread > 0 else None
+    return out
 
 
 def confidence(

@@ -62,6 +62,8 @@ class Legs:
     lex: list[tuple[tuple[int, int], float]] = field(default_factory=list)
     vec: list[tuple[tuple[int, int], float]] = field(default_factory=list)
     coverage: float = 0.0  # share of the query's terms the lexical index knows
+    terms: list[str] = field(default_factory=list)  # the query's stems the lexical leg searched
+    idf: list[float] = field(default_factory=list)  # their IDF under the scope's statistics
     query_script: str | None = None  # alphabet the query is written in
     answer_script: str | None = None  # alphabet of the vector leg's best chunk
 
