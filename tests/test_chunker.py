@@ -572,3 +572,27 @@ def test_real_tokenizer_guarantee() -> None:
     for text in texts:
         note = chunk_note(text, count, budget=400, max_tokens=512)
         check_invariants(text, note, count, 400)
+
+
+def test_a_huge_section_is_split_without_tokenizing_it_whole(real_embedder) -> None:
+    """A note with a 200 KB paragraph: the model's tokenizer never sees more than a few
+    thousand characters at once (counting 5 MB took minutes where Ctrl-C cannot reach), and
+    the chunks are what exact counting gives."""
+    from memo.embed.tokens import MAX_PIECE_CHARS, counter_within
+
+    exact = real_embedder.count_tokens
+    seen: list[int] = []
+
+    def spy(text: str) -> int:
+        seen.append(len(text))
+        return exact(text)
+
+    rng = random.Random(3)
+    words = "маршрут пакет route packet узел node задержка latency".split()
+    para = lambda n: " ".join(rng.choice(words) for _ in range(n)) + "."  # noqa: E731
+    big = "\n\n".join(para(rng.randint(20, 400)) for _ in range(100)) + "\n\n" + para(25000)
+    note = chunk_note(big, counter_within(spy, 512), budget=400, max_tokens=512)
+    assert len(big) > 200_000 and max(seen) <= 2 * MAX_PIECE_CHARS * 512
+    check_invariants(big, note, exact, 400)
+    mid = big[:16_000]  # small enough to count whole: both counters give the same chunks
+    assert chunk_note(mid, counter_within(exact, 512), 400, 512) == chunk_note(mid, exact, 400, 512)

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..caches import digest
-from ..embed.tokens import estimate_tokens
+from ..embed.tokens import counter_within, estimate_tokens
 from ..errors import EmbedderUnavailableError, MemoError
 from .chunker import Chunk, chunk_note, decode, passage_text
 from .files import FileStat, Rejected, note_files, shown
@@ -261,7 +261,8 @@ class Syncer:
         budget = self.settings.chunk_budget
         if coll.vectors_ok and coll.embedder is not None:
             try:
-                note = chunk_note(text, coll.embedder.count_tokens, budget=budget, max_tokens=512)
+                count = counter_within(coll.embedder.count_tokens, coll.embedder.max_tokens)
+                note = chunk_note(text, count, budget=budget, max_tokens=coll.embedder.max_tokens)
             except EmbedderUnavailableError as e:
                 self._embedder_down(e)
                 note = chunk_note(text, estimate_tokens, budget=budget)

@@ -34,3 +34,26 @@ def token_counter(embedder: Embedder | None) -> Callable[[str], int]:
             return estimate_tokens(text)
 
     return count
+
+
+# The longest piece of multilingual-e5-small's vocabulary is 16 characters: a text with more
+# than twice that many non-space characters per token of a limit holds more tokens than the
+# limit, whatever they are.
+MAX_PIECE_CHARS = 16
+
+
+def counter_within(count: Callable[[str], int], limit: int) -> Callable[[str], int]:
+    """`count`, except for texts certainly longer than `limit` tokens: those get their length
+    in characters (also more than `limit`) without being tokenized.
+
+    The chunker only needs to know that such a text does not fit; tokenizing a 5 MB section
+    to learn it took minutes inside the tokenizer, where Ctrl-C cannot reach (issue 15).
+    """
+    too_long = 2 * MAX_PIECE_CHARS * limit
+
+    def count_within(text: str) -> int:
+        if len(text) > too_long and len(text) - text.count(" ") > too_long:
+            return len(text)
+        return count(text)
+
+    return count_within
