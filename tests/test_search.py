@@ -213,3 +213,29 @@ def test_small_collection_scan_ranks_like_vec0(indexed, monkeypatch, query):
         assert knn, coll.rel
         assert [i for i, _ in scan] == [i for i, _ in knn], coll.rel
         assert [s for _, s in scan] == pytest.approx([s for _, s in knn], abs=1e-5)
+
+
+@pytest.mark.parametrize(
+    ("query", "want"),
+    [
+        ("policy based routing (PBR) on MikroTik", {"high"}),
+        ("JQL for issues updated last week", {"high"}),
+        ("what is the population of Tokyo in 2020", {"none"}),
+        ("when was the Eiffel tower built", {"none"}),
+        ("Как приготовить борщ", {"none"}),
+        ("как автоматически закрывать заброшенные заявки", {"low", "high"}),  # across languages
+    ],
+)
+def test_confidence_says_whether_the_notes_hold_an_answer(indexed, query, want):
+    res = indexed.search(".", query, k=5)
+    assert res.confidence in want, (query, res.confidence)
+
+
+def test_lexical_only_confidence_is_never_high(indexed):
+    from memo.search.confidence import confidence
+
+    signals = {"top_share": 1.0, "vec_strength": None, "agree": False, "languages_differ": False}
+    assert confidence(signals) == "low"
+    assert confidence({**signals, "top_share": 0.0}) == "none"
+    res = indexed.search(".", "policy based routing (PBR) on MikroTik", mode="lex")
+    assert res.confidence == "low"

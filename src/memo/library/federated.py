@@ -17,6 +17,7 @@ from typing import TypeVar
 import numpy as np
 
 from ..collection import queries
+from ..collection.chunker import passage_text
 from ..collection.collection import Collection
 from ..collection.filters import Filter
 from ..collection.lexical import query_terms, script
@@ -131,8 +132,8 @@ def gather_legs(
     legs.lex.sort(key=lambda x: -x[1])
     legs.vec.sort(key=lambda x: -x[1])
     del legs.lex[depth:], legs.vec[depth:]
-    if legs.lex and legs.vec:
-        legs.query_script = script(query, query=True)
+    legs.query_script = script(query, query=True)
+    if legs.lex and legs.vec:  # only the fusion reads it: whether the lexical leg can help
         legs.answer_script = script(" ".join(texts(scope, legs.vec_ranked[:1], warnings)))
     return legs
 
@@ -157,8 +158,8 @@ def assemble_hits(
     per_note: int | None = None,
 ) -> tuple[list[Hit], str]:
     """The best k fused candidates as hits (ties: the newer file first), at most `per_note`
-    per note while other notes match comparably; and the full text of the first hit (what
-    confidence reads)."""
+    per note while other notes match comparably; and the first hit's passage, its heading path
+    and text as the index read them (what confidence reads)."""
     # Read rows only for the best k and whatever ties with the k-th (the tie-break needs
     # their mtime): reading all ~100 fused candidates cost more than both legs' SQL. With a
     # per-note cap, read DIVERSITY_POOL times more: the cap needs other notes to choose.
@@ -207,7 +208,8 @@ def assemble_hits(
                 cite=cite_range(coll.folder / row.path, row.line, end_line, read),
             )
         )
-    return hits, rows[order[0]].text if hits else ""
+    first = rows[order[0]] if hits else None
+    return hits, passage_text(first.heading, first.text) if first else ""
 
 
 def _rows(scope: Scope, keys: list[Key], warnings: list[str]) -> dict[Key, queries.ChunkRow]:

@@ -1,8 +1,21 @@
 """Confidence: does any hit answer the question at all? high / low / none.
 
-Calibrated in bench/confidence.py (rates in docs/benchmarks.md): the vector leg's best cosine
-and its gap to its 10th, the share of the query's words the index knows, and whether the two
-legs agree on a top chunk.
+Three signals, each chosen because it means the same whatever the library's size or language
+(bench/confidence.py fits the thresholds on two topics' questions and reports on the third,
+for every way of asking; docs/benchmarks.md has the tables):
+
+- `top_share`: the IDF-weighted share of the question's stems that the first hit itself holds.
+  An answer names what the question is about; a near miss shares a word or two. IDF weights
+  come from the statistics of everything searched, so a common word counts for little.
+- `vec_strength`: the vector leg's best cosine plus half its lift over the rest of the
+  candidates (best minus the mean of ranks 11-100): a real answer is close to the question and
+  stands out of the scope's own distribution. Across languages cosines run lower (e5 places a
+  translation near, not on, its original), so that case has its own threshold.
+- `agree`: the lexical and vector legs put the same chunk in each other's top 5.
+
+The rule: `high` when the legs agree and the first hit holds most of the question
+(HIGH_SHARE); `none` when the first hit holds little of it (NONE_SHARE) and the vector
+evidence is weak too; `low` in between. A lexical-only search is never `high`.
 """
 
 from __future__ import annotations
@@ -13,75 +26,74 @@ from typing import Any
 from ..collection.lexical import terms
 from .fusion import Legs
 
-# Cosine gap between the vector leg's 1st and 10th, its best cosine, the share of query words
-# the index knows. Chosen in the middle of the region where >= 80% of negative questions and
-# <= 5% of answerable ones are flagged "none".
-GAP_RANK = 10
-GAP_FLOOR = 0.04
-VEC_FLOOR = 0.82
-LEX_FLOOR = 0.75
-SMALL_INDEX_SLACK = 0.04
+# The median of the thresholds fitted on each pair of topics (bench/confidence.py); the three
+# fits agree within 0.04 on HIGH_SHARE, 0.03 on the strengths, 0.14 on NONE_SHARE.
+HIGH_SHARE = 0.44  # the first hit holds at least this share of the question (IDF-weighted)
+NONE_SHARE = 0.44  # below this the first hit does not hold the question
+NONE_STRENGTH = 0.88  # same language: vector evidence below this is weak
+NONE_STRENGTH_ACROSS = 0.79  # question and hit in different languages
+LIFT_FROM = 10  # the lift is measured against the candidates from this rank on
+AGREE_TOP = 5
 
 
 def signals(legs: Legs, top_text: str = "") -> dict[str, Any]:
-    """What the legs (and the first hit's text) say about whether any candidate answers the
-    query at all."""
+    """What the legs and the first hit's text say about whether any candidate answers."""
     vec = [s for _, s in legs.vec]
-    lex = [s for _, s in legs.lex]
-    top_v, top_l = set(legs.vec_ranked[:5]), set(legs.lex_ranked[:5])
+    top_v, top_l = set(legs.vec_ranked[:AGREE_TOP]), set(legs.lex_ranked[:AGREE_TOP])
     return {
-        **_scale_free(legs, vec, top_text),
+        "top_share": _top_share(legs, top_text),
         "vec_top": vec[0] if vec else None,
-        # How far the best chunk stands above the 10th: a real answer stands out; without one
-        # the vector leg returns a flat run of near-misses.
-        "vec_gap": vec[0] - vec[GAP_RANK - 1] if len(vec) >= GAP_RANK else None,
-        "lex_top": lex[0] if lex else None,
-        "lex_margin": (lex[0] - lex[1]) / max(lex[0], 1e-9) if len(lex) >= 2 else float(bool(lex)),
+        "vec_strength": _strength(vec),
+        "agree": bool(
+            legs.lex and legs.vec and (legs.lex[0][0] in top_v or legs.vec[0][0] in top_l)
+        ),
+        "languages_differ": _languages_differ(legs, top_text),
         "coverage": legs.coverage,
-        "agree": bool(lex and vec and (legs.lex[0][0] in top_v or legs.vec[0][0] in top_l)),
-        "cross_lingual": legs.cross_lingual,
     }
 
 
-def _scale_free(legs: Legs, vec: list[float], top_text: str) -> dict[str, Any]:
-    """Signals that do not move with the library's size or language.
+def _top_share(legs: Legs, top_text: str) -> float:
+    """The IDF-weighted share of the question's stems the first hit holds (0 without any)."""
+    total = sum(legs.idf)
+    if not legs.terms or not top_text or total <= 0:
+        return 0.0
+    held = set(terms(top_text))
+    return sum(w for t, w in zip(legs.terms, legs.idf, strict=True) if t in held) / total
 
-    - `top_share`: the IDF-weighted share of the query's stems that the first hit itself
-      holds: how much of what the question asks about is in the answer offered.
-    - `vec_z`: how far the best cosine stands above the other candidates, in their own
-      standard deviations (a real answer stands out of the scope's own distribution).
-    """
-    out: dict[str, Any] = {"top_share": None, "vec_z": None}
-    if legs.terms and top_text:
-        held = set(terms(top_text))
-        total = sum(legs.idf)
-        got = sum(w for t, w in zip(legs.terms, legs.idf, strict=True) if t in held)
-        out["top_share"] = got / total if total > 0 else 0.0
-    if len(vec) >= GAP_RANK:
-        rest = vec[1:]
-        spread = statistics.pstdev(rest)
-        out["vec_z"] = (vec[0] - statistics.fmean(rest)) / spread if spread > 0 else None
-    return out
+
+def _strength(vec: list[float]) -> float | None:
+    """Best cosine + half its lift over the candidates from rank LIFT_FROM + 1 on."""
+    if not vec:
+        return None
+    rest = vec[LIFT_FROM:] if len(vec) > 2 * LIFT_FROM else vec[1:]
+    lift = vec[0] - statistics.fmean(rest) if rest else 0.0
+    return vec[0] + 0.5 * lift
+
+
+def _languages_differ(legs: Legs, top_text: str) -> bool:
+    """The question is written in another alphabet than most of the first hit."""
+    q = legs.query_script
+    if q is None or not top_text:
+        return False
+    cyr = sum("а" <= c <= "я" or c == "ё" for c in top_text.lower())
+    lat = sum("a" <= c <= "z" for c in top_text.lower())
+    if cyr == lat:
+        return False
+    return q != ("cyrl" if cyr > lat else "latn")
 
 
 def confidence(
     s: dict[str, Any],
-    gap_floor: float = GAP_FLOOR,
-    vec_floor: float = VEC_FLOOR,
-    lex_floor: float = LEX_FLOOR,
+    high_share: float = HIGH_SHARE,
+    none_share: float = NONE_SHARE,
+    none_strength: float = NONE_STRENGTH,
+    none_strength_across: float = NONE_STRENGTH_ACROSS,
 ) -> str:
-    """high / low / none (calibrated in bench/confidence.py; rates in docs/benchmarks.md).
-
-    high: both legs agree on a top chunk and the index knows most of the query's words.
-    none: the vector leg's best is weak and does not stand out from its 10th.
-    low: anything between: read the hits before trusting them.
-    """
-    vt, lt = s["vec_top"], s["lex_top"]
-    if vt is None:  # lexical only: no second opinion, so never "high"
-        return "low" if lt and s["coverage"] >= lex_floor else "none"
-    if s["agree"] and s["coverage"] >= lex_floor:
+    """high / low / none for a search's signals (see the module docstring)."""
+    share, strength = s["top_share"], s["vec_strength"]
+    if strength is None:  # lexical only: no second opinion, so never "high"
+        return "none" if share < none_share else "low"
+    if s["agree"] and share >= high_share:
         return "high"
-    gap = s["vec_gap"]
-    if gap is None:  # fewer than 10 chunks to compare with: judge by the similarity alone
-        return "none" if vt < vec_floor - SMALL_INDEX_SLACK and s["coverage"] < lex_floor else "low"
-    return "none" if gap < gap_floor and vt < vec_floor else "low"
+    floor = none_strength_across if s["languages_differ"] else none_strength
+    return "none" if share < none_share and strength < floor else "low"
