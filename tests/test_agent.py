@@ -46,8 +46,9 @@ def test_read_whole_note_and_ranges(library: Library) -> None:
     assert whole.line == 1 and whole.end_line == whole.total_lines and not whole.truncated
     part = library.read("work/jira/jql.md", 2, 3)
     assert part.text == "\n".join(whole.text.split("\n")[1:4]) and part.truncated
-    past = library.read("work/jira/jql.md", 10_000)
-    assert past.text == "" and past.end_line == past.line - 1
+    with pytest.raises(TargetError) as past:  # a range past the end is an error, not empty
+        library.read("work/jira/jql.md", 10_000)
+    assert f"has {whole.total_lines} lines" in str(past.value) and past.value.hint
     assert library.read("inbox.md").text.startswith("# Inbox")  # drafts can be read
 
 

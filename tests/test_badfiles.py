@@ -173,11 +173,13 @@ def test_bad_files_in_cli_status_and_logs(bad_root: Path, tmp_path: Path):
     env.pop("MEMO_ROOT", None)
     run = [sys.executable, "-m", "memo"]
     idx = subprocess.run([*run, "index", str(bad_root)], env=env, capture_output=True, text=True)
-    assert idx.returncode == 0, idx.stderr
+    assert idx.returncode == 1, idx.stderr  # broken collections: the rest is indexed, exit 1
     assert "Traceback" not in idx.stderr
+    assert "7 broken, not indexed" in idx.stdout and "broken: meta-list: " in idx.stdout
     assert "warning: bad/fifo.md: skipped, not a regular file" in idx.stderr
     st = subprocess.run([*run, "status", str(bad_root)], env=env, capture_output=True, text=True)
-    assert st.returncode == 0, st.stderr
+    assert st.returncode == 1, st.stderr
+    assert "meta-huge  [broken: not indexed]" in st.stdout
     assert "skipped bad/huge.md: too large" in st.stdout
     assert "skipped bad/binary.md: binary" in st.stdout
     assert "meta-pyobj/_meta.yaml" in st.stderr

@@ -82,7 +82,7 @@ def test_status_json(notes):
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
-        (("search", "/definitely/not/here", "x"), "outside the library root"),
+        (("search", "/definitely/not/here", "x"), "/definitely/not/here does not exist"),
         (("search", "work/nope", "x"), "does not exist"),
         (("search", "../..", "x"), "outside the library root"),
         (("search", ".", "x", "--mode", "fuzzy"), "Invalid value"),
@@ -134,3 +134,31 @@ def test_new_collection(notes):
     assert again.returncode == 1 and "already a collection" in again.stderr
     route = memo("route", "kafka consumer lag", "--json", env=env)
     assert json.loads(route.stdout)["collections"][0]["path"] == "work/kafka"
+
+
+@pytest.mark.edits_notes  # `memo new` writes a _meta.yaml
+def test_one_rule_finds_the_library_for_every_command(notes, tmp_path):
+    """The folder a PATH names, else the library the current folder lies in (issue 15: status,
+    route, skill and new failed from inside a library; `cd lib && memo index .` too)."""
+    env = {"MEMO_EMBEDDER": "none", "HOME": str(tmp_path)}  # no MEMO_ROOT, no ~/notes/memo
+    first = memo("index", ".", cwd=notes, env=env)
+    assert first.returncode == 0 and "3 collections" in first.stdout, first.stderr
+    inside = notes / "work" / "jira"
+    for args in (("status",), ("route", "JQL"), ("skill",), ("search", "*", "JQL")):
+        out = (
+            memo(*args, "--json", cwd=inside, env=env)
+            if args[0] != "skill"
+            else memo(*args, cwd=inside, env=env)
+        )
+        assert out.returncode == 0, (args, out.stderr)
+        assert "~/notes/memo" not in out.stderr
+    hit = json.loads(memo("search", "*", "JQL", "--json", cwd=inside, env=env).stdout)
+    assert hit["results"][0]["path"].startswith("work/jira/")  # relative to the root
+    shown = json.loads(memo("show", "jql.md:1", "--json", cwd=inside, env=env).stdout)
+    assert shown["path"] == "work/jira/jql.md"  # the same root as search
+    made = memo("new", "work/kafka", "-d", "Kafka notes", cwd=inside, env=env)
+    assert made.returncode == 0 and (notes / "work" / "kafka" / "_meta.yaml").is_file()
+    missing = memo("search", str(tmp_path / "does-not-exist"), "q", env=env)
+    assert missing.returncode == 1 and str(tmp_path / "does-not-exist") in missing.stderr
+    nowhere = memo("status", cwd=tmp_path, env=env)  # not in a library: the default root
+    assert nowhere.returncode == 1 and "notes/memo" in nowhere.stderr and "hint:" in nowhere.stderr

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ..config import Settings
-from ..errors import MemoError
+from ..errors import MemoError, TargetError
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -56,46 +56,102 @@ def open_library(root: str | None, target: str | None) -> tuple[Library, str | N
     logging.getLogger("memo.index").addHandler(logging.NullHandler())
     raise_open_files_limit()
     settings = Settings.from_env()
-    lib = Library(infer_root(root, target, settings), embedder_for(settings), settings)
-    # A relative PATH means "from here" when it exists from here, else "from the root";
-    # `.` and `*` always mean the whole library.
-    if target and target not in (".", "*") and not Path(target).is_absolute():
-        here = Path(target).expanduser()
-        if here.exists():
-            target = os.path.abspath(here)
-    return lib, target
+    lib_root, target = find_root(target, root, settings)
+    return Library(lib_root, embedder_for(settings), settings), target
 
 
-def infer_root(root: str | None, target: str | None, settings: Settings) -> Path:
-    """--root / MEMO_ROOT when given; else a target path outside the default root names its own.
+MARKERS = ("_registry.yaml", ".memo/registry.db")  # what memo leaves at a library's root
 
-    Without an explicit root, `memo search ~/other/notes "q"` treats the folder above the
-    outermost collection holding the target (or the target folder itself) as the root, so
-    `path` in results stays relative to something meaningful.
+
+def find_root(
+    path: str | None, root: str | None, settings: Settings, cwd: Path | None = None
+) -> tuple[Path, str | None]:
+    """Which library a command works on, and its PATH as that library reads it.
+
+    One rule for every command (README, "Which library"):
+
+    1. `--root` when given: PATH is read from that root (or from here, when only here has it);
+    2. else the library a PATH names, when it exists from here (`memo search ~/notes/work q`);
+    3. else the library the current folder lies in (`cd ~/notes/work && memo status`);
+    4. else MEMO_ROOT, else ~/notes/memo.
+
+    A library's root is the nearest folder at or above a path holding memo's registry, else
+    the folder above the outermost collection, else the folder itself when collections lie
+    below it; a folder with none of these is no library (`memo search / q` never indexes the
+    disk). An absolute PATH that does not exist is an error that names it.
     """
+    here = cwd or Path.cwd()
+    given = Path(path).expanduser() if path and path != "*" else None
+    if given is not None and given.is_absolute() and not given.exists():
+        raise TargetError(
+            f"{path} does not exist",
+            "Give a note, a collection or a folder of your library, or '*' for all of it.",
+        )
     if root:
-        return Path(root).expanduser()
-    default = settings.library_root
-    if settings.root or not target or target in (".", "*"):
-        return default
-    p = Path(target).expanduser()
-    if not p.is_absolute():
-        if (default / p).exists() or not p.exists():
-            return default
-    p = Path(os.path.abspath(p))
-    if not p.exists():
-        return default
-    d = p if p.is_dir() else p.parent
-    top = None
-    for folder in [d, *d.parents]:
-        if (folder / "_meta.yaml").is_file():
-            top = folder
-    return top.parent if top is not None else d
+        lib_root = Path(root).expanduser()
+        if given is not None and not given.is_absolute() and (here / given).exists():
+            if not (lib_root / given).exists():
+                return lib_root, str((here / given).resolve())
+        return lib_root, path
+    if given is not None and (here / given).exists():
+        full = (here / given).resolve()
+        named = library_around(full)
+        if named is not None:
+            return named, str(full)
+    inside = library_around(here)
+    if inside is not None:
+        return inside, path
+    return settings.library_root, path
+
+
+def library_of(path: Path) -> Path:
+    """The root of the library `path` lies in (see `find_root`)."""
+    start = path if path.is_dir() else path.parent
+    chain = [start, *start.parents]
+    for folder in chain:
+        if any((folder / m).exists() for m in MARKERS):
+            return folder
+    collections = [f for f in chain if (f / "_meta.yaml").is_file()]
+    return collections[-1].parent if collections else start
+
+
+def library_around(path: Path) -> Path | None:
+    """The library a path lies in: one marked by memo's registry, one that holds the path in
+    a collection, or the folder itself when collections lie below it; None for no library."""
+    folder = path if path.is_dir() else path.parent
+    for f in (folder, *folder.parents):
+        if any((f / m).exists() for m in MARKERS) or (f / "_meta.yaml").is_file():
+            return library_of(folder)
+    if _collections_below(folder):
+        return folder
+    return None
+
+
+def _collections_below(folder: Path, look: int = 200) -> bool:
+    """A collection one or two levels down (where a root keeps them), looking at no more than
+    `look` folders: the CLI must not crawl a home folder to learn it is not a library."""
+    todo, seen = [(folder, 2)], 0
+    while todo and seen < look:
+        here, depth = todo.pop()
+        try:
+            subs = [e for e in os.scandir(here) if e.is_dir() and not e.name.startswith(".")]
+        except OSError:
+            continue
+        seen += len(subs)
+        if any(os.path.isfile(os.path.join(e.path, "_meta.yaml")) for e in subs):
+            return True
+        if depth > 1:
+            todo += [(Path(e.path), depth - 1) for e in subs]
+    return False
 
 
 def root_folder(root_arg: str | None, root: str | None) -> Path:
-    """The root a server or watcher serves: ROOT, --root, MEMO_ROOT, or the default."""
-    lib_root = Path(root_arg or root or Settings.from_env().library_root).expanduser()
+    """The root a server or watcher serves: ROOT, else --root, the library the current folder
+    lies in, MEMO_ROOT, or the default (`find_root`)."""
+    if root_arg:  # named as the root: taken as it is
+        lib_root = Path(root_arg).expanduser()
+    else:
+        lib_root, _ = find_root(None, root, Settings.from_env())
     if not lib_root.is_dir():
         fail(
             MemoError(

@@ -13,7 +13,7 @@ import click
 from ..config import Settings
 from ..errors import MemoError
 from . import text
-from .common import emit, fail, json_option, open_library, root_option
+from .common import emit, fail, find_root, json_option, open_library, root_option
 from .progress import IndexProgress
 
 
@@ -25,17 +25,31 @@ from .progress import IndexProgress
 @json_option
 def index(path: str | None, root: str | None, full: bool, quiet: bool, as_json: bool) -> None:
     """Index the collections at or below PATH (default: the whole library)."""
+    progress = None if quiet else IndexProgress(sys.stderr)
     try:
         lib, path = open_library(root, path)
-        progress = None if quiet else IndexProgress(sys.stderr)
         report = lib.index(path, full=full, progress=progress)
-        if progress is not None:
-            progress.close()
     except MemoError as e:
         fail(e)
+    except KeyboardInterrupt:
+        if progress is not None:
+            progress.close()
+        done = f" ({progress.files} notes written)" if progress is not None else ""
+        click.echo(
+            f"interrupted{done}: every note written so far is kept; `memo index` goes on "
+            "from there",
+            err=True,
+        )
+        # Leave at once: each file's rows are committed or rolled back already, and tearing
+        # down a model runtime can take seconds (Ctrl-C must stop memo within one).
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(130)
+    if progress is not None:
+        progress.close()
     out = report.to_dict()
     emit(out) if as_json else text.index(out)
-    if report.errors and not report.reports:
+    if report.errors:  # a broken _meta.yaml or a collection that failed: the rest is indexed
         sys.exit(1)
 
 
@@ -93,7 +107,7 @@ def new(
     from ..collection.meta import create_collection
 
     try:
-        lib_root = Path(root).expanduser() if root else Settings.from_env().library_root
+        lib_root, _ = find_root(None, root, Settings.from_env())
         if not lib_root.is_dir():
             raise MemoError(
                 f"library root {lib_root} is not a folder",

@@ -26,11 +26,13 @@ class IndexProgress(SyncProgress):
         self.t0 = time.monotonic()
         self.last = self.t0
         self.drawn = False
+        self.started = False
 
     def begin(self, label: str, files: int) -> None:
         self.label = label
         self.total += files
-        self._maybe_show()
+        self._maybe_show(force=not self.started)  # say at once that work has begun
+        self.started = True
 
     def files_done(self, n: int) -> None:
         self.files += n
@@ -50,9 +52,9 @@ class IndexProgress(SyncProgress):
             f"({self.chunks / spent:.1f} chunks/s{eta}) {self.label}"
         )
 
-    def _maybe_show(self) -> None:
+    def _maybe_show(self, force: bool = False) -> None:
         now = time.monotonic()
-        if now - self.last < self.every:
+        if now - self.last < self.every and not force:
             return
         self.last = now
         if self.tty:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from ..errors import MemoError
@@ -129,6 +131,8 @@ def status(path: str | None, root: str | None, as_json: bool) -> None:
     except MemoError as e:
         fail(e)
     emit(st) if as_json else text.status(st)
+    if st["broken"]:
+        sys.exit(1)
 
 
 @click.command()

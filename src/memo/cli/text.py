@@ -90,6 +90,8 @@ def status(r: dict[str, Any]) -> None:
             click.echo(f"    skipped {s['path']}: {s['why']}")
         for f in c.get("failed", []):
             click.echo(f"    failed {f['path']}: {f['error']}")
+    for b in r.get("broken", []):
+        click.echo(f"{b['path']}  [broken: not indexed]  {b['error']}")
     for w in r.get("warnings", []):
         click.echo(f"warning: {w}", err=True)
     for err in r["errors"]:
@@ -102,14 +104,17 @@ def index(r: dict[str, Any]) -> None:
             click.echo(f"warning: {w}", err=True)
     for err in r["errors"]:
         click.echo(f"error: {err}", err=True)
+    broken = f"; {len(r['broken'])} broken, not indexed" if r.get("broken") else ""
     if r["nothing_to_do"]:
         click.echo(
             f"nothing to do: {r['collections']} collections, "
-            f"{r['unchanged']} files up to date ({r['seconds']:.2f} s)"
+            f"{r['unchanged']} files up to date{broken} ({r['seconds']:.2f} s)"
         )
     else:
         click.echo(
             f"{r['collections']} collections: {r['new']} new, {r['changed']} changed, "
             f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped; "
-            f"{r['chunks_embedded']} chunks embedded in {r['seconds']:.1f} s"
+            f"{r['chunks_embedded']} chunks embedded in {r['seconds']:.1f} s{broken}"
         )
+    for b in r.get("broken", []):
+        click.echo(f"broken: {b['path']}: {b['error']}")

@@ -52,6 +52,7 @@ class Collection:
         self.settings = settings or Settings()
         self.pool = pool or StorePool()
         self.vectors_ok = embedder is not None  # False once the model failed this process
+        self.slice_size = 4  # passages per call into the model (sync.py sizes it from speed)
         self.index_dir = caches.index_dir(folder, self.settings)
         self.index_path = self.index_dir / "index.db"
         self._rejected_seen: set[str] = set()  # rejected notes already logged

@@ -6,9 +6,10 @@ re-embeds only chunks whose text is new (an edit of one section re-embeds that s
 file's rows change in one `BEGIN IMMEDIATE` transaction, so a reader never sees half a file and
 a crash (or Ctrl-C) leaves the previous state of that file.
 
-Embedding runs in slices of EMBED_SLICE passages: one call into the model stays well under a
-second, so a stop request (the watcher stopping, Ctrl-C) is seen between two slices, and every
-file written before it stays written.
+Embedding runs in slices sized from the model's measured speed so that one call into it takes
+about SLICE_SECONDS: a stop request (the watcher stopping) or Ctrl-C, which Python can only
+deliver between two calls into native code, is seen within a second, and every file written
+before it stays written.
 """
 
 from __future__ import annotations
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
     from .collection import Collection
 
 FLUSH_CHUNKS = 64  # chunks read ahead before they are embedded and written
-EMBED_SLICE = 8  # passages per call into the model (~0.5 s with ONNX on 2 cores)
+SLICE_SECONDS = 0.4  # one call into the model takes about this long (sized from its speed)
+SLICE_MAX = 32
 NOVEC = "novec:"  # hash prefix of a file indexed while the embedder was down: redo it later
 
 log = logging.getLogger("memo.index")
@@ -339,16 +341,21 @@ class Syncer:
         known = self._stored_vectors([item.path for item in pending], set(hashes))
         missing = sorted({h: i for i, h in enumerate(hashes) if h not in known}.values())
         fresh: dict[str, np.ndarray] = {}
-        for start in range(0, len(missing), EMBED_SLICE):
+        start = 0
+        while start < len(missing):
             self._check_stop()
-            part = missing[start : start + EMBED_SLICE]
+            part = missing[start : start + self.coll.slice_size]
+            start += len(part)
             t = time.perf_counter()
             try:
                 embedded = embedder.embed_passages([passages[i] for i in part])
             except EmbedderUnavailableError as e:
                 self._embedder_down(e)
                 return None
-            self.report.embed_seconds += time.perf_counter() - t
+            spent = time.perf_counter() - t
+            self.report.embed_seconds += spent
+            rate = len(part) / max(spent, 1e-6)  # passages per second, this model, this machine
+            self.coll.slice_size = max(1, min(SLICE_MAX, int(rate * SLICE_SECONDS)))
             fresh.update({hashes[i]: embedded[j] for j, i in enumerate(part)})
             self.progress.chunks_done(len(part))
         self.report.chunks_embedded += len(missing)

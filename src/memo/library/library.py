@@ -55,7 +55,8 @@ class StatusReport:
 
     root: str
     collections: list[CollectionStatus]
-    errors: list[str] = field(default_factory=list)  # broken _meta.yaml files
+    errors: list[str] = field(default_factory=list)  # broken _meta.yaml files, one line each
+    broken: list[dict[str, str]] = field(default_factory=list)  # {path, error}: not indexed
     warnings: list[str] = field(default_factory=list)
     fusion: str = FUSION_VERSION  # the rule search results come from
 
@@ -64,6 +65,7 @@ class StatusReport:
             "root": self.root,
             "collections": [c.to_dict() for c in self.collections],
             "errors": self.errors,
+            "broken": self.broken,
             "warnings": self.warnings,
             "fusion": self.fusion,
         }
@@ -319,7 +321,7 @@ class Library:
         ]
         report = IndexReport()
         syncing.note_broken(self._colls, confine(self.root, req.path), report)
-        return StatusReport(str(self.root), colls, report.errors, warnings)
+        return StatusReport(str(self.root), colls, report.errors, report.broken, warnings)
 
     # ------------------------------------------------------------------ helpers
     def _legs(self, target: str | None, query: str, mode: str, depth: int) -> tuple[Scope, Legs]:

