@@ -21,9 +21,11 @@ from fastapi.testclient import TestClient
 
 from memo.config import Settings
 from memo.embed import Embedder
+from memo.registry_tools.entry import Entry
 from memo.requests import IndexRequest, ReadRequest, SearchRequest
 from memo.server.api import build_app
 from memo.server.service import Service
+from memo.server.web import views
 from memo.server.web.auth import COOKIE, session_value
 from memo.server.web.highlight import marked, query_stems
 
@@ -53,7 +55,8 @@ LONG_WORD = "quillwort"  # a word only the long note holds, far down
 
 def make_web_library(base: Path) -> Path:
     """The example library, plus: a note holding markup, a long note whose answer is at line
-    ~150, a binary "note" (skipped), a collection with a broken `_meta.yaml`."""
+    ~150, a binary "note" (skipped), a collection with a broken `_meta.yaml`, and a note
+    longer than a page shows (in a folder that is no collection: read, never indexed)."""
     root = base / "notes"
     shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memo"))
     xss = root / "work" / "xss"
@@ -67,6 +70,11 @@ def make_web_library(base: Path) -> Path:
     lines += [f"Tail line {i}." for i in range(1, 60)]
     (xss / "long.md").write_text("\n".join(lines) + "\n")
     (xss / "blob.md").write_bytes(b"\x00\x01binary\x00")
+    archive = root / "archive"  # no _meta.yaml: not indexed, but its notes can be read
+    archive.mkdir()
+    (archive / "huge.md").write_text(
+        "# Ledger\n\n" + "".join(f"Row {i}.\n" for i in range(3, 2601))
+    )
     broken = root / "home" / "broken"
     broken.mkdir()
     (broken / "_meta.yaml").write_text("description: [unclosed\n")
@@ -174,6 +182,30 @@ def test_note_page_marks_the_cited_range(http: TestClient, service: Service) -> 
     assert "<mark>mangle</mark>" in r.text
     r = http.get("/read", params={"path": path, "line": 12, "end": 17, "cite": "000000000000"})
     assert "changed since the search" in r.text
+
+
+def test_note_longer_than_a_page_shows_the_part_around_the_cited_line(http: TestClient) -> None:
+    r = http.get("/read", params={"path": "archive/huge.md", "line": 2300})
+    assert r.status_code == 200
+    assert '<div class="ln cited" id="L2300">' in r.text and "Row 2300." in r.text
+    assert 'id="L2600"' in r.text and 'id="L1"' not in r.text
+    assert "Lines before" in r.text
+    r = http.get("/read", params={"path": "archive/huge.md", "line": 10})
+    assert 'id="L1"' in r.text and 'id="L2000"' in r.text and 'id="L2001"' not in r.text
+    assert "600 more lines not shown" in r.text
+
+
+def test_scope_list_gives_way_to_a_text_field_in_a_big_library() -> None:
+    def entry(path: str) -> Entry:
+        return Entry(path, path.rsplit("/", 1)[-1], "d", (), None, None, 0, 0, "")
+
+    assert views.scope_options([entry("work/jira"), entry("home/cooking")]) == [
+        "home",
+        "home/cooking",
+        "work",
+        "work/jira",
+    ]
+    assert views.scope_options([entry(f"c{i}") for i in range(301)]) is None
 
 
 def test_missing_or_outside_note_is_a_404_page(http: TestClient) -> None:

@@ -54,6 +54,8 @@ def read_href(
 def scope_options(entries: list[Entry]) -> list[str] | None:
     """Every collection and every folder above collections (what a search path may name);
     None when there are too many to list."""
+    if len(entries) > MAX_SCOPE_OPTIONS:  # before walking them: a page search stays cheap
+        return None
     paths: set[str] = set()
     for e in entries:
         if e.error or e.path == ".":
