@@ -146,6 +146,7 @@ def _search(service: Service, timer: Timer, q: str, scope: str, mode: str, k: in
         "scope": scope,
         "mode": mode,
         "k": k,
+        "default_k": DEFAULT_K,
         "modes": MODES,
         "scopes": options,
         "max_query": MAX_QUERY_CHARS,
