@@ -6,7 +6,9 @@ One process, one model: the REST endpoints and the streamable-HTTP MCP transport
     {"error": {"code": "target_error", "message": "...", "hint": "..."}}
 
 With a token configured every request, `/mcp` and `/health` included, needs
-`Authorization: Bearer <token>`; without it the server refuses to listen beyond loopback.
+`Authorization: Bearer <token>`; without it the server refuses to listen beyond loopback. The
+web page's paths (web/auth.py) also take the session cookie its login form sets, and nothing else
+does.
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from ..requests import (
 from .mcp_tools import build_mcp
 from .routes import api_router
 from .service import Service
+from .web import PageGate, mount_web
 
 log = logging.getLogger("memo.server")
 
@@ -77,16 +80,28 @@ def error_body(code: str, message: str, hint: str = "") -> dict[str, Any]:
 
 # ---------------------------------------------------------------------- auth
 class BearerToken:
-    """Pure ASGI middleware: every HTTP request must carry the token (constant-time check)."""
+    """Pure ASGI middleware: every HTTP request must carry the token (constant-time check).
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    The web page's paths (`pages.owns`) also accept its session cookie; without either they
+    redirect a browser to the login form. No other path looks at the cookie.
+    """
+
+    def __init__(self, app: ASGIApp, token: str, pages: PageGate | None = None) -> None:
         self.app = app
         self.expected = f"Bearer {token}".encode()
+        self.pages = pages
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             got = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(got, self.expected):
+            bearer = hmac.compare_digest(got, self.expected)
+            if not bearer and self.pages is not None and self.pages.owns(scope["path"]):
+                if self.pages.allows(scope):
+                    await self.app(scope, receive, send)
+                else:
+                    await self.pages.to_login(scope, receive, send)
+                return
+            if not bearer:
                 body = json.dumps(
                     error_body(
                         "unauthorized",
@@ -151,15 +166,18 @@ def build_app(
         version=__version__,
         summary="Hybrid search over a local library of markdown notes, answering path:line.",
         lifespan=lifespan,
+        docs_url=None,  # served from local files by web/docs.py: the defaults load a CDN
+        redoc_url=None,
     )
     _add_error_handlers(app)
 
     app.include_router(api_router(service))
+    mount_web(app, service, token, host_ok=is_loopback)
 
     # The MCP endpoint: its route joins ours, its session manager runs in our lifespan.
     app.router.routes.extend(mcp_app.routes)
     if token:
-        app.add_middleware(BearerToken, token=token)
+        app.add_middleware(BearerToken, token=token, pages=PageGate(token))
     return app
 
 

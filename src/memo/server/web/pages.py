@@ -1,0 +1,209 @@
+"""The three pages: search (`/`), a note at the cited lines (`/read`), the library (`/library`).
+
+Each page makes the same request every other driver makes (SearchRequest, ReadRequest,
+StatusRequest, RouteRequest through the Service) and renders the typed result with a Jinja2
+template. Autoescape is on: a note is text, whatever it holds (`<script>` included). The pages
+send a Content-Security-Policy without any script source as a second wall, and they need no
+JavaScript: forms are plain GET forms, the cited line is reached with a `#L<n>` anchor.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from fastapi import APIRouter, Depends, Request
+from fastapi.responses import Response
+from fastapi.templating import Jinja2Templates
+
+from ... import __version__
+from ...errors import MemoError
+from ...requests import (
+    DEFAULT_K,
+    MAX_LINES,
+    MAX_QUERY_CHARS,
+    MODES,
+    ReadRequest,
+    RouteRequest,
+    SearchRequest,
+    StatusRequest,
+)
+from ...router.route import RouteResult
+from ..service import Service
+from . import views
+from .highlight import query_stems
+
+ROUTE_K = 5  # collections suggested for a query
+HEADERS = {
+    # No script may run on these pages, whatever a note holds; forms post only here.
+    "Content-Security-Policy": (
+        "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; "
+        "base-uri 'none'; frame-ancestors 'none'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",  # pages hold note text: keep it out of the disk cache
+}
+
+
+class Timer:
+    """Server-Timing entries: what each step of a page cost, readable in the browser's tools
+    and by bench/screenshots.py, which compares the page with the API's /search."""
+
+    def __init__(self) -> None:
+        self.spans: list[tuple[str, float]] = []
+
+    @contextmanager
+    def span(self, name: str) -> Iterator[None]:
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.spans.append((name, (time.perf_counter() - t0) * 1000))
+
+    def header(self) -> str:
+        return ", ".join(f"{n};dur={ms:.2f}" for n, ms in self.spans)
+
+
+def render(
+    templates: Jinja2Templates,
+    request: Request,
+    name: str,
+    ctx: dict[str, Any],
+    status: int = 200,
+    timer: Timer | None = None,
+) -> Response:
+    timer = timer or Timer()
+    with timer.span("render"):
+        resp = templates.TemplateResponse(request, name, ctx, status_code=status)
+    resp.headers.update(HEADERS)
+    resp.headers["Server-Timing"] = timer.header()
+    return resp
+
+
+def _error(e: MemoError) -> dict[str, str]:
+    return {"message": str(e), "hint": e.hint}
+
+
+def pages_router(
+    service: Service, templates: Jinja2Templates, guards: list[Callable[..., Any]]
+) -> APIRouter:
+    """The pages, bound to one service; `guards` run before each (the loopback Host check)."""
+    router = APIRouter(include_in_schema=False, dependencies=[Depends(g) for g in guards])
+
+    @router.get("/")
+    def search_page(
+        request: Request, q: str = "", scope: str = ".", mode: str = "hybrid", k: int = DEFAULT_K
+    ) -> Response:
+        """The search form and, with a query, its hits."""
+        timer = Timer()
+        ctx = _search(service, timer, q, scope or ".", mode, k)
+        return render(templates, request, "search.html", ctx, 400 if ctx["error"] else 200, timer)
+
+    @router.get("/read")
+    def read_page(
+        request: Request,
+        path: str = "",
+        line: int | None = None,
+        end: int | None = None,
+        cite: str = "",
+        q: str = "",
+    ) -> Response:
+        """A note's lines, the cited range marked; a bad path is a 404 with the reason."""
+        try:
+            ctx = _read(service, path, line, end, cite, q)
+        except MemoError as e:
+            ctx = {"title": "Not found", "error": _error(e), "path": path}
+            return render(templates, request, "error.html", ctx, 404)
+        return render(templates, request, "note.html", ctx)
+
+    @router.get("/library")
+    def library_page(request: Request, path: str = ".") -> Response:
+        """Every collection and its health: what an admin opens after `memo registry rebuild`."""
+        try:
+            report = service.status(StatusRequest.make(path))
+            with service.library() as lib:
+                entries = list(lib.registry.entries)
+        except MemoError as e:
+            ctx = {"title": "Library", "error": _error(e), "path": path}
+            return render(templates, request, "error.html", ctx, 400)
+        ctx = views.library_view(report, entries)
+        ctx.update(title="Library", path=path, health=service.health())
+        return render(templates, request, "library.html", ctx)
+
+    return router
+
+
+def _search(service: Service, timer: Timer, q: str, scope: str, mode: str, k: int) -> dict:
+    """Everything the search page shows: the form, the hits, the receipt, the router's advice."""
+    with timer.span("scopes"), service.library() as lib:
+        options = views.scope_options(list(lib.registry.entries))
+    ctx: dict[str, Any] = {
+        "title": f"{q} — search" if q.strip() else "Search",
+        "q": q,
+        "scope": scope,
+        "mode": mode,
+        "k": k,
+        "default_k": DEFAULT_K,
+        "modes": MODES,
+        "scopes": options,
+        "max_query": MAX_QUERY_CHARS,
+        "error": None,
+        "result": None,
+        "routes": [],
+    }
+    if not q.strip():
+        return ctx
+    try:
+        with timer.span("search"):
+            res = service.search(SearchRequest.make(scope, q, k=k, mode=mode))
+    except MemoError as e:
+        ctx["error"] = _error(e)
+        return ctx
+    routed: RouteResult | None = None
+    try:
+        with timer.span("route"):  # after the search: its query vector is cached by then
+            routed = service.route(RouteRequest.make(q, k=ROUTE_K))
+    except MemoError:
+        routed = None  # advice only: the hits stand without it
+    stems = query_stems(res.query)
+    ctx.update(
+        result=res,
+        hits=views.hit_views(res, stems),
+        fresh=views.freshness_view(res),
+        routes=views.route_views(routed, q, mode),
+    )
+    return ctx
+
+
+def _read(
+    service: Service, path: str, line: int | None, end: int | None, cite: str, q: str
+) -> dict[str, Any]:
+    """The whole note (or, past MAX_LINES, the part around `line`) and the cited range's hash."""
+    note = service.get(ReadRequest.make(path))
+    start = views.window_start(line, note.total_lines) if note.truncated else None
+    if start is not None:
+        note = service.get(ReadRequest.make(path, start, MAX_LINES))
+    span = None
+    last = max(line, end or line) if line else None
+    if line and last:
+        span = service.get(ReadRequest.make(path, line, min(MAX_LINES, last - line + 1)))
+    stems = query_stems(q) if q else frozenset()
+    return {
+        "title": note.path,
+        "note": note,
+        "lines": views.note_lines(note, line, last, stems),
+        "line": line,
+        "last": span.end_line if span else None,
+        "span": span,
+        "cite_given": cite,
+        "changed": bool(cite and span and span.cite != cite),
+        "q": q,
+        "back": views.search_href(q) if q else "",
+    }
+
+
+def template_globals(token_set: bool) -> dict[str, Any]:
+    return {"token_set": token_set, "version": __version__}

@@ -1,0 +1,197 @@
+"""What the templates show, made from the typed results every driver gets from the Service.
+
+The page holds no logic of its own about notes: a search is `SearchRequest.make` +
+`service.search`, the note view is `service.get`, the library is `service.status`. These
+functions only shape those results for reading: links, marked words, relative times.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlencode
+
+from markupsafe import Markup
+
+from ...library import StatusReport
+from ...registry_tools.entry import Entry
+from ...requests import MAX_LINES
+from ...router.route import RouteResult
+from ...search.excerpt import Excerpt
+from ...search.results import Hit, SearchResult, cut_text
+from ..render import _ago as ago
+from .highlight import marked
+
+SNIPPET_CHARS = 700  # of a hit's ~1,200: enough to judge it, short enough to scan on a phone
+MAX_SCOPE_OPTIONS = 300  # beyond this many folders the scope is a text field, not a list
+
+
+def search_href(query: str, scope: str = ".", mode: str = "hybrid") -> str:
+    params = {"q": query}
+    if scope not in (".", ""):
+        params["scope"] = scope
+    if mode != "hybrid":
+        params["mode"] = mode
+    return "/?" + urlencode(params)
+
+
+def read_href(
+    path: str, line: int | None = None, end: int | None = None, cite: str = "", query: str = ""
+) -> str:
+    params: dict[str, Any] = {"path": path}
+    if line:
+        params["line"] = line
+        if end and end > line:
+            params["end"] = end
+        if cite:
+            params["cite"] = cite
+    if query:
+        params["q"] = query
+    return "/read?" + urlencode(params) + (f"#L{line}" if line else "")
+
+
+def scope_options(entries: list[Entry]) -> list[str] | None:
+    """Every collection and every folder above collections (what a search path may name);
+    None when there are too many to list."""
+    if len(entries) > MAX_SCOPE_OPTIONS:  # before walking them: a page search stays cheap
+        return None
+    paths: set[str] = set()
+    for e in entries:
+        if e.error or e.path == ".":
+            continue
+        parts = e.path.split("/")
+        paths.update("/".join(parts[: i + 1]) for i in range(len(parts)))
+    if len(paths) > MAX_SCOPE_OPTIONS:
+        return None
+    return sorted(paths)
+
+
+@dataclass(frozen=True, slots=True)
+class HitView:
+    n: int
+    hit: Hit
+    where: str  # path:line or path:line-end
+    heading: Markup
+    text: Markup
+    href: str
+
+
+def hit_views(res: SearchResult, stems: frozenset[str]) -> list[HitView]:
+    out = []
+    for i, h in enumerate(res.hits, 1):
+        end = h.end_line if h.end_line > h.line else 0
+        where = f"{h.path}:{h.line}" + (f"-{end}" if end else "")
+        out.append(
+            HitView(
+                n=i,
+                hit=h,
+                where=where,
+                heading=marked(h.heading, stems),
+                text=marked(cut_text(h.text, SNIPPET_CHARS), stems),
+                href=read_href(h.path, h.line, end, h.cite, res.query),
+            )
+        )
+    return out
+
+
+def freshness_view(res: SearchResult) -> dict[str, Any]:
+    """The receipt: which collections were searched and what this search caught up first."""
+    caught = [f for f in res.freshness if f.caught_up]
+    return {
+        "collections": [f.collection for f in res.freshness] or res.collections,
+        "caught_up": sum(f.caught_up for f in res.freshness),
+        "by_collection": [(f.collection, f.caught_up) for f in caught],
+        "rebuilt": [(f.collection, f.rebuilt) for f in res.freshness if f.rebuilt],
+        "all_current": all(f.current for f in res.freshness),
+    }
+
+
+def route_views(routed: RouteResult | None, query: str, mode: str) -> list[dict[str, Any]]:
+    if routed is None:
+        return []
+    return [
+        {
+            "path": c.path,
+            "description": c.description,
+            "href": search_href(query, c.path, mode),
+        }
+        for c in routed.collections
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class LineView:
+    n: int
+    text: Markup
+    cited: bool
+
+
+def note_lines(
+    note: Excerpt, first: int | None, last: int | None, stems: frozenset[str]
+) -> list[LineView]:
+    """The note's lines, numbered from where the excerpt starts, the cited range flagged."""
+    lines = note.text.split("\n") if note.total_lines else []
+    out = []
+    for i, text in enumerate(lines, note.line):
+        cited = first is not None and first <= i <= (last or first)
+        out.append(LineView(i, marked(text, stems), cited))
+    return out
+
+
+def window_start(line: int | None, total_hint: int) -> int | None:
+    """Where to start reading a note too long to show whole so that `line` is on the page."""
+    if line is None or line <= MAX_LINES:
+        return None
+    return max(1, min(line - MAX_LINES // 4, total_hint - MAX_LINES + 1))
+
+
+# ---------------------------------------------------------------------- the library
+def _when(ts: float | None) -> dict[str, str] | None:
+    if ts is None:
+        return None
+    return {"ago": ago(ts), "iso": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(ts))}
+
+
+def _size(n: int) -> str:
+    size = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} B"
+
+
+def library_view(report: StatusReport, entries: list[Entry]) -> dict[str, Any]:
+    """Every collection of the status report, with its tags from the registry."""
+    tags = {e.path: e.tags for e in entries}
+    rows = []
+    watcher = last_reconcile = None
+    for c in report.collections:
+        watcher = watcher or c.watcher_last_seen
+        last_reconcile = last_reconcile or c.last_reconcile
+        rows.append(
+            {
+                "c": c,
+                "tags": tags.get(c.path, ()),
+                "last_indexed": _when(c.last_indexed),
+                "size": _size(c.size_bytes),
+                "search_href": "/?" + urlencode({"scope": c.path}),
+                "problems": len(c.skipped) + len(c.failed) + bool(c.damaged),
+            }
+        )
+    return {
+        "root": report.root,
+        "rows": rows,
+        "errors": report.errors,
+        "warnings": report.warnings,
+        "fusion": report.fusion,
+        "watcher": _when(watcher),
+        "last_reconcile": _when(last_reconcile),
+        "totals": {
+            "collections": len(rows),
+            "files": sum(r["c"].files for r in rows),
+            "chunks": sum(r["c"].chunks for r in rows),
+            "stale": sum(r["c"].stale for r in rows),
+        },
+    }
