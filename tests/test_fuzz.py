@@ -185,7 +185,7 @@ def test_http_never_500s(service):
     from memo.server.api import build_app
 
     app = build_app(service)
-    with TestClient(app, raise_server_exceptions=False) as http:
+    with TestClient(app, raise_server_exceptions=False, base_url="http://127.0.0.1:8765") as http:
         for i, q in enumerate(hostile(80, seed=11)):
             mode = ["hybrid", "lex", "vec"][i % 3]
             for r in (

@@ -5,6 +5,7 @@ note that stays text, the token form, a missing note, `/docs` without the networ
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -246,6 +247,11 @@ def test_markup_in_a_note_is_text(http: TestClient) -> None:
 def test_pages_refuse_a_host_that_is_not_loopback(http: TestClient) -> None:
     r = http.get("/", headers={"host": "rebound.example:8765"})
     assert r.status_code == 403
+    # The API too: a page that rebinds its name to 127.0.0.1 cannot read the notes through it.
+    for path in ("/search?query=JQL", "/status", "/note?path=work/jira/jql.md", "/health"):
+        r = http.get(path, headers={"host": "rebound.example:8765"})
+        assert r.status_code == 403 and r.json()["error"]["code"] == "forbidden_host", path
+    assert http.get("/search", params={"query": "JQL"}).status_code == 200  # loopback: fine
     assert http.get("/", headers={"host": "localhost:8765"}).status_code == 200
     assert http.get("/library", headers={"host": "[::1]:8765"}).status_code == 200
 
@@ -329,13 +335,15 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, Pat
     root = make_web_library(base)
     index_dir = base / "idx"
     before = checksums(root)
-    subprocess.run(
-        [sys.executable, "-m", "memo", "index", str(root)],
+    done = subprocess.run(
+        [sys.executable, "-m", "memo", "index", str(root), "--json"],
         env=server_env(index_dir),
-        check=True,
         capture_output=True,
+        text=True,
         timeout=900,
     )
+    # The library holds a broken _meta.yaml on purpose: index says so (exit 1), the rest indexes.
+    assert done.returncode == 1 and json.loads(done.stdout)["broken"], done.stderr
     srv = Server(root, index_dir)
     srv.wait()
     yield srv, root

@@ -126,6 +126,42 @@ class BearerToken:
         await self.app(scope, receive, send)
 
 
+class LoopbackHost:
+    """Pure ASGI middleware for a server without a token (so on loopback): every request must
+    name a loopback host. A web page elsewhere could otherwise rebind its own name to
+    127.0.0.1 and read the notes through the browser (DNS rebinding); it cannot send a Host
+    header that names loopback."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
+            name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            if not is_loopback(name.strip("[]")):
+                body = json.dumps(
+                    error_body(
+                        "forbidden_host",
+                        f"requests must name a loopback host, not {host!r}",
+                        "Use http://127.0.0.1:<port>/ (or set a token to serve beyond loopback).",
+                    )
+                ).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": 403,
+                        "headers": [
+                            (b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                        ],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
 # ---------------------------------------------------------------------- the app
 def build_app(
     service: Service,
@@ -178,6 +214,8 @@ def build_app(
     app.router.routes.extend(mcp_app.routes)
     if token:
         app.add_middleware(BearerToken, token=token, pages=PageGate(token))
+    else:
+        app.add_middleware(LoopbackHost)
     return app
 
 
