@@ -53,8 +53,12 @@ def cpu_threads() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def session_options(threads: int | None = None) -> Any:
-    """Intra-op threads = cores: one embedding call uses the machine; calls are serialised."""
+def session_options(threads: int | None = None, spinning: bool = True) -> Any:
+    """Intra-op threads = cores: one embedding call uses the machine; calls are serialised.
+
+    spinning=False stops idle worker threads from busy-waiting between runs (they otherwise
+    spin for a while after each run, burning a core that other processes could use).
+    """
     import onnxruntime as ort
 
     so = ort.SessionOptions()
@@ -62,6 +66,8 @@ def session_options(threads: int | None = None) -> Any:
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.log_severity_level = 3  # ONNX Runtime's shape-merge warnings are noise here
+    if not spinning:
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return so
 
 
@@ -116,6 +122,7 @@ class OrtEmbedder:
         self.tokenizer_path = Path(tokenizer)
         self.threads = threads or cpu_threads()
         self.label = label
+        self.batch_tokens = BATCH_TOKENS  # padded tokens per session.run (1 text: no batching)
         self._session: Any = None
         self._tokenizer: Any = None
         self._pooled = False
@@ -149,8 +156,10 @@ class OrtEmbedder:
             self._session = sess
 
     def _ids(self, texts: Sequence[str]) -> list[list[int]]:
+        # one text at a time: encode_batch is no faster at these sizes (~0.5 ms a chunk) and
+        # starts a thread pool that competes with ONNX Runtime's threads for the cores
         self._load()
-        return [ids_of(e) for e in self._tokenizer.encode_batch(list(texts))]
+        return [ids_of(self._tokenizer.encode(t)) for t in texts]
 
     def count_tokens(self, passage: str) -> int:
         return len(self._ids(["passage: " + passage])[0])
@@ -178,7 +187,7 @@ class OrtEmbedder:
         for t, ids in enumerate(self._ids(prefixed)):
             pieces += [(t, w, n) for w, n in windows(ids)]
         pooled = np.zeros((len(pieces), self.dim), dtype=np.float32)
-        for group in batches([len(p[1]) for p in pieces]):
+        for group in batches([len(p[1]) for p in pieces], self.batch_tokens):
             pooled[group] = self._run([pieces[i][1] for i in group])
         out = np.zeros((len(prefixed), self.dim), dtype=np.float32)
         for (t, _, weight), vec in zip(pieces, pooled, strict=True):

@@ -16,7 +16,6 @@ never sees (C strings), is counted here.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
 from typing import Any
 
 from .e5image import Tokenizer as ImageTokenizer
@@ -136,7 +135,3 @@ def ids_of(encoding: Any, unk: int = 3) -> list[int]:
     for i, token in zip(ids, encoding.tokens, strict=True):
         out.extend([unk] * max(1, len(token)) if i == unk else [i])
     return out
-
-
-def encode_batch(tokenizer: Any, texts: Sequence[str]) -> list[list[int]]:
-    return [ids_of(e) for e in tokenizer.encode_batch(list(texts))]
