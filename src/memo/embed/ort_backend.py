@@ -25,10 +25,13 @@ from . import DIM, MAX_TOKENS, MODEL_ID, normalise
 from .spm_tokenizer import ids_of
 
 WINDOW = MAX_TOKENS - 2  # content tokens per window; <s> and </s> make 512
-# Tokens per session.run. Measured on 2 cores (docs/embedders.md): batches of similar length up
-# to ~2k tokens run as fast per token as one text at a time, and cut per-call overhead for
-# short texts; larger batches got slower.
-BATCH_TOKENS = 2048
+# Batching (docs/embedders.md, measured on 2 cores): for texts of ~70+ tokens a batch is
+# slower per text than one text per run (-9% at ~260 tokens even with <= 15% padding); below
+# that, the per-run overhead dominates and batches win (+10% at ~33 tokens). So only short texts
+# run together, and only with texts of nearly the same length.
+SHORT = 64  # tokens: longer texts run alone
+BATCH_TOKENS = 1024  # padded tokens per batch of short texts
+PAD_SLACK = 1.15
 MAX_BATCH = 32
 
 
@@ -87,12 +90,19 @@ def windows(ids: list[int]) -> list[tuple[list[int], int]]:
 
 
 def batches(lengths: Sequence[int], budget: int = BATCH_TOKENS) -> list[list[int]]:
-    """Indices grouped by similar length: sorted, cut when (count × longest) passes budget."""
+    """Indices to run together: texts longer than SHORT alone; short ones sorted and grouped
+    while the group stays under `budget` padded tokens and within PAD_SLACK of its shortest."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     out: list[list[int]] = []
     cur: list[int] = []
     for i in order:
-        if cur and ((len(cur) + 1) * lengths[i] > budget or len(cur) >= MAX_BATCH):
+        n = lengths[i]
+        if cur and (
+            n > SHORT
+            or (len(cur) + 1) * n > budget
+            or n > lengths[cur[0]] * PAD_SLACK
+            or len(cur) >= MAX_BATCH
+        ):
             out.append(cur)
             cur = []
         cur.append(i)
@@ -117,12 +127,14 @@ class OrtEmbedder:
         tokenizer: str | os.PathLike[str],
         threads: int | None = None,
         label: str = "onnx",
+        spinning: bool = False,
     ) -> None:
         self.model_path = Path(model)
         self.tokenizer_path = Path(tokenizer)
         self.threads = threads or cpu_threads()
         self.label = label
-        self.batch_tokens = BATCH_TOKENS  # padded tokens per session.run (1 text: no batching)
+        self.spinning = spinning  # see session_options: off measured faster on busy cores
+        self.batch_tokens = BATCH_TOKENS  # padded tokens per batch of short texts (1: none)
         self._session: Any = None
         self._tokenizer: Any = None
         self._pooled = False
@@ -143,7 +155,7 @@ class OrtEmbedder:
                 tok.no_padding()
                 sess = ort.InferenceSession(
                     str(self.model_path),
-                    session_options(self.threads),
+                    session_options(self.threads, self.spinning),
                     providers=["CPUExecutionProvider"],
                 )
             except Exception as e:  # ImportError, ORT's own Fail/InvalidGraph, tokenizers' errors
