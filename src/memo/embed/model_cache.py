@@ -205,8 +205,8 @@ def ensure_model(progress: Progress | None = None) -> ModelInfo:
 def model_status(measure: bool = False) -> dict[str, Any]:
     """What a driver shows: the model file the default engine would use and whether to trust it.
 
-    Hashes every file (a second or so). The speed is the one recorded when the model was built
-    (passages/s on the probe set); `measure=True` loads the model and measures it again.
+    Hashes every file (a fraction of a second). The speed is the one recorded when the model was
+    built (on the probe passages); `measure=True` loads the model and measures it again.
     """
     folder = model_folder()
     man, problem = check(folder, deep=True)
@@ -229,12 +229,12 @@ def model_status(measure: bool = False) -> dict[str, Any]:
             verified=man.get("verified"),
             built_at=man.get("built_at"),
             build_seconds=man.get("build_seconds"),
-            passages_per_second=man.get("speed", {}).get("passages_per_second"),
+            speed=man.get("speed"),
         )
     if ok and measure:
         from .model_build import measure_speed
 
-        out["passages_per_second_now"] = measure_speed(folder / MODEL, folder / TOKENIZER)
+        out["speed_now"] = measure_speed(folder / MODEL, folder / TOKENIZER)
     return out
 
 
