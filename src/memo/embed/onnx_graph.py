@@ -88,8 +88,8 @@ def _word_embeddings(g: _Graph, image: Image) -> str:
 
     Gathers the rows' 16-byte blocks and their scales, splits nibbles with BitShift (uint8
     wraps, so (x << 4) >> 4 is the low nibble),
-    w = (nibble - 8) · scale. The contrib GatherBlockQuantized does the same in one node but its
-    4-bit form needs ONNX Runtime ≥ 1.23; this costs ~0.3 ms a passage.
+    w = (nibble - 8) · scale. The contrib GatherBlockQuantized does the same in one node, but
+    ONNX Runtime 1.20-1.22 reject its 4-bit form; these few ops cost well under a millisecond.
     """
     c = image.config
     scales, codes = image.q4("emb.word", c.vocab)  # [V, 12], [V, 12, 16]
