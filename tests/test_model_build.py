@@ -36,20 +36,6 @@ SRC = str(Path(__file__).resolve().parents[1] / "src")
 BUILD = "from memo.embed.model_cache import build_model; build_model({args})"
 
 
-@pytest.fixture(scope="session")
-def built(tmp_path_factory: pytest.TempPathFactory) -> dict:
-    """One real build into a tmp XDG cache, with its progress and wall time."""
-    cache = tmp_path_factory.mktemp("xdg")
-    stages: list[tuple[str, int, int]] = []
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("XDG_CACHE_HOME", str(cache))
-        t = time.perf_counter()
-        info = mc.build_model(progress=lambda s, d, n: stages.append((s, d, n)))
-        seconds = time.perf_counter() - t
-    print(f"\nmodel build: {seconds:.1f} s ({info.manifest['route']}, load {os.getloadavg()})")
-    return {"cache": cache, "info": info, "seconds": seconds, "stages": stages}
-
-
 @pytest.fixture
 def use_cache(monkeypatch: pytest.MonkeyPatch):
     """Point memo's cache (XDG_CACHE_HOME) at a folder for this test."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
-from . import indexing, queries, servers
+from . import indexing, model, queries, servers
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -19,7 +19,7 @@ def cli() -> None:
     """memo: a local library of markdown notes with hybrid search for agents."""
 
 
-for _command in (*indexing.COMMANDS, *queries.COMMANDS, *servers.COMMANDS):
+for _command in (*indexing.COMMANDS, *queries.COMMANDS, *servers.COMMANDS, *model.COMMANDS):
     cli.add_command(_command)
 
 

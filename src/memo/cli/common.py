@@ -46,8 +46,11 @@ def warn(lines: list[str]) -> None:
         click.echo(f"warning: {w}", err=True)
 
 
-def open_library(root: str | None, target: str | None) -> tuple[Library, str | None]:
-    """The library for this call, and the target as the library should read it."""
+def open_library(
+    root: str | None, target: str | None, purpose: str = "query"
+) -> tuple[Library, str | None]:
+    """The library for this call, and the target as the library should read it. `purpose`
+    picks the model's engine (embed.PURPOSES): a one-shot query loads the fast-starting one."""
     from ..collection.pool import raise_open_files_limit
     from ..embed import embedder_for
     from ..library import Library
@@ -57,7 +60,7 @@ def open_library(root: str | None, target: str | None) -> tuple[Library, str | N
     raise_open_files_limit()
     settings = Settings.from_env()
     lib_root, target = find_root(target, root, settings)
-    return Library(lib_root, embedder_for(settings), settings), target
+    return Library(lib_root, embedder_for(settings, purpose), settings), target
 
 
 MARKERS = ("_registry.yaml", ".memo/registry.db")  # what memo leaves at a library's root

@@ -27,7 +27,7 @@ def index(path: str | None, root: str | None, full: bool, quiet: bool, as_json: 
     """Index the collections at or below PATH (default: the whole library)."""
     progress = None if quiet else IndexProgress(sys.stderr)
     try:
-        lib, path = open_library(root, path)
+        lib, path = open_library(root, path, purpose="index")
         report = lib.index(path, full=full, progress=progress)
     except MemoError as e:
         fail(e)
@@ -70,7 +70,7 @@ def registry_rebuild(
 ) -> None:
     """Scan ROOT for collections; write _registry.yaml and update the router index."""
     try:
-        lib, _ = open_library(root_arg or root, None)
+        lib, _ = open_library(root_arg or root, None, purpose="index")
         show = sys.stderr.isatty() and not as_json
 
         def progress(what: str, done: int, total: int) -> None:

@@ -121,7 +121,7 @@ def watch(
         )
         watcher = Watcher(
             where,
-            embedder_for(settings),
+            embedder_for(settings, "serve"),
             settings,
             polling=polling,
             debounce=debounce,

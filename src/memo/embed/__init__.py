@@ -59,12 +59,13 @@ class Embedder(Protocol):
 
 
 def find_model_dir(model_dir: str | os.PathLike[str] | None = None) -> Path | None:
-    """The user's own ONNX export: the argument, else MEMO_MODEL_DIR, else a folder placed by
-    hand at ~/.cache/memo/models/multilingual-e5-small (the path older memo documented).
+    """The user's own ONNX export: the argument (Settings.model_dir: MEMO_MODEL_DIR), else a
+    folder placed by hand at ~/.cache/memo/models/multilingual-e5-small (the path older memo
+    documented).
 
     memo's own built model is not one of these: it lives in model_cache.model_folder().
     """
-    candidates = [model_dir, os.environ.get("MEMO_MODEL_DIR")]
+    candidates = [model_dir]
     candidates.append(cache_home() / "memo" / "models" / "multilingual-e5-small")
     for c in candidates:
         if c and (Path(c) / "tokenizer.json").is_file():
@@ -166,9 +167,9 @@ def normalise(v: np.ndarray) -> np.ndarray:
     return v / np.maximum(norms, 1e-12)
 
 
-def embedder_for(settings: Settings) -> Embedder | None:
-    """The embedder the settings ask for (None for MEMO_EMBEDDER=none), shared by the process:
-    what every driver and `Library.from_env` use."""
+def embedder_for(settings: Settings, purpose: str = "serve") -> Embedder | None:
+    """The embedder the settings ask for, for this job (None for MEMO_EMBEDDER=none), shared
+    by the process: what every driver and `Library.from_env` use (see PURPOSES)."""
     if settings.embedder == "none":
         return None
-    return get_embedder(settings.embedder, settings.model_dir)
+    return get_embedder(settings.embedder, settings.model_dir, purpose)
