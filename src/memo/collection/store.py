@@ -80,6 +80,26 @@ def connect(path: Path, readonly: bool = False) -> apsw.Connection:
     return sqlite.connect(path, readonly=readonly, vectors=True)
 
 
+MODEL_KEYS = ("model", "dim")
+
+
+def compatible(have: dict[str, Any] | None, want: dict[str, Any]) -> bool:
+    """Whether an index built with profile `have` serves a process that wants `want`.
+
+    Equal profiles do. So does any model's index for a process without a model (lexical only:
+    MEMO_EMBEDDER=none, or the model missing): it reads the lexical leg as it is and writes the
+    notes it syncs without vectors, marked for the next process with a model to embed. Dropping
+    the index instead threw every vector away (and, through the registry, the router's content
+    summaries: issue 16).
+    """
+    if have is None or have == want:
+        return have is not None
+    if want.get("model") is not None:
+        return False
+    strip = lambda p: {k: v for k, v in p.items() if k not in MODEL_KEYS}  # noqa: E731
+    return strip(have) == strip(want)
+
+
 @dataclass(slots=True)
 class IndexStore:
     """An open index whose profile matches this process's: the connection and what was learnt
@@ -102,7 +122,7 @@ class IndexStore:
                 have = sqlite.read_profile(conn)
             except (IndexError_, apsw.Error, *CORRUPT) as e:
                 have, reason = None, f"index unreadable ({e})"
-            if conn is not None and have == want:
+            if conn is not None and compatible(have, want):
                 return cls._of(path, conn), ""
             if conn is not None:
                 conn.close()
