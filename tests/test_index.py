@@ -225,3 +225,27 @@ def test_sync_timestamps_are_recent(library):
     for c in st.collections:
         assert c.stale == 0 and c.current
         assert time.time() - c.last_indexed < 600
+
+
+@pytest.mark.edits_notes
+def test_a_process_without_a_model_keeps_the_vectors(library, notes, embedder):
+    """MEMO_EMBEDDER=none reads a model's index as it is; what it syncs waits for a model."""
+    library.index()
+    jira = next(c for c in library.collections() if c.name == "jira")
+
+    def vectors() -> int:
+        conn = dbm.connect(jira.index_path)
+        try:
+            return conn.execute("SELECT count(*) FROM chunks_vec").fetchone()[0]
+        finally:
+            conn.close()
+
+    before = vectors()
+    (notes / "work" / "jira" / "jql.md").write_text("# JQL\n\nlexical wombat edit\n")
+    with Library(notes, None) as lexical:
+        assert lexical.search("work/jira", "wombat", mode="lex").hits
+        assert not any(r.rebuilt for r in lexical.index().reports)
+    assert vectors() == before - 3  # only the edited note's old chunks went; the rest stayed
+    again = Library(notes, embedder).index()
+    assert again.totals()["changed"] == 1 and again.totals()["chunks_embedded"] == 1
+    assert vectors() == before - 3 + 1
