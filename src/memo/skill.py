@@ -25,8 +25,10 @@ read path:line; which topic goes where; search before writing).
 
 RULES = """\
 ## How to find something
-1. Not sure which collection holds it? Call `memo_route(query)`: it ranks collections by what
-   they hold. Then call `memo_search(path=<the collection's path>, query=...)`.
+1. Not sure which collection holds it? Call `memo_route(query)`: it runs the search over the
+   collections and ranks them by their best hit, each shown with that hit (`path:line`,
+   heading, a short excerpt): often that hit is already your answer. Otherwise call
+   `memo_search(path=<the collection's path>, query=...)`.
 2. Each hit is `path:line` with a heading, a short text, and a `cite` hash. Read the note at that
    line with your own file tools (or `memo_get(path, line, lines)`) and answer from what you read.
 3. `confidence: none` means no good match: say the notes don't have it; don't guess from the

@@ -59,6 +59,10 @@ def route(r: dict[str, Any]) -> None:
     for c in cols:
         click.echo(click.style(c["path"], bold=True) + f"  [{c['name']}]  ({c['score']:.4f})")
         click.echo(f"    {c['description']}")
+        for h in c.get("evidence") or []:
+            heading = f"  {h['heading']}" if h["heading"] else ""
+            click.echo(f"    > {shown(h['path'])}:{h['line']}{heading}")
+            click.echo(f"      {h['text'][:SNIPPET]}")
     for t in (r.get("tree") or [])[:30]:
         click.echo(f"  {t['prefix']}  ({t['collections']} collections)")
 

@@ -114,6 +114,13 @@ class Collections:
             for i in r:
                 yield reg.entries[i]
 
+    def by_path(self, rel: str) -> Collection:
+        """The collection at `rel` (relative to the root), as the registry knows it."""
+        e = self.registry().entry(rel)
+        if e is None or e.error:
+            return self.at(self.folder(rel))
+        return self._of_entry(e)
+
     def at(self, folder: Path) -> Collection:
         """The collection whose folder is `folder`; MetaInvalidError when its meta is broken."""
         coll = self._objects.pop(folder, None)

@@ -168,7 +168,7 @@ def assemble_hits(
     if len(ranked) > pool:
         floor = scores[ranked[pool - 1]]
         ranked = [key for key in ranked if scores[key] >= floor]
-    rows = _rows(scope, ranked, warnings)
+    rows = chunk_rows(scope, ranked, warnings)
     order = sorted(
         (key for key in ranked if key in rows),
         key=lambda key: (-scores[key], -rows[key].mtime_ns),
@@ -212,7 +212,8 @@ def assemble_hits(
     return hits, passage_text(first.heading, first.text) if first else ""
 
 
-def _rows(scope: Scope, keys: list[Key], warnings: list[str]) -> dict[Key, queries.ChunkRow]:
+def chunk_rows(scope: Scope, keys: list[Key], warnings: list[str]) -> dict[Key, queries.ChunkRow]:
+    """The chunks these keys name, read once per collection."""
     by_coll: dict[int, list[int]] = {}
     for ci, cid in keys:
         by_coll.setdefault(ci, []).append(cid)

@@ -36,7 +36,7 @@ from ..errors import LibraryNotFoundError, MemoError, TargetError
 from ..registry_tools.entry import RefreshReport
 from ..registry_tools.registry import Registry
 from ..requests import ReadRequest, RouteRequest, SearchRequest, StatusRequest
-from ..router.route import RouteResult, route_in
+from ..router.route import RouteResult
 from ..search import budget
 from ..search.confidence import confidence, signals
 from ..search.diversity import DIVERSITY_MIN_K, notes_cap
@@ -45,6 +45,7 @@ from ..search.fusion import CANDIDATES, FUSION_VERSION, Legs, fuse
 from ..search.results import Freshness, SearchResult
 from . import federated, syncing
 from .collections import Collections
+from .routing import route_by_evidence
 from .syncing import IndexReport
 from .targets import Scope, confine, label, resolve
 
@@ -275,7 +276,7 @@ class Library:
         req = query if isinstance(query, RouteRequest) else RouteRequest.make(query, **options)
         t0 = time.perf_counter()
         warnings: list[str] = []
-        res = route_in(self._colls.registry(), req, lambda q: self._vectors.get(q, warnings))
+        res = route_by_evidence(self._colls, self._vectors, req, warnings)
         res.warnings = self._broken_warnings(req.prefix) + res.warnings + warnings
         res.took_ms = (time.perf_counter() - t0) * 1000
         return res

@@ -125,6 +125,11 @@ class RegistryView:
         bad = self.mask(prefix) & ~self.ok_mask()
         return [self.entries[int(p)] for p in np.flatnonzero(bad)]
 
+    def entry(self, path: str) -> Entry | None:
+        """The entry of the collection at `path` (relative to the root), if there is one."""
+        i = bisect.bisect_left(self._paths, path)
+        return self.entries[i] if i < len(self._paths) and self._paths[i] == path else None
+
     def position(self, row_id: int) -> int | None:
         return self._by_id.get(row_id)
 

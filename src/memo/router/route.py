@@ -50,8 +50,10 @@ class Candidate:
     description: str
     tags: tuple[str, ...]
     score: float
-    lex_rank: int | None = None
-    vec_rank: int | None = None
+    lex_rank: int | None = None  # the summary's lexical leg (description, content stems)
+    vec_rank: int | None = None  # the summary's vector leg (description, centroid)
+    # the collection's best hits for the question: {path, line, heading, text}
+    evidence: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -62,6 +64,7 @@ class Candidate:
             "score": round(self.score, 6),
             "lex_rank": self.lex_rank,
             "vec_rank": self.vec_rank,
+            "evidence": self.evidence,
         }
 
 
@@ -132,7 +135,7 @@ def route_in(
     ]
     res = RouteResult(req.query, strategy, out, prefix=req.prefix, total=total, warnings=warnings)
     if strategy == "tree":
-        res.tree = _subtree(reg, mask, req.prefix)
+        res.tree = subtree(reg, mask, req.prefix)
     res.took_ms = (time.perf_counter() - t0) * 1000
     return res
 
@@ -145,7 +148,7 @@ def _candidate(e: Entry, score: float, lex: int | None, vec: int | None) -> Cand
     return Candidate(e.name, e.path, e.description, e.tags, score, lex, vec)
 
 
-def _subtree(reg: Registry, mask: np.ndarray, prefix: str | None) -> list[dict[str, Any]]:
+def subtree(reg: Registry, mask: np.ndarray, prefix: str | None) -> list[dict[str, Any]]:
     """The next level of folders below the prefix, with how many collections each holds."""
     base = (prefix or "").rstrip("*").strip("/")
     depth = len(base.split("/")) if base else 0

@@ -28,8 +28,10 @@ from .service import Service
 INSTRUCTIONS = """\
 memo searches the user's library of markdown notes (folders of notes, each topic folder a
 "collection" described by its _meta.yaml). To answer from the notes:
-1. If you don't know which collection holds the answer, call memo_route(query) first.
-2. Call memo_search(path, query) on the best collection's path ('.' searches everything).
+1. If you don't know which collection holds the answer, call memo_route(query) first: each
+   collection comes with its best hits, which may already answer.
+2. Otherwise call memo_search(path, query) on the best collection's path ('.' searches
+   everything).
 3. Read the hit yourself: open `abs_path` (or <root>/`path`) at `line` with your file tools,
    and read only that part. Hits are pointers; the note is the truth.
 memo never writes notes: write them with your own file tools; the index follows by itself."""
@@ -106,11 +108,19 @@ class GetOut(_Open):
     truncated: bool
 
 
+class EvidenceOut(_Open):
+    path: str = Field(description="Note path relative to the library root.")
+    line: int
+    heading: str
+    text: str = Field(description="A short excerpt of the hit.")
+
+
 class RouteHitOut(_Open):
     name: str
     path: str = Field(description="Pass this as memo_search's path.")
     description: str
     score: float
+    evidence: list[EvidenceOut] = Field(description="The collection's best hits, best first.")
 
 
 class RouteOut(_Open):
@@ -190,9 +200,10 @@ def _add_finding(mcp: MCPServer, service: Service) -> None:
         title="Route a question to collections",
         annotations=read_only,
         description=(
-            "Find which collections of the notes library are about a question, ranked by their "
-            "descriptions. Call this first when you don't know where to search; then call "
-            "memo_search with the returned `path`."
+            "Find which collections of the notes library answer a question: memo searches them "
+            "and ranks each by its best hit, shown with the collection (path:line, heading, an "
+            "excerpt), which often answers already. Call this first when you don't know where "
+            "to search; then memo_search with the returned `path`."
         ),
     )
     def memo_route(

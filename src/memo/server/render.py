@@ -76,8 +76,14 @@ def route_text(r: dict[str, Any]) -> str:
     lines = [f'{len(cols)} collections for "{r["query"]}" (strategy {r["strategy"]})']
     for i, c in enumerate(cols, 1):
         lines.append(f"{i}. {c['path']}  — {c['description']}  (score {c['score']:.4f})")
+        for h in c.get("evidence") or []:
+            head = f"  [{h['heading']}]" if h["heading"] else ""
+            lines.append(f"   best hit: {h['path']}:{h['line']}{head}  {h['text'][:SNIPPET_CHARS]}")
     if cols:
-        lines.append("Next: memo_search with path set to the best collection's path.")
+        lines.append(
+            "The best hits above may already answer; read one at its line. Otherwise call "
+            "memo_search with path set to the best collection's path."
+        )
     else:
         lines.append("No collection matched; search path '.' to look everywhere.")
     for w in r.get("warnings") or []:
