@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import TextIO
 
-from ..collection.sync import SyncProgress
+from ..collection.progress import SyncProgress
 
 EVERY = 5.0  # seconds between two lines when stderr is not a terminal
 REDRAW = 0.2  # seconds between two redraws on a terminal

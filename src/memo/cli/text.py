@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ..collection.files import shown
+from ..printable import shown
 
 SNIPPET = 240
 CONFIDENCE_WORDS = {

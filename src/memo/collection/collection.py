@@ -22,8 +22,8 @@ from .. import caches, sqlite
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import IndexError_
+from ..printable import shown
 from .chunker import CHUNKER_VERSION
-from .files import shown
 from .lexical import LEXICAL_VERSION
 from .meta import CollectionMeta
 from .pool import StorePool

@@ -13,6 +13,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..printable import shown
 from .meta import META_FILE
 
 NOT_INDEXED = frozenset({"inbox.md"})
@@ -62,13 +63,6 @@ def find_collections(top: Path) -> list[Path]:
 
 def is_note_name(name: str) -> bool:
     return name.lower().endswith(".md") and not _skip_name(name) and name.lower() not in NOT_INDEXED
-
-
-def shown(path: str) -> str:
-    """A path as one printable line: newlines, control characters and undecodable bytes escaped."""
-    raw = path.encode("utf-8", "surrogateescape")
-    text = raw.decode("utf-8", "backslashreplace")
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 Rejected = list[tuple[str, str]]  # (path shown on one line, why) for notes memo cannot index

@@ -13,7 +13,8 @@ import apsw
 
 from .. import sqlite
 from ..errors import IndexError_
-from .files import FileStat, Rejected, note_files, shown
+from ..printable import shown
+from .files import FileStat, Rejected, note_files
 from .store import CORRUPT, reading
 
 if TYPE_CHECKING:

@@ -27,10 +27,12 @@ import numpy as np
 
 from ..caches import digest
 from ..embed.tokens import counter_within, estimate_tokens
-from ..errors import EmbedderUnavailableError, MemoError
+from ..errors import EmbedderUnavailableError
+from ..printable import shown
 from .chunker import Chunk, chunk_note, decode, passage_text
-from .files import FileStat, Rejected, note_files, shown
+from .files import FileStat, Rejected, note_files
 from .lexical import lex_text
+from .progress import SyncProgress, SyncStopped
 from .store import IndexStore
 
 if TYPE_CHECKING:
@@ -94,33 +96,6 @@ class SyncReport:
     def caught_up(self) -> int:
         """Files this sync (re)indexed, removed or skipped: what a search's catch-up did."""
         return self.new + self.changed + self.removed + self.skipped
-
-
-class SyncProgress:
-    """What a driver hears while a sync runs, and how it asks it to stop.
-
-    Every method is a no-op here; a driver overrides what it needs (the CLI's progress line,
-    the watcher's stop flag). `stop_requested` is asked between files and between embedding
-    slices: True ends the sync with SyncStopped, keeping every file written so far.
-    """
-
-    def begin(self, label: str, files: int) -> None:
-        """A collection (or part of one, `label`) starts: `files` notes to (re)index."""
-
-    def files_done(self, n: int) -> None:
-        """n more notes finished (indexed, skipped, or found identical)."""
-
-    def chunks_done(self, n: int) -> None:
-        """n more chunks embedded."""
-
-    def stop_requested(self) -> bool:
-        return False
-
-
-class SyncStopped(MemoError):
-    """A sync ended early because its driver asked it to stop."""
-
-    hint = "Run `memo index` again: it goes on where it stopped."
 
 
 @dataclass(slots=True)

@@ -27,8 +27,8 @@ from typing import Any
 from .. import heartbeat
 from ..collection.collection import Collection
 from ..collection.filters import Filter
+from ..collection.progress import SyncProgress
 from ..collection.status import CollectionStatus
-from ..collection.sync import SyncProgress
 from ..config import Settings
 from ..embed import Embedder, embedder_for
 from ..embed.tokens import token_counter

@@ -24,7 +24,8 @@ from typing import Any
 
 from ..collection.collection import Collection
 from ..collection.meta import META_FILE
-from ..collection.sync import SYNC_COUNTERS, SyncProgress, SyncReport, SyncStopped
+from ..collection.progress import SyncProgress, SyncStopped
+from ..collection.sync import SYNC_COUNTERS, SyncReport
 from ..errors import MemoError
 from .collections import Collections
 

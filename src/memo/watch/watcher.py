@@ -34,7 +34,7 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from .. import heartbeat
 from ..collection.files import file_identity
-from ..collection.sync import SyncProgress
+from ..collection.progress import SyncProgress
 from ..config import Settings
 from ..embed import Embedder
 from ..library import IndexReport, Library

@@ -1,0 +1,36 @@
+"""How a sync reports its progress and learns to stop: what a driver implements.
+
+Standard library only, so a driver (the CLI's progress line) imports it without loading the
+index code.
+"""
+
+from __future__ import annotations
+
+from ..errors import MemoError
+
+
+class SyncProgress:
+    """What a driver hears while a sync runs, and how it asks it to stop.
+
+    Every method is a no-op here; a driver overrides what it needs (the CLI's progress line,
+    the watcher's stop flag). `stop_requested` is asked between files and between embedding
+    slices: True ends the sync with SyncStopped, keeping every file written so far.
+    """
+
+    def begin(self, label: str, files: int) -> None:
+        """A collection (or part of one, `label`) starts: `files` notes to (re)index."""
+
+    def files_done(self, n: int) -> None:
+        """n more notes finished (indexed, skipped, or found identical)."""
+
+    def chunks_done(self, n: int) -> None:
+        """n more chunks embedded."""
+
+    def stop_requested(self) -> bool:
+        return False
+
+
+class SyncStopped(MemoError):
+    """A sync ended early because its driver asked it to stop."""
+
+    hint = "Run `memo index` again: it goes on where it stopped."
