@@ -12,8 +12,8 @@ import sys
 import numpy as np
 import pytest
 
-from memo.embed import batch_hint, engine_for, find_model_dir, make_embedder
 from memo.config import Settings
+from memo.embed import batch_hint, engine_for, find_model_dir, make_embedder
 from memo.errors import EmbedderUnavailableError
 from memo.library import Library
 

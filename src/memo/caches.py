@@ -65,8 +65,9 @@ def registry_dir(root: Path, settings: Settings) -> Path:
     return base / f"_registry-{slug_name(root)}"
 
 
-def heartbeat_files(root: Path, settings: Settings, name: str) -> list[Path]:
-    """Where a library's watcher heartbeat may live, preferred first (readers check each)."""
+def library_files(root: Path, settings: Settings, kind: str) -> list[Path]:
+    """Where one of a library's small state files (`watcher`: the heartbeat, `server`: a
+    running server's address) may live, preferred first (readers check each)."""
     if settings.index_dir is not None:
-        return [settings.index_dir / f"watcher-{slug_name(root)}.json"]
-    return [root / HIDDEN / name, user_cache("watchers") / f"{slug_name(root)}.json"]
+        return [settings.index_dir / f"{kind}-{slug_name(root)}.json"]
+    return [root / HIDDEN / f"{kind}.json", user_cache(f"{kind}s") / f"{slug_name(root)}.json"]

@@ -24,17 +24,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .caches import heartbeat_files
+from .caches import library_files
 from .config import Settings
 
 HEARTBEAT_EVERY = 5.0  # seconds between two writes by a running watcher
 STALE_AFTER = 4 * HEARTBEAT_EVERY  # a heartbeat older than this means no watcher is running
-FILE_NAME = "watcher.json"
 
 
 def candidates(root: Path, settings: Settings) -> list[Path]:
     """Where the heartbeat may live, preferred first (the reader checks each)."""
-    return heartbeat_files(root, settings, FILE_NAME)
+    return library_files(root, settings, "watcher")
 
 
 def write(root: Path, settings: Settings, state: dict[str, Any]) -> Path | None:

@@ -7,7 +7,6 @@ Nothing heavy is imported at module level: `memo --version` loads click and litt
 from __future__ import annotations
 
 import json
-import logging
 import os
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+from ..caches import registry_dir
 from ..config import Settings
 from ..errors import MemoError, TargetError
 
@@ -27,6 +27,11 @@ root_option = click.option(
     help="Library root (env MEMO_ROOT; default ~/notes/memo, or the folder a PATH names).",
 )
 json_option = click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+no_server_option = click.option(
+    "--no-server",
+    is_flag=True,
+    help="Answer in this process even when a `memo serve` for this library is running.",
+)
 
 
 def fail(e: MemoError) -> NoReturn:
@@ -51,6 +56,15 @@ def open_library(
 ) -> tuple[Library, str | None]:
     """The library for this call, and the target as the library should read it. `purpose`
     picks the model's engine (embed.PURPOSES): a one-shot query loads the fast-starting one."""
+    settings = Settings.from_env()
+    lib_root, target = find_root(target, root, settings)
+    return library_at(lib_root, settings, purpose), target
+
+
+def library_at(lib_root: Path, settings: Settings, purpose: str = "query") -> Library:
+    """The library at a root found already (`find_root`), with the engine `purpose` needs."""
+    import logging
+
     from ..collection.pool import raise_open_files_limit
     from ..embed import embedder_for
     from ..library import Library
@@ -58,9 +72,7 @@ def open_library(
     # The report printed by the command already says what the index log would: one stderr.
     logging.getLogger("memo.index").addHandler(logging.NullHandler())
     raise_open_files_limit()
-    settings = Settings.from_env()
-    lib_root, target = find_root(target, root, settings)
-    return Library(lib_root, embedder_for(settings, purpose), settings), target
+    return Library(lib_root, embedder_for(settings, purpose), settings)
 
 
 MARKERS = ("_registry.yaml", ".memo/registry.db")  # what memo leaves at a library's root
@@ -91,40 +103,48 @@ def find_root(
             "Give a note, a collection or a folder of your library, or '*' for all of it.",
         )
     if root:
-        lib_root = Path(root).expanduser()
+        lib_root = Path(os.path.abspath(Path(root).expanduser()))
         if given is not None and not given.is_absolute() and (here / given).exists():
             if not (lib_root / given).exists():
                 return lib_root, str((here / given).resolve())
         return lib_root, path
     if given is not None and (here / given).exists():
         full = (here / given).resolve()
-        named = library_around(full)
+        named = library_around(full, settings)
         if named is not None:
             return named, str(full)
-    inside = library_around(here)
+    inside = library_around(here, settings)
     if inside is not None:
         return inside, path
-    return settings.library_root, path
+    return Path(os.path.abspath(settings.library_root)), path
 
 
-def library_of(path: Path) -> Path:
+def _marked(folder: Path, settings: Settings) -> bool:
+    """memo's registry for `folder` exists: beside it, or where MEMO_INDEX_DIR or the user
+    cache keeps it for a library whose folder cannot hold it."""
+    if any((folder / m).exists() for m in MARKERS):
+        return True
+    return (registry_dir(folder, settings) / "registry.db").is_file()
+
+
+def library_of(path: Path, settings: Settings) -> Path:
     """The root of the library `path` lies in (see `find_root`)."""
     start = path if path.is_dir() else path.parent
     chain = [start, *start.parents]
     for folder in chain:
-        if any((folder / m).exists() for m in MARKERS):
+        if _marked(folder, settings):
             return folder
     collections = [f for f in chain if (f / "_meta.yaml").is_file()]
     return collections[-1].parent if collections else start
 
 
-def library_around(path: Path) -> Path | None:
+def library_around(path: Path, settings: Settings) -> Path | None:
     """The library a path lies in: one marked by memo's registry, one that holds the path in
     a collection, or the folder itself when collections lie below it; None for no library."""
     folder = path if path.is_dir() else path.parent
     for f in (folder, *folder.parents):
-        if any((f / m).exists() for m in MARKERS) or (f / "_meta.yaml").is_file():
-            return library_of(folder)
+        if _marked(f, settings) or (f / "_meta.yaml").is_file():
+            return library_of(folder, settings)
     if _collections_below(folder):
         return folder
     return None

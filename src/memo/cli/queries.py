@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from ..config import Settings
 from ..errors import MemoError
 from ..requests import (
     DEFAULT_K,
@@ -21,8 +22,8 @@ from ..requests import (
     SearchRequest,
     StatusRequest,
 )
-from . import text
-from .common import emit, fail, json_option, open_library, root_option
+from . import delegate, text
+from .common import emit, fail, find_root, json_option, library_at, no_server_option, root_option
 
 
 @click.command()
@@ -66,6 +67,7 @@ from .common import emit, fail, json_option, open_library, root_option
     help="Cap hits per note while other notes match (default: on for k >= 5).",
 )
 @json_option
+@no_server_option
 def search(
     path: str,
     query: str,
@@ -79,16 +81,27 @@ def search(
     until: str | None,
     diverse: bool | None,
     as_json: bool,
+    no_server: bool,
 ) -> None:
     """Search PATH (a note, a collection, or any folder above collections) for QUERY.
 
     PATH `*` (or `.`) is the whole library: every collection, fused into one list.
     """
+    options = dict(k=k, mode=mode, route=route_k, max_tokens=max_tokens, tags=tags)
+    options.update(since=since, until=until, diverse=diverse)
     try:
-        lib, path = open_library(root, path)
-        options = dict(k=k, mode=mode, route=route_k, max_tokens=max_tokens, tags=tags)
-        options.update(since=since, until=until, diverse=diverse)
-        result = lib.search(SearchRequest.make(path, query, **options)).to_dict()
+        settings = Settings.from_env()
+        lib_root, target = find_root(path, root, settings)
+        req = SearchRequest.make(target, query, **options)
+        result = (
+            None
+            if no_server
+            else delegate.ask(lib_root, settings, "POST", "/search", body=req.to_dict())
+        )
+        if result is not None:  # the server saw the query already cut: say so here too
+            result["warnings"] = req.warnings() + result["warnings"]
+        else:
+            result = library_at(lib_root, settings).search(req).to_dict()
     except MemoError as e:
         fail(e)
     emit(result) if as_json else text.search(result)
@@ -101,7 +114,10 @@ def search(
     "--lines", "-n", type=click.IntRange(1, MAX_LINES), default=None, help="How many lines."
 )
 @json_option
-def show(location: str, root: str | None, lines: int | None, as_json: bool) -> None:
+@no_server_option
+def show(
+    location: str, root: str | None, lines: int | None, as_json: bool, no_server: bool
+) -> None:
     """Print a note, or LINES lines of it from LINE (a search hit's path:line).
 
     With --json the output carries `cite`, the citation hash of the lines shown: equal to a
@@ -112,8 +128,22 @@ def show(location: str, root: str | None, lines: int | None, as_json: bool) -> N
     if sep and tail.isdigit():
         path, line = head, int(tail)
     try:
-        lib, path = open_library(root, path)
-        ex = lib.read(ReadRequest.make(path, line, lines)).to_dict()
+        settings = Settings.from_env()
+        lib_root, target = find_root(path, root, settings)
+        req = ReadRequest.make(target, line, lines)
+        ex = (
+            None
+            if no_server
+            else delegate.ask(
+                lib_root,
+                settings,
+                "GET",
+                "/note",
+                query=dict(path=req.path, line=line, lines=lines),
+            )
+        )
+        if ex is None:
+            ex = library_at(lib_root, settings).read(req).to_dict()
     except MemoError as e:
         fail(e)
     emit(ex) if as_json else text.excerpt(ex)
@@ -123,11 +153,20 @@ def show(location: str, root: str | None, lines: int | None, as_json: bool) -> N
 @click.argument("path", required=False)
 @root_option
 @json_option
-def status(path: str | None, root: str | None, as_json: bool) -> None:
+@no_server_option
+def status(path: str | None, root: str | None, as_json: bool, no_server: bool) -> None:
     """Show each collection's index: files, chunks, staleness, embedder, size."""
     try:
-        lib, path = open_library(root, path)
-        st = lib.status(StatusRequest.make(path)).to_dict()
+        settings = Settings.from_env()
+        lib_root, target = find_root(path, root, settings)
+        req = StatusRequest.make(target)
+        st = (
+            None
+            if no_server
+            else delegate.ask(lib_root, settings, "GET", "/status", query=dict(path=req.path))
+        )
+        if st is None:
+            st = library_at(lib_root, settings).status(req).to_dict()
     except MemoError as e:
         fail(e)
     emit(st) if as_json else text.status(st)
@@ -155,13 +194,28 @@ def status(path: str | None, root: str | None, as_json: bool) -> None:
     help="auto picks by size: flat <= 50 collections, tree <= 5,000, hybrid beyond.",
 )
 @json_option
+@no_server_option
 def route(
-    query: str, root: str | None, k: int, prefix: str | None, strategy: str, as_json: bool
+    query: str,
+    root: str | None,
+    k: int,
+    prefix: str | None,
+    strategy: str,
+    as_json: bool,
+    no_server: bool,
 ) -> None:
-    """Which collections to search for QUERY: ranked, with their descriptions."""
+    """Which collections to search for QUERY: ranked by their best hits, shown with them."""
     try:
-        lib, _ = open_library(root, None)
-        res = lib.route(RouteRequest.make(query, k=k, prefix=prefix, strategy=strategy)).to_dict()
+        settings = Settings.from_env()
+        lib_root, _ = find_root(None, root, settings)
+        req = RouteRequest.make(query, k=k, prefix=prefix, strategy=strategy)
+        res = (
+            None
+            if no_server
+            else delegate.ask(lib_root, settings, "POST", "/route", body=req.to_dict())
+        )
+        if res is None:
+            res = library_at(lib_root, settings).route(req).to_dict()
     except MemoError as e:
         fail(e)
     emit(res) if as_json else text.route(res)

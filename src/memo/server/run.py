@@ -6,6 +6,7 @@ import logging
 import sys
 from pathlib import Path
 
+from .. import __version__, server_file
 from ..config import Settings
 from ..errors import MemoError
 from .api import build_app, is_loopback
@@ -49,11 +50,27 @@ def serve_http(
         from ..watch import Watcher  # the same process watches, indexes and serves
 
         watcher = Watcher(service.root, service.embedder, settings, polling=polling)
-    app = build_app(
-        service,
-        host=host,
-        token=token,
-        on_start=watcher.start if watcher else None,
-        on_stop=watcher.stop if watcher else None,
-    )
+    url = f"http://{_connectable(host)}:{port}"
+
+    def on_start() -> None:
+        if watcher is not None:
+            watcher.start()
+        if port:  # a one-shot `memo search` for this library hands its request to us
+            server_file.write(service.root, settings, url, __version__, bool(token))
+
+    def on_stop() -> None:
+        server_file.remove(service.root, settings)
+        if watcher is not None:
+            watcher.stop()
+
+    app = build_app(service, host=host, token=token, on_start=on_start, on_stop=on_stop)
     uvicorn.run(app, host=host, port=port, log_level=log_level, access_log=False)
+
+
+def _connectable(host: str) -> str:
+    """The address a client on this machine connects to for a server bound to `host`."""
+    if host in ("0.0.0.0", ""):
+        return "127.0.0.1"
+    if host == "::":
+        return "[::1]"
+    return f"[{host}]" if ":" in host and not host.startswith("[") else host
