@@ -68,16 +68,16 @@ def test_mcp_tools_publish_the_same_bounds():
 
 
 def test_cli_options_use_the_same_bounds():
-    search = cli.commands["search"]
+    search = cli.get_command(None, "search")
     opts = {p.name: p for p in search.params}
     assert isinstance(opts["k"].type, click.IntRange) and opts["k"].type.max == rq.MAX_K
     assert opts["route_k"].type.max == rq.MAX_ROUTE_K
     assert opts["max_tokens"].type.max == rq.MAX_BUDGET
     assert list(opts["mode"].type.choices) == list(rq.MODES)
-    route = {p.name: p for p in cli.commands["route"].params}
+    route = {p.name: p for p in cli.get_command(None, "route").params}
     assert route["k"].type.max == rq.MAX_ROUTE_K
     assert list(route["strategy"].type.choices) == list(rq.STRATEGIES)
-    show = {p.name: p for p in cli.commands["show"].params}
+    show = {p.name: p for p in cli.get_command(None, "show").params}
     assert show["lines"].type.max == rq.MAX_LINES
 
 

@@ -3,24 +3,58 @@
 common.py    options, finding the library, errors     text.py      what a person reads
 queries.py   search, show, route, status               indexing.py  index, registry, new, skill
 servers.py   mcp, serve, watch                         progress.py  index progress on stderr
+model.py     model build, model status                 delegate.py  asking a running memo serve
+
+Each command's module is imported only when that command runs (`LazyGroup`): a shell agent
+pays for every import on every call, and `memo search` handed to a running server should not
+load the code of `index` or `serve` (bench/cli.py).
 """
 
 from __future__ import annotations
 
+import importlib
+
 import click
 
 from .. import __version__
-from . import indexing, model, queries, servers
+
+# command name -> the module that defines it (as a function of the same name)
+WHERE = {
+    "index": "indexing",
+    "registry": "indexing",
+    "new": "indexing",
+    "skill": "indexing",
+    "search": "queries",
+    "show": "queries",
+    "status": "queries",
+    "route": "queries",
+    "mcp": "servers",
+    "serve": "servers",
+    "watch": "servers",
+    "model": "model",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose commands are imported on first use (click's documented lazy-loading
+    pattern): `list_commands` knows every name, `get_command` imports one module."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(WHERE)
+
+    def get_command(self, ctx: click.Context | None, cmd_name: str) -> click.Command | None:
+        module = WHERE.get(cmd_name)
+        if module is None:
+            return None
+        command = getattr(importlib.import_module(f"{__name__}.{module}"), cmd_name)
+        assert isinstance(command, click.Command), f"memo.cli.{module}.{cmd_name}"
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="memo")
 def cli() -> None:
     """memo: a local library of markdown notes with hybrid search for agents."""
-
-
-for _command in (*indexing.COMMANDS, *queries.COMMANDS, *servers.COMMANDS, *model.COMMANDS):
-    cli.add_command(_command)
 
 
 def main() -> None:

@@ -141,5 +141,3 @@ def skill(root: str | None, hermes: bool) -> None:
     except MemoError as e:
         fail(e)
 
-
-COMMANDS = [index, registry, new, skill]

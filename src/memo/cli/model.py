@@ -80,5 +80,3 @@ def model_status(measure: bool, as_json: bool) -> None:
     for job, engine in st["engines"].items():
         click.echo(f"  {job}: {engine}")
 
-
-COMMANDS = [model]

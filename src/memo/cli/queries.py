@@ -220,5 +220,3 @@ def route(
         fail(e)
     emit(res) if as_json else text.route(res)
 
-
-COMMANDS = [search, show, status, route]

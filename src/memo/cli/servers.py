@@ -139,5 +139,3 @@ def watch(
     sys.stderr.flush()
     os._exit(0)
 
-
-COMMANDS = [mcp, serve, watch]

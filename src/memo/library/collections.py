@@ -37,6 +37,11 @@ class Collections:
         self._seen: set[str] = set()  # valid collections when `discoveries` last looked
 
     # ------------------------------------------------------------------ the registry
+    def scanned(self) -> Registry:
+        """The registry as the last `registry()` call left it (one scan serves one request:
+        a search resolves its target, then reads the broken collections from the same scan)."""
+        return self._registry if self._registry is not None else self.registry()
+
     def registry(self, force: bool = False) -> Registry:
         """The registry, re-scanned when it is missing or due.
 

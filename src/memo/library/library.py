@@ -335,6 +335,7 @@ class Library:
         return resolve(self._colls, target)
 
     def _broken_warnings(self, target: str | None) -> list[str]:
-        """One warning per broken `_meta.yaml` under the target: those notes are not searched."""
-        lines = self._colls.registry().broken_warnings(target)
+        """One warning per broken `_meta.yaml` under the target: those notes are not searched.
+        Called after the target was resolved, which scanned the registry already."""
+        lines = self._colls.scanned().broken_warnings(target)
         return [f"{line}; its notes are not searched until it is fixed" for line in lines]
