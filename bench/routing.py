@@ -47,9 +47,7 @@ TASKS = [  # (name, library folder under eval/, qrels)
 
 
 def hit_ok(hits: list, q: dict, k: int = 5) -> bool:
-    return any(
-        h.path == q["path"] and q["line_start"] <= h.line <= q["line_end"] for h in hits[:k]
-    )
+    return any(h.path == q["path"] and q["line_start"] <= h.line <= q["line_end"] for h in hits[:k])
 
 
 def home(q: dict) -> str:
@@ -135,9 +133,14 @@ def study(lib: Library, qrels: list[dict], name: str) -> None:
         legs = federated.gather_legs(scope, q["question"], "hybrid", CANDIDATES, lib._vectors, [])
         scores = fuse(legs, "hybrid")
         ranked = sorted(scores, key=lambda key: -scores[key])
-        summary = [c.path for c in route_in(
-            reg, RouteRequest(q["question"], len(paths), None, "flat"),
-            lambda x: lib._vectors.get(x, [])).collections]
+        summary = [
+            c.path
+            for c in route_in(
+                reg,
+                RouteRequest(q["question"], len(paths), None, "flat"),
+                lambda x: lib._vectors.get(x, []),
+            ).collections
+        ]
         for top_n in (1, 5, 10, 20, 50):
             for k in (1, 5, 20):
                 if top_n == 1 and k != 1:
@@ -172,11 +175,15 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="memo-routing-"))
     index_dir = Path(args.index_dir) if args.index_dir else scratch / "idx"
     emb = get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
-    print(f"## The route-then-search flow — {emb.backend}, {time.strftime('%Y-%m-%d')}, "
-          f"load {os.getloadavg()[0]:.2f}\n")
-    print("| task | route top-1 | route top-3 | search everything: top hit's collection "
-          "| flow: search the route's top-1, R@5 | `--route 3` R@5 | search everything, R@5 "
-          "| route p50 / p95 ms |")
+    print(
+        f"## The route-then-search flow — {emb.backend}, {time.strftime('%Y-%m-%d')}, "
+        f"load {os.getloadavg()[0]:.2f}\n"
+    )
+    print(
+        "| task | route top-1 | route top-3 | search everything: top hit's collection "
+        "| flow: search the route's top-1, R@5 | `--route 3` R@5 | search everything, R@5 "
+        "| route p50 / p95 ms |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     try:
         for name, lib_rel, qrels_rel in TASKS:
@@ -210,8 +217,15 @@ def main() -> None:
             lib.index()
             qs = []
             for q in genlib.questions(homes, per_article=4):
-                qs.append({"question": q.text, "path": f"{q.home}/x.md", "line_start": 0,
-                           "line_end": 10**9, "home": q.home})
+                qs.append(
+                    {
+                        "question": q.text,
+                        "path": f"{q.home}/x.md",
+                        "line_start": 0,
+                        "line_end": 10**9,
+                        "home": q.home,
+                    }
+                )
             table("1,000 collections", flow_homes(lib, qs))
             shortlist_study(lib, qs)
             lib.close()

@@ -18,8 +18,8 @@ from __future__ import annotations
 import json
 import socket
 from pathlib import Path
-from urllib.parse import urlencode, urlsplit
 from typing import Any
+from urllib.parse import urlencode, urlsplit
 
 import click
 

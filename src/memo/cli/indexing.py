@@ -140,4 +140,3 @@ def skill(root: str | None, hermes: bool) -> None:
         click.echo(skill_text(lib, hermes=hermes))
     except MemoError as e:
         fail(e)
-

@@ -79,4 +79,3 @@ def model_status(measure: bool, as_json: bool) -> None:
             click.echo(f"  {key}: {st[key]}")
     for job, engine in st["engines"].items():
         click.echo(f"  {job}: {engine}")
-

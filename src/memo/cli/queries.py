@@ -219,4 +219,3 @@ def route(
     except MemoError as e:
         fail(e)
     emit(res) if as_json else text.route(res)
-

@@ -138,4 +138,3 @@ def watch(
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)
-
