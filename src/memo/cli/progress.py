@@ -2,7 +2,9 @@
 
 On a terminal one line is redrawn in place; anywhere else (an agent's shell, a pipe, CI) a
 plain line is printed every EVERY seconds, so a long first index never looks hung. Both say the
-files and chunks done, the rate and, once the rate is known, the time left.
+collections begun, files and chunks done, the rate and, once every collection has counted its
+notes and the rate is known, the time left (notes are counted per collection as it begins:
+counting a whole library up front would walk it twice).
 """
 
 from __future__ import annotations
@@ -22,14 +24,19 @@ class IndexProgress(SyncProgress):
         self.tty = stream.isatty()
         self.every = every if every is not None else (REDRAW if self.tty else EVERY)
         self.total = self.files = self.chunks = 0
+        self.colls = self.begun = 0  # collections in the pass, collections begun
         self.label = ""
         self.t0 = time.monotonic()
         self.last = self.t0
         self.drawn = False
         self.started = False
 
+    def collections(self, n: int) -> None:
+        self.colls += n
+
     def begin(self, label: str, files: int) -> None:
         self.label = label
+        self.begun += 1
         self.total += files
         self._maybe_show(force=not self.started)  # say at once that work has begun
         self.started = True
@@ -45,10 +52,13 @@ class IndexProgress(SyncProgress):
     def line(self) -> str:
         spent = max(time.monotonic() - self.t0, 1e-9)
         rate = self.files / spent
-        left = (self.total - self.files) / rate if rate > 0 and self.files else None
+        counted = self.begun >= self.colls  # every collection has said how many notes it has
+        left = (self.total - self.files) / rate if rate > 0 and self.files and counted else None
         eta = f", {_duration(left)} left" if left is not None else ""
+        notes = f"{self.files}/{self.total}" if counted else f"{self.files}/{self.total}+"
+        colls = f"collection {min(self.begun, self.colls)}/{self.colls}, " if self.colls > 1 else ""
         return (
-            f"indexing {self.files}/{self.total} notes, {self.chunks} chunks embedded "
+            f"indexing {colls}{notes} notes, {self.chunks} chunks embedded "
             f"({self.chunks / spent:.1f} chunks/s{eta}) {self.label}"
         )
 

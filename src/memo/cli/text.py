@@ -30,8 +30,8 @@ def search(r: dict[str, Any]) -> None:
     if not hits:
         click.echo("no results")
         return
-    if r["confidence"] != "high":
-        click.echo(f"confidence {r['confidence']} ({CONFIDENCE_WORDS[r['confidence']]})", err=True)
+    # Always said, on stderr with the warnings: stdout stays one `path:line` block per hit.
+    click.echo(f"confidence {r['confidence']} ({CONFIDENCE_WORDS[r['confidence']]})", err=True)
     for h in hits:
         heading = f"  {h['heading']}" if h["heading"] else ""
         # A file name may hold a newline: print it escaped so `path:line` stays one line.

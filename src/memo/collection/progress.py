@@ -17,6 +17,9 @@ class SyncProgress:
     slices: True ends the sync with SyncStopped, keeping every file written so far.
     """
 
+    def collections(self, n: int) -> None:
+        """A pass over n collections starts (each then calls `begin`)."""
+
     def begin(self, label: str, files: int) -> None:
         """A collection (or part of one, `label`) starts: `files` notes to (re)index."""
 

@@ -12,7 +12,8 @@ the rest. When the search finds nothing worth reading (confidence `none`) and th
 first choice holds no note yet (a collection just made for the topic), that one goes first.
 Up to EVIDENCE_ALL collections every one is searched (a federated search over them is
 cheap); beyond, the summary router shortlists SHORTLIST of them first. Each routed collection
-carries its best hits, so an agent often has its answer without the second call.
+carries its best hits, so an agent often has its answer without the second call (under
+`flat`, which lists every collection, only the first k carry them).
 
 Measured on the dev libraries (bench/routing.py --study), every rule that let the summary or a
 collection's further chunks move the first place lost: route top-1 on distract ru>ru is 0.97
@@ -72,9 +73,11 @@ def route_by_evidence(
         order = order[: req.k]
     by_path = {c.path: c for c in summary.collections}
     out = []
-    for path, score in order:
+    for place, (path, score) in enumerate(order):
         c = by_path[path]
-        hits = found.get(path, {}).get("hits", [])
+        # `flat` lists every collection (names and descriptions at a glance); the evidence is
+        # for the k the caller asked about, so a 50-collection answer stays short.
+        hits = found.get(path, {}).get("hits", []) if place < req.k else []
         out.append(
             Candidate(c.name, path, c.description, c.tags, score, c.lex_rank, c.vec_rank, hits)
         )

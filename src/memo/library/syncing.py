@@ -90,6 +90,8 @@ def sync_parts(
     t0 = time.perf_counter()
     outcome: dict[str, SyncReport | MemoError] = {}
     changed: list[Path] = []
+    if progress is not None:
+        progress.collections(len(parts))
     for coll, prefix in parts:
         try:
             rep = coll.sync(prefix, full=full, progress=progress, thorough=thorough)
