@@ -106,6 +106,9 @@ def test_flat_lists_every_collection_and_tree_its_folders(lib: Library):
     flat = lib.route("guest wifi isolation", strategy="flat")
     assert [c.path for c in flat.collections][0] == "network"
     assert {c.path for c in flat.collections} == set(NOTES)
+    one = lib.route("guest wifi isolation", k=1, strategy="flat")  # all listed, one with hits
+    assert len(one.collections) == len(flat.collections) and one.collections[0].evidence
+    assert not any(c.evidence for c in one.collections[1:])
     tree = lib.route("guest wifi isolation", k=2, strategy="tree")
     assert len(tree.collections) == 2 and tree.tree
 

@@ -28,7 +28,8 @@ RULES = """\
 1. Not sure which collection holds it? Call `memo_route(query)`: it runs the search over the
    collections and ranks them by their best hit, each shown with that hit (`path:line`,
    heading, a short excerpt): often that hit is already your answer. Otherwise call
-   `memo_search(path=<the collection's path>, query=...)`.
+   `memo_search(path=<the collection's path>, query=...)`; if its hits do not answer either,
+   search the first three at once with `memo_search(path=".", query=..., route=3)`.
 2. Each hit is `path:line` with a heading, a short text, and a `cite` hash. Read the note at that
    line with your own file tools (or `memo_get(path, line, lines)`) and answer from what you read.
 3. `confidence: none` means no good match: say the notes don't have it; don't guess from the
