@@ -38,7 +38,7 @@ def main() -> None:
     ap.add_argument("--tasks", default="")
     ap.add_argument("--limit", type=int, default=0, help="questions per task (0 = all)")
     args = ap.parse_args()
-    embedder = get_embedder(args.embedder)
+    embedder = get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
     print("| task | questions | recall@5 off → on | MRR@10 off → on | distinct notes in top 5 |")
     print("|---|---:|---|---|---|")
     libs: dict[str, Library] = {}

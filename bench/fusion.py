@@ -143,7 +143,7 @@ def main() -> None:
     cache = Path(args.cache)
     data: dict[str, list[dict]] = json.loads(cache.read_text()) if cache.exists() else {}
     wanted = [t for t in TASKS if not args.tasks or t[0] in args.tasks.split(",")]
-    embedder = get_embedder(args.embedder)
+    embedder = get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
     libs: dict[str, Library] = {}
     for name, lib_rel, qrels_rel in wanted:
         if name in data:

@@ -79,7 +79,11 @@ def main() -> None:
     make(root, args.collections)
     index_dir = args.index_dir or args.scratch / f"idx-{args.embedder}-{args.collections}"
     settings = Settings(index_dir=index_dir)
-    embedder = None if args.embedder == "none" else get_embedder(args.embedder)
+    embedder = (
+        None
+        if args.embedder == "none"
+        else get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
+    )
     lib = Library(root, embedder, settings)
     t = time.perf_counter()
     lib.index()

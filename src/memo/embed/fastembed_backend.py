@@ -16,6 +16,7 @@ import numpy as np
 
 from ..errors import EmbedderUnavailableError
 from . import DIM, MAX_TOKENS, MODEL_ID, normalise
+from .ort_backend import model_file
 
 _CUSTOM_NAME = "memo/multilingual-e5-small"
 _register_lock = threading.Lock()
@@ -23,18 +24,14 @@ _registered = False
 
 
 def _model_file(folder: Path) -> str:
-    for name in (
-        "model.onnx",
-        "onnx/model.onnx",
-        "model_quantized.onnx",
-        "onnx/model_quantized.onnx",
-    ):
-        if (folder / name).is_file():
-            return name
-    raise EmbedderUnavailableError(
-        f"no model.onnx in {folder}",
-        "MEMO_MODEL_DIR must hold model.onnx (or onnx/model.onnx) and tokenizer.json.",
-    )
+    """The ONNX file's name inside the folder (the layouts ort_backend.model_file knows)."""
+    found = model_file(folder)
+    if not found.is_file():
+        raise EmbedderUnavailableError(
+            f"no model.onnx in {folder}",
+            "MEMO_MODEL_DIR must hold model.onnx (or onnx/model.onnx) and tokenizer.json.",
+        )
+    return str(found.relative_to(folder))
 
 
 class FastembedEmbedder:
