@@ -249,3 +249,24 @@ def test_a_process_without_a_model_keeps_the_vectors(library, notes, embedder):
     again = Library(notes, embedder).index()
     assert again.totals()["changed"] == 1 and again.totals()["chunks_embedded"] == 1
     assert vectors() == before - 3 + 1
+
+
+def test_open_indexes_stay_within_the_pool_bound(tmp_path: Path):
+    """Every collection shares the library's pool of open indexes: indexing and searching 40
+    collections with max_open=4 keeps at most 4 index connections open (each holds three
+    descriptors; an unbounded cache ran `memo index` out of them at a few thousand)."""
+    from . import genlib
+
+    root = tmp_path / "lib"
+    genlib.generate(root, 40, notes=True)
+
+    def open_indexes() -> int:
+        return sum(c.filename.endswith("index.db") for c in apsw.connections())
+
+    before = open_indexes()
+    with Library(root, None, Settings(index_dir=tmp_path / "idx", max_open=4)) as lib:
+        assert len(lib.index().reports) == 40
+        assert open_indexes() - before <= 4
+        assert lib.search("*", "chess openings", k=5).hits
+        assert open_indexes() - before <= 4
+    assert open_indexes() == before

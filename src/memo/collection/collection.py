@@ -50,7 +50,7 @@ class Collection:
         self.meta = meta
         self.embedder = embedder
         self.settings = settings or Settings()
-        self.pool = pool or StorePool()
+        self.pool = pool if pool is not None else StorePool()  # an empty pool is falsy
         self.vectors_ok = embedder is not None  # False once the model failed this process
         self.slice_size = 4  # passages per call into the model (sync.py sizes it from speed)
         self.index_dir = caches.index_dir(folder, self.settings)
