@@ -102,6 +102,18 @@ def test_route_shows_its_evidence_everywhere(lib: Library):
     assert "garage/oil.md:3" in out.output  # the text shows the best hit as path:line
 
 
+def test_a_route_scans_the_registry_once(lib: Library, monkeypatch: pytest.MonkeyPatch):
+    """A small library is re-scanned on every registry() call; a route looks its candidates
+    up one by one and must read them from its own scan, not walk the folders per candidate."""
+    reg = lib.registry
+    scans = []
+    refresh = reg.refresh
+    monkeypatch.setattr(reg, "refresh", lambda *a, **kw: scans.append(1) or refresh(*a, **kw))
+    res = lib.route("guest wifi isolation", k=3)
+    assert res.collections[0].path == "network" and res.collections[0].evidence
+    assert len(scans) == 1, len(scans)
+
+
 def test_flat_lists_every_collection_and_tree_its_folders(lib: Library):
     flat = lib.route("guest wifi isolation", strategy="flat")
     assert [c.path for c in flat.collections][0] == "network"

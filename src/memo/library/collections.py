@@ -120,8 +120,9 @@ class Collections:
                 yield reg.entries[i]
 
     def by_path(self, rel: str) -> Collection:
-        """The collection at `rel` (relative to the root), as the registry knows it."""
-        e = self.registry().entry(rel)
+        """The collection at `rel` (relative to the root), as the last scan knows it (a route
+        looks up its candidates one by one: a small library would be re-scanned for each)."""
+        e = self.scanned().entry(rel)
         if e is None or e.error:
             return self.at(self.folder(rel))
         return self._of_entry(e)

@@ -10,8 +10,11 @@ federated search, both legs fused) and ranks them by their best chunk: the colle
 search reached come first, in the order of their best chunk; the summary router's order ranks
 the rest. When the search finds nothing worth reading (confidence `none`) and the summary's
 first choice holds no note yet (a collection just made for the topic), that one goes first.
-Up to EVIDENCE_ALL collections every one is searched (a federated search over them is
-cheap); beyond, the summary router shortlists SHORTLIST of them first. Each routed collection
+Up to EVIDENCE_ALL collections every one is searched; beyond, the summary router shortlists
+SHORTLIST of them first, so a route costs about the same at 200 collections as at 100,000 (a
+federated search costs ~0.4 ms per small collection: 1,000 of them ~400 ms, a shortlist of 100
+~50 ms; on the 1,000-collection library the shortlist of 100 kept the exhaustive first choice
+for every question, bench/routing.py --thousand-only). Each routed collection
 carries its best hits, so an agent often has its answer without the second call (under
 `flat`, which lists every collection, only the first k carry them).
 
@@ -38,8 +41,8 @@ from . import federated
 from .collections import Collections
 from .targets import Scope
 
-EVIDENCE_ALL = 1_000  # up to this many collections, the evidence search covers every one
-SHORTLIST = 100  # beyond, the summary router's best this many are searched
+SHORTLIST = 100  # the summary router's best this many are searched, beyond EVIDENCE_ALL
+EVIDENCE_ALL = SHORTLIST  # up to this many collections, the evidence search covers every one
 RRF_K = 10  # shapes the score shown: 1 / (RRF_K + place)
 SHOWN = 2  # best hits shown per routed collection
 EXCERPT = 240  # characters of each hit's text
@@ -56,13 +59,14 @@ def route_by_evidence(
     mask = reg.mask(req.prefix) & reg.ok_mask()
     total = int(mask.sum())
     strategy = pick_strategy(total) if req.strategy == "auto" else req.strategy
-    if total <= EVIDENCE_ALL:  # every collection is a candidate, in summary order
+    if total <= EVIDENCE_ALL or strategy == "flat":  # every collection, in summary order
         ask = RouteRequest(req.query, max(total, 1), req.prefix, "flat")
     else:
         ask = RouteRequest(req.query, SHORTLIST, req.prefix, "hybrid")
     summary = route_in(reg, ask, lambda q: vectors.get(q, warnings))
     candidates = [c.path for c in summary.collections]
-    found, answered = _evidence(colls, candidates, req.query, vectors, warnings)
+    searched = candidates if total <= EVIDENCE_ALL else candidates[:SHORTLIST]
+    found, answered = _evidence(colls, searched, req.query, vectors, warnings)
     order = _fused(candidates, found)
     first = reg.entry(candidates[0]) if candidates else None
     if not answered and first is not None and not first.chunks:
@@ -111,15 +115,16 @@ def _evidence(
     ranked = sorted(scores, key=lambda key: -scores[key])
     if not ranked:
         return {}, False
-    top = federated.chunk_rows(scope, ranked[:1], warnings).get(ranked[0])
-    top_text = passage_text(top.heading, top.text) if top else ""
-    answered = confidence(signals(legs, top_text)) != "none"
     best: dict[int, list[Any]] = {}
     for key in ranked:
         keys = best.setdefault(key[0], [])
         if len(keys) < SHOWN:
             keys.append(key)
+    # one read for every shown row; the top chunk is among them (its collection's first)
     rows = federated.chunk_rows(scope, [k for ks in best.values() for k in ks], warnings)
+    top = rows.get(ranked[0])
+    top_text = passage_text(top.heading, top.text) if top else ""
+    answered = confidence(signals(legs, top_text)) != "none"
     out: dict[str, dict[str, Any]] = {}
     for rank, ci in enumerate(best, start=1):  # dicts keep the order of first appearance
         coll = scope.parts[ci][0]
