@@ -168,6 +168,7 @@ def test_every_bad_kind_is_reported_and_the_rest_indexes(bad_root: Path, tmp_pat
     lib.close()
 
 
+@pytest.mark.slow  # memo as a process, three times
 def test_bad_files_in_cli_status_and_logs(bad_root: Path, tmp_path: Path):
     env = {**os.environ, "MEMO_INDEX_DIR": str(tmp_path / "idx"), "MEMO_EMBEDDER": "none"}
     env.pop("MEMO_ROOT", None)

@@ -574,6 +574,7 @@ def test_real_tokenizer_guarantee() -> None:
         check_invariants(text, note, count, 400)
 
 
+@pytest.mark.slow  # scale: a 200 KB paragraph
 def test_a_huge_section_is_split_without_tokenizing_it_whole(real_embedder) -> None:
     """A note with a 200 KB paragraph: the model's tokenizer never sees more than a few
     thousand characters at once (counting 5 MB took minutes where Ctrl-C cannot reach), and

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# every test runs memo as a process (tests/test_cli_fast_path.py drives the commands in-process)
+pytestmark = pytest.mark.slow
+
 
 def memo(*args: str, env: dict[str, str] | None = None, cwd: Path | None = None):
     full_env = {**os.environ, **(env or {})}

@@ -179,6 +179,7 @@ def test_mcp_in_process_never_crashes(service):
     assert anyio.run(run) == len(hostile(60))
 
 
+@pytest.mark.slow  # soak-like: hundreds of generated requests (MCP's twin stays fast)
 def test_http_never_500s(service):
     from fastapi.testclient import TestClient
 

