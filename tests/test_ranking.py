@@ -207,3 +207,56 @@ def test_statistics_stay_exact_after_deletes_and_edits(tmp_path):
     with pytest.raises(apsw.SQLError):  # the instance view is per connection, never stored
         c2 = apsw.Connection(str(coll.index_path))
         c2.execute("SELECT * FROM chunks_inst LIMIT 1")
+
+
+def test_row_lengths_decode_alike_for_few_and_many_rows():
+    """docsize records start with the row's token count as a varint (1-3 bytes here); the
+    Python path (a few rows) and the numpy path (many) read the same numbers."""
+
+    def varint(n: int) -> bytes:
+        out = [n & 0x7F]
+        n >>= 7
+        while n:
+            out.append(0x80 | (n & 0x7F))
+            n >>= 7
+        return bytes(reversed(out)) + b"\x05"  # a second varint follows, as in FTS5's records
+
+    rng = random.Random(3)
+    want = [rng.choice([0, 1, 127, 128, 300, 16383, 16384, 2**21 - 1]) for _ in range(100)]
+    blobs = tuple(varint(n) for n in want)
+    assert queries._lengths(blobs).tolist() == want  # numpy: more than 32 rows
+    assert queries._lengths(blobs[:5]).tolist() == want[:5]  # Python
+    assert queries._lengths(()).tolist() == []
+
+
+def test_scoring_every_collection_at_once_equals_scoring_each_apart():
+    """Corpus.best scores all collections' postings in one pass: the same rows, scores and
+    order (ties by collection, then row) as FTS5's formula applied row by row."""
+    import numpy as np
+
+    from memo.search.bm25 import Corpus, Postings
+
+    rng = np.random.default_rng(5)
+    corpus = Corpus(["a", "b", "c"])
+    shares = []
+    for i in range(40):
+        n = int(rng.integers(0, 12))
+        docs = rng.integers(1, 30, n)
+        shares.append(
+            Postings(docs, rng.integers(0, 3, n), rng.integers(1, 4, n) * 1.0, docs * 2.0 + 5)
+        )
+        corpus.add(100 + i, 900 + 10 * i, {"a": 7, "b": i % 5, "c": 40})
+    together = corpus.best(shares, 10**6)
+    idf, avgdl = corpus.idf(), corpus.tokens / corpus.rows
+    apart = []
+    for i, p in enumerate(shares):  # FTS5's formula, row by row, one collection at a time
+        rows: dict[int, float] = {}
+        for doc, term, tf, length in zip(p.docs, p.terms, p.tf, p.length, strict=True):
+            part = idf[term] * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avgdl))
+            rows[int(doc)] = rows.get(int(doc), 0.0) + part
+        apart += sorted(((i, d), x) for d, x in rows.items())
+    apart.sort(key=lambda x: -x[1])
+    assert [k for k, _ in together] == [k for k, _ in apart]
+    assert np.allclose([x for _, x in together], [x for _, x in apart], rtol=0, atol=1e-12)
+    assert corpus.best(shares, 7) == together[:7]
+    assert corpus.best([Postings.empty()] * 3, 5) == []

@@ -8,6 +8,7 @@ one folder: where its index is, which profile it must have, and healing when it 
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import shutil
@@ -62,9 +63,11 @@ class Collection:
     def name(self) -> str:
         return self.meta.name
 
-    @property
+    @functools.cached_property
     def rel(self) -> str:
-        """The folder relative to the library root, posix ('.' for the root itself)."""
+        """The folder relative to the library root, posix ('.' for the root itself). Cached:
+        a search over 1,000 collections asked for it 3,000 times, and os.path.relpath cost
+        ~0.1 s of it."""
         return os.path.relpath(self.folder, self.root).replace(os.sep, "/")
 
     def root_path(self, path: str) -> str:

@@ -92,7 +92,10 @@ def _postings(rows: list[tuple[int, str, int, bytes]], terms: list[str]) -> Post
 
 
 def _lengths(blobs: tuple[bytes, ...]) -> np.ndarray:
-    """Each docsize record's first varint (the row's token count), decoded for all at once."""
+    """Each docsize record's first varint (the row's token count), decoded for all at once
+    (in Python for a few: numpy's per-call overhead is most of a small collection's cost)."""
+    if len(blobs) <= 32:
+        return np.array([_varints(b, 1)[0] for b in blobs], dtype=np.float64)
     sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
     data = np.frombuffer(b"".join(blobs), dtype=np.uint8).astype(np.int64)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))

@@ -115,10 +115,7 @@ def gather_legs(
                 vec = _read(coll, warnings, find)
                 legs.vec += [((i, cid), s) for cid, s in vec]
     if terms:  # every collection's rows scored with the statistics of all of them
-        for i, found in enumerate(postings):
-            ids, scores = corpus.score(found)
-            best = zip(ids[:depth].tolist(), scores[:depth].tolist(), strict=True)
-            legs.lex += [((i, c), x) for c, x in best]
+        legs.lex = corpus.best(postings, depth)
         legs.coverage = len(corpus.known) / len(terms)
         legs.terms, legs.idf = terms, corpus.idf().tolist()
     if want_vec and not any_vectors:

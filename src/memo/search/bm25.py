@@ -68,14 +68,31 @@ class Corpus:
 
     def score(self, postings: Postings) -> tuple[np.ndarray, np.ndarray]:
         """(chunk ids, scores) of one collection's rows under these statistics, best first."""
-        if not len(postings.docs) or not self.rows:
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
-        avgdl = self.tokens / self.rows
-        tf = postings.tf
-        part = self.idf()[postings.terms] * tf * (K1 + 1)
-        part /= tf + K1 * (1 - B + B * postings.length / avgdl)
-        docs, where = np.unique(postings.docs, return_inverse=True)
-        scores = np.zeros(len(docs), dtype=np.float64)
-        np.add.at(scores, where, part)
-        order = np.argsort(-scores, kind="stable")
-        return docs[order], scores[order]
+        ranked = self.best([postings], len(postings.docs))
+        ids = np.array([c for (_, c), _ in ranked], dtype=np.int64)
+        return ids, np.array([x for _, x in ranked], dtype=np.float64)
+
+    def best(self, shares: list[Postings], depth: int) -> list[tuple[tuple[int, int], float]]:
+        """The `depth` best rows of every collection's postings under these statistics:
+        ((collection's place in `shares`, chunk id), score), best first; ties by place, then
+        id. All of them scored in one pass: scope `*` over 1,000 small collections spent
+        ~0.2 ms per collection in numpy's per-call overhead when each was scored apart."""
+        sizes = np.array([len(p.docs) for p in shares], dtype=np.int64)
+        if not sizes.sum() or not self.rows or depth <= 0:
+            return []
+        full = [p for p in shares if len(p.docs)]
+        docs = np.concatenate([p.docs for p in full])
+        tf = np.concatenate([p.tf for p in full])
+        length = np.concatenate([p.length for p in full])
+        terms = np.concatenate([p.terms for p in full])
+        owner = np.repeat(np.arange(len(shares), dtype=np.int64), sizes)
+        part = self.idf()[terms] * tf * (K1 + 1)
+        part /= tf + K1 * (1 - B + B * length / (self.tokens / self.rows))
+        span = int(docs.max()) + 1
+        keys, where = np.unique(owner * span + docs, return_inverse=True)
+        scores = np.bincount(where, weights=part, minlength=len(keys))
+        order = np.argsort(-scores, kind="stable")[:depth]
+        return [
+            ((int(k // span), int(k % span)), float(x))
+            for k, x in zip(keys[order].tolist(), scores[order].tolist(), strict=True)
+        ]
