@@ -109,11 +109,7 @@ def depth_study(lib: Library, questions: list[str], depths: Sequence[int]) -> No
         corpus = Corpus(terms)
         for rows, tokens, df, _ in shares:
             corpus.add(rows, tokens, df)
-        full = []
-        for i, (*_, postings) in enumerate(shares):
-            ids, scores = corpus.score(postings)
-            full += [(float(x), i, int(c)) for c, x in zip(ids, scores, strict=True)]
-        full.sort(reverse=True)
+        full = [(x, i, c) for (i, c), x in corpus.best([p for *_, p in shares], 10**9)]
         t_all.append(time.perf_counter() - t)
         t = time.perf_counter()
         for s in stores:  # what the leg did before: each collection's own top 100

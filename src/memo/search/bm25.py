@@ -66,12 +66,6 @@ class Corpus:
         n = self.df
         return np.maximum(np.log((self.rows - n + 0.5) / (n + 0.5)), IDF_FLOOR)
 
-    def score(self, postings: Postings) -> tuple[np.ndarray, np.ndarray]:
-        """(chunk ids, scores) of one collection's rows under these statistics, best first."""
-        ranked = self.best([postings], len(postings.docs))
-        ids = np.array([c for (_, c), _ in ranked], dtype=np.int64)
-        return ids, np.array([x for _, x in ranked], dtype=np.float64)
-
     def best(self, shares: list[Postings], depth: int) -> list[tuple[tuple[int, int], float]]:
         """The `depth` best rows of every collection's postings under these statistics:
         ((collection's place in `shares`, chunk id), score), best first; ties by place, then
