@@ -107,7 +107,8 @@ class Registry(RegistryView):
             fresh = scan.read_summaries(
                 self.root, self.settings, found.folders, pending, self._centroids
             )
-            upserts += [e for e in fresh if all(e is not u for u in upserts)]
+            queued = {id(u) for u in upserts}  # by identity: a set, not a scan per entry
+            upserts += [e for e in fresh if id(e) not in queued]
         if upserts or found.gone:
             self._write(upserts, found.gone)
         self.store.set_scanned(time.time())
