@@ -77,20 +77,15 @@ def built(
     uses. The cache sits in pytest's cache folder (.pytest_cache, one per clone), so the inner
     loop builds the model once per clone, and a clean clone (CI) builds it in its first session
     the way a fresh machine's first `memo index` does. `fresh_build` is a build made now."""
-    from memo.embed import model_cache
 
     cache_dir = getattr(request.config, "cache", None)
     cache = cache_dir.mkdir("memo-xdg") if cache_dir else tmp_path_factory.mktemp("xdg")
     before = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = str(cache)
-    stages: list[tuple[str, int, int]] = []
-    t = time.perf_counter()
-    info = model_cache.build_model(progress=lambda s, d, n: stages.append((s, d, n)))
-    seconds = time.perf_counter() - t
-    print(
-        f"\nmodel {'build' if info.built else 'reused'}: {seconds:.1f} s (load {os.getloadavg()})"
-    )
-    yield {"cache": cache, "info": info, "seconds": seconds, "stages": stages}
+    done = _timed_build(cache)
+    what = "built" if done["info"].built else "reused"
+    print(f"\nmodel {what}: {done['seconds']:.1f} s (load {os.getloadavg()})")
+    yield done
     if before is None:
         os.environ.pop("XDG_CACHE_HOME", None)
     else:
@@ -103,18 +98,23 @@ def fresh_build(built: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     one, else one made now into a fresh cache (the session reused the clone's model)."""
     if built["info"].built:
         return built
-    from memo.embed import model_cache
-
     cache = tmp_path_factory.mktemp("xdg-fresh")
     os.environ["XDG_CACHE_HOME"] = str(cache)
-    stages: list[tuple[str, int, int]] = []
     try:
-        t = time.perf_counter()
-        info = model_cache.build_model(progress=lambda s, d, n: stages.append((s, d, n)))
-        seconds = time.perf_counter() - t
+        return _timed_build(cache)
     finally:
         os.environ["XDG_CACHE_HOME"] = str(built["cache"])
-    return {"cache": cache, "info": info, "seconds": seconds, "stages": stages}
+
+
+def _timed_build(cache: Path) -> dict:
+    """memo's model built (or found) in the XDG cache `cache` (already in the environment),
+    timed, with the stages it reported."""
+    from memo.embed import model_cache
+
+    stages: list[tuple[str, int, int]] = []
+    t = time.perf_counter()
+    info = model_cache.build_model(progress=lambda s, d, n: stages.append((s, d, n)))
+    return {"cache": cache, "info": info, "seconds": time.perf_counter() - t, "stages": stages}
 
 
 @pytest.fixture(scope="session")
