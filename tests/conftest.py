@@ -159,7 +159,7 @@ def checksums(root: Path) -> dict[str, str]:
         for name in filenames:
             p = Path(dirpath) / name
             rel = str(p.relative_to(root))
-            if rel == "_registry.yaml":  # the registry's human-readable cache, written by memo
+            if rel in ("_registry.yaml", "_library.yaml"):  # memo's own: registry, declaration
                 continue
             if p.is_symlink():
                 out[rel] = "symlink -> " + os.readlink(p)
@@ -180,6 +180,14 @@ def untouched(notes: Path) -> Iterator[None]:
     before = checksums(notes)
     yield
     assert checksums(notes) == before, "memo changed a note"
+
+
+@pytest.fixture(autouse=True)
+def _own_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test, and every memo process it starts, runs in the test's own temp folder: no
+    command a test runs finds a library above it by walking up from the clone, wherever the
+    clone lives (a shared /tmp, a folder inside someone's notes)."""
+    monkeypatch.chdir(tmp_path)
 
 
 @pytest.fixture(autouse=True)

@@ -87,19 +87,21 @@ def test_status_json(notes):
     [
         (("search", "/definitely/not/here", "x"), "/definitely/not/here does not exist"),
         (("search", "work/nope", "x"), "does not exist"),
-        (("search", "../..", "x"), "outside the library root"),
+        (("search", "..", "x", "--root", "."), "outside the library root"),
+        (("search", "..", "x"), "is not inside a memo library"),
         (("search", ".", "x", "--mode", "fuzzy"), "Invalid value"),
     ],
 )
 def test_errors_go_to_stderr_with_a_hint(notes, args, needle):
-    out = memo(*args, env={"MEMO_ROOT": str(notes)})
+    # run inside the library: no path here reaches above the test's own temp folder
+    out = memo(*args, env={"MEMO_ROOT": str(notes)}, cwd=notes)
     assert out.returncode != 0
     assert out.stdout == ""
     assert needle in out.stderr
 
 
 def test_missing_root_says_what_to_do(tmp_path):
-    out = memo("index", env={"MEMO_ROOT": str(tmp_path / "nope")})
+    out = memo("index", env={"MEMO_ROOT": str(tmp_path / "nope")}, cwd=tmp_path)
     assert out.returncode == 1 and "hint:" in out.stderr and "MEMO_ROOT" in out.stderr
 
 

@@ -19,6 +19,9 @@ from pathlib import Path
 import apsw
 import pytest
 
+from memo.config import Settings
+from memo.roots import declare
+
 from .test_server import free_port
 from .watch_helpers import WatchProcess, make_collection, wait_for
 
@@ -104,6 +107,7 @@ def test_ctrl_c_stops_memo_index_and_keeps_every_file_written(tmp_path: Path):
 def test_ctrl_c_stops_memo_serve(tmp_path: Path):
     root = tmp_path / "lib"
     make_collection(root / "c", {"a.md": "# A\n\nalpha\n"})
+    declare(root, Settings.from_env(_env(tmp_path)))  # memo serve serves a declared library
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "-m", "memo", "serve", str(root), "--port", str(port), "--watch"],

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import apsw
 
+from memo.config import Settings
+from memo.roots import declare
+
 META = "description: test notes\n"
 WAIT = 30.0  # generous: the machine is shared; nothing here asserts speed
 
@@ -84,6 +87,7 @@ class WatchProcess:
         full_env.pop("MEMO_INDEX_DIR", None)
         full_env.pop("MEMO_ROOT", None)
         self.root = root
+        declare(root, Settings.from_env(full_env))  # a watcher runs on a declared library
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memo", "watch", str(root), "-v", *args],
             stdout=subprocess.DEVNULL,

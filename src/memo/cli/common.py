@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from ..caches import registry_dir
 from ..config import Settings
-from ..errors import MemoError, TargetError
+from ..errors import LibraryNotFoundError, MemoError, TargetError
+from ..roots import WHOLE, NotALibraryError, declared_root, is_declared, not_a_library
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -52,12 +53,13 @@ def warn(lines: list[str]) -> None:
 
 
 def open_library(
-    root: str | None, target: str | None, purpose: str = "query"
+    root: str | None, target: str | None, purpose: str = "query", declaring: bool = False
 ) -> tuple[Library, str | None]:
     """The library for this call, and the target as the library should read it. `purpose`
-    picks the model's engine (embed.PURPOSES): a one-shot query loads the fast-starting one."""
+    picks the model's engine (embed.PURPOSES): a one-shot query loads the fast-starting one.
+    `declaring`: the command may make the folder it names a library (`find_root`)."""
     settings = Settings.from_env()
-    lib_root, target = find_root(target, root, settings)
+    lib_root, target = find_root(target, root, settings, declaring=declaring)
     return library_at(lib_root, settings, purpose), target
 
 
@@ -75,11 +77,12 @@ def library_at(lib_root: Path, settings: Settings, purpose: str = "query") -> Li
     return Library(lib_root, embedder_for(settings, purpose), settings)
 
 
-MARKERS = ("_registry.yaml", ".memo/registry.db")  # what memo leaves at a library's root
-
-
 def find_root(
-    path: str | None, root: str | None, settings: Settings, cwd: Path | None = None
+    path: str | None,
+    root: str | None,
+    settings: Settings,
+    cwd: Path | None = None,
+    declaring: bool = False,
 ) -> tuple[Path, str | None]:
     """Which library a command works on, and its PATH as that library reads it.
 
@@ -90,10 +93,11 @@ def find_root(
     3. else the library the current folder lies in (`cd ~/notes/work && memo status`);
     4. else MEMO_ROOT, else ~/notes/memo.
 
-    A library's root is the nearest folder at or above a path holding memo's registry, else
-    the folder above the outermost collection, else the folder itself when collections lie
-    below it; a folder with none of these is no library (`memo search / q` never indexes the
-    disk). An absolute PATH that does not exist is an error that names it.
+    "The library a path lies in" is the nearest declared root at or above it (roots.py): a
+    folder is never taken for a library because collections lie below or above it. A command
+    that reads raises NotALibraryError (naming `memo init`) where no declared library is found;
+    one that `declaring` (index, new, registry rebuild) gets the folder it named, or MEMO_ROOT,
+    to declare. An absolute PATH that does not exist is an error that names it.
     """
     here = cwd or Path.cwd()
     given = Path(path).expanduser() if path and path != "*" else None
@@ -106,80 +110,60 @@ def find_root(
         lib_root = Path(os.path.abspath(Path(root).expanduser()))
         if given is not None and not given.is_absolute() and (here / given).exists():
             if not (lib_root / given).exists():
-                return lib_root, str((here / given).resolve())
+                path = str((here / given).resolve())
+        if not declaring:
+            _check_declared(lib_root, settings, "--root")
         return lib_root, path
     if given is not None and (here / given).exists():
         full = (here / given).resolve()
-        named = library_around(full, settings)
+        named = declared_root(full, settings)
         if named is not None:
             return named, str(full)
-    inside = library_around(here, settings)
+        if declaring and full.is_dir():
+            return full, None
+        if path not in WHOLE:
+            raise not_a_library(full, path)
+        # '.' where no library is: the whole library the next rules find
+    inside = declared_root(here, settings)
     if inside is not None:
         return inside, path
-    return Path(os.path.abspath(settings.library_root)), path
+    lib_root = Path(os.path.abspath(settings.library_root))
+    if not declaring:
+        _check_declared(lib_root, settings, "MEMO_ROOT" if settings.root else "the default root")
+    return lib_root, path
 
 
-def _marked(folder: Path, settings: Settings) -> bool:
-    """memo's registry for `folder` exists: beside it, or where MEMO_INDEX_DIR or the user
-    cache keeps it for a library whose folder cannot hold it."""
-    if any((folder / m).exists() for m in MARKERS):
-        return True
-    return (registry_dir(folder, settings) / "registry.db").is_file()
-
-
-def library_of(path: Path, settings: Settings) -> Path:
-    """The root of the library `path` lies in (see `find_root`)."""
-    start = path if path.is_dir() else path.parent
-    chain = [start, *start.parents]
-    for folder in chain:
-        if _marked(folder, settings):
-            return folder
-    collections = [f for f in chain if (f / "_meta.yaml").is_file()]
-    return collections[-1].parent if collections else start
-
-
-def library_around(path: Path, settings: Settings) -> Path | None:
-    """The library a path lies in: one marked by memo's registry, one that holds the path in
-    a collection, or the folder itself when collections lie below it; None for no library."""
-    folder = path if path.is_dir() else path.parent
-    for f in (folder, *folder.parents):
-        if _marked(f, settings) or (f / "_meta.yaml").is_file():
-            return library_of(folder, settings)
-    if _collections_below(folder):
-        return folder
-    return None
-
-
-def _collections_below(folder: Path, look: int = 200) -> bool:
-    """A collection one or two levels down (where a root keeps them), looking at no more than
-    `look` folders: the CLI must not crawl a home folder to learn it is not a library."""
-    todo, seen = [(folder, 2)], 0
-    while todo and seen < look:
-        here, depth = todo.pop()
-        try:
-            subs = [e for e in os.scandir(here) if e.is_dir() and not e.name.startswith(".")]
-        except OSError:
-            continue
-        seen += len(subs)
-        if any(os.path.isfile(os.path.join(e.path, "_meta.yaml")) for e in subs):
-            return True
-        if depth > 1:
-            todo += [(Path(e.path), depth - 1) for e in subs]
-    return False
+def _check_declared(lib_root: Path, settings: Settings, named_by: str) -> None:
+    """A root a read command was told to use must be a declared library."""
+    if not lib_root.is_dir():
+        raise LibraryNotFoundError(
+            f"library root {lib_root} is not a folder",
+            "Run `memo init FOLDER` on the folder that holds your notes, pass --root, or set "
+            "MEMO_ROOT to a library.",
+        )
+    if is_declared(lib_root, settings):
+        return
+    above = declared_root(lib_root.parent, settings)
+    if above is None:
+        raise not_a_library(lib_root, f"{lib_root} ({named_by})")
+    raise NotALibraryError(
+        f"{lib_root} ({named_by}) is not a library's root: it lies in the library {above}",
+        f"Use --root {shlex.quote(str(above))} (a path inside it narrows the search), or "
+        f"`memo init {shlex.quote(str(lib_root))}` to make this folder a library of its own.",
+    )
 
 
 def root_folder(root_arg: str | None, root: str | None) -> Path:
     """The root a server or watcher serves: ROOT, else --root, the library the current folder
-    lies in, MEMO_ROOT, or the default (`find_root`)."""
-    if root_arg:  # named as the root: taken as it is
-        lib_root = Path(root_arg).expanduser()
-    else:
-        lib_root, _ = find_root(None, root, Settings.from_env())
-    if not lib_root.is_dir():
-        fail(
-            MemoError(
-                f"library root {lib_root} is not a folder",
-                "Pass ROOT or --root, or set MEMO_ROOT, to the folder that holds your collections.",
-            )
-        )
+    lies in, MEMO_ROOT, or the default (`find_root`); a declared library, or the error says
+    how to make one."""
+    settings = Settings.from_env()
+    try:
+        if root_arg:  # named as the root: taken as it is
+            lib_root = Path(os.path.abspath(Path(root_arg).expanduser()))
+            _check_declared(lib_root, settings, "ROOT")
+        else:
+            lib_root, _ = find_root(None, root, settings)
+    except MemoError as e:
+        fail(e)
     return lib_root

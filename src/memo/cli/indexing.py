@@ -12,6 +12,7 @@ import click
 
 from ..config import Settings
 from ..errors import MemoError
+from ..roots import declare
 from . import text
 from .common import emit, fail, find_root, json_option, open_library, root_option
 from .progress import IndexProgress
@@ -27,7 +28,7 @@ def index(path: str | None, root: str | None, full: bool, quiet: bool, as_json: 
     """Index the collections at or below PATH (default: the whole library)."""
     progress = None if quiet else IndexProgress(sys.stderr)
     try:
-        lib, path = open_library(root, path, purpose="index")
+        lib, path = open_library(root, path, purpose="index", declaring=True)
         report = lib.index(path, full=full, progress=progress)
     except MemoError as e:
         fail(e)
@@ -70,7 +71,7 @@ def registry_rebuild(
 ) -> None:
     """Scan ROOT for collections; write _registry.yaml and update the router index."""
     try:
-        lib, _ = open_library(root_arg or root, None, purpose="index")
+        lib, _ = open_library(root_arg or root, None, purpose="index", declaring=True)
         show = sys.stderr.isatty() and not as_json
 
         def progress(what: str, done: int, total: int) -> None:
@@ -107,7 +108,8 @@ def new(
     from ..collection.meta import create_collection
 
     try:
-        lib_root, _ = find_root(None, root, Settings.from_env())
+        settings = Settings.from_env()
+        lib_root, _ = find_root(None, root, settings, declaring=True)
         if not lib_root.is_dir():
             raise MemoError(
                 f"library root {lib_root} is not a folder",
@@ -119,6 +121,7 @@ def new(
         folder = create_collection(
             lib_root, rel, description, [t for t in tags.split(",") if t.strip()], name
         )
+        declare(lib_root, settings)
     except MemoError as e:
         fail(e)
     meta = folder / "_meta.yaml"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -116,11 +115,8 @@ def watch(
     settings = Settings.from_env()
     raise_open_files_limit()
     try:
-        where = (
-            Path(path).expanduser() if path else Path(root or settings.library_root).expanduser()
-        )
         watcher = Watcher(
-            where,
+            root_folder(path, root),
             embedder_for(settings, "serve"),
             settings,
             polling=polling,

@@ -24,8 +24,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .. import heartbeat
+from .. import heartbeat, roots
 from ..collection.collection import Collection
+from ..collection.files import find_collections
 from ..collection.filters import Filter
 from ..collection.progress import SyncProgress
 from ..collection.status import CollectionStatus
@@ -43,7 +44,7 @@ from ..search.diversity import DIVERSITY_MIN_K, notes_cap
 from ..search.excerpt import Excerpt, read_excerpt
 from ..search.fusion import CANDIDATES, FUSION_VERSION, Legs, fuse
 from ..search.results import Freshness, SearchResult
-from . import federated, syncing
+from . import federated, syncing, targets
 from .collections import Collections
 from .routing import route_by_evidence
 from .syncing import IndexReport
@@ -125,10 +126,26 @@ class Library:
         progress: Callable[[str, int, int], None] | None = None,
     ) -> RefreshReport:
         """`memo registry rebuild`: scan every `_meta.yaml`, read every index's summary, embed
-        every description, write `_registry.yaml`."""
+        every description, write `_registry.yaml` (declaring the root a library)."""
+        self.declare()
         return self._colls.rebuild(embed=embed, write_yaml=write_yaml, progress=progress)
 
     # ------------------------------------------------------------------ indexing
+    @property
+    def declared(self) -> bool:
+        """The root is a declared library (roots.py): reads through the CLI, the servers and
+        the watcher work only on those."""
+        return roots.is_declared(self.root, self.settings)
+
+    def declare(self) -> Path | None:
+        """Make the root a library (`memo index` does it): writes the marker, or nothing when
+        it is one already. A folder without any collection is refused, and nothing is written."""
+        if self.declared:
+            return None
+        if not find_collections(self.root):
+            raise targets.no_collection(self.root, self.root)
+        return roots.declare(self.root, self.settings)
+
     def index(
         self,
         target: str | os.PathLike[str] | None = None,
@@ -143,6 +160,7 @@ class Library:
         """
         t0 = time.perf_counter()
         report = IndexReport()
+        self.declare()
         self._colls.registry(force=True)
         scope = self._resolve(target)
         syncing.note_broken(self._colls, confine(self.root, target), report)

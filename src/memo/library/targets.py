@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..collection.collection import Collection
 from ..collection.meta import META_FILE
 from ..errors import MemoError, TargetError
+from ..roots import WHOLE
 from .collections import Collections
-
-WHOLE = ("", ".", "*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,9 +74,18 @@ def resolve(colls: Collections, target: str | os.PathLike[str] | None) -> Scope:
     parts.extend((c, "") for c in colls.under(path))
     if not parts:
         broken = [f"{e.path}/{META_FILE}: {e.error}" for e in colls.entries_under(path) if e.error]
-        why = f" ({'; '.join(broken)})" if broken else ""
-        raise TargetError(f"no collection at or below {shown}{why}")
+        raise no_collection(path, shown, "; ".join(broken))
     return Scope(shown, parts)
+
+
+def no_collection(path: Path, shown: str | Path, why: str = "") -> TargetError:
+    """A folder of notes without a collection: the error names the command that makes some."""
+    arg = shlex.quote(str(path))
+    return TargetError(
+        f"no collection at or below {shown}{f' ({why})' if why else ''}",
+        f"A collection is a folder with a _meta.yaml: `memo init {arg}` proposes them from the "
+        "folders you have, `memo new FOLDER -d DESCRIPTION` adds one.",
+    )
 
 
 def _owner(colls: Collections, path: Path) -> Collection | None:

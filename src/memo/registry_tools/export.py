@@ -17,9 +17,10 @@ from .entry import Entry
 REGISTRY_FILE = "_registry.yaml"
 
 
-def yaml_path(root: Path, cache_folder: Path) -> Path:
-    """<root>/_registry.yaml, beside the notes; in the cache folder when the root is read-only."""
-    if os.access(root, os.W_OK):
+def yaml_path(root: Path, cache_folder: Path, apart: bool = False) -> Path:
+    """<root>/_registry.yaml, beside the notes; in the cache folder when the root is read-only
+    or memo is told to keep its files `apart` from the notes (MEMO_INDEX_DIR)."""
+    if not apart and os.access(root, os.W_OK):
         return root / REGISTRY_FILE
     return cache_folder / REGISTRY_FILE
 

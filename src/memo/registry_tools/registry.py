@@ -56,7 +56,7 @@ class Registry(RegistryView):
 
     @property
     def yaml_path(self) -> Path:
-        return export.yaml_path(self.root, self.folder)
+        return export.yaml_path(self.root, self.folder, self.settings.index_dir is not None)
 
     def profile(self) -> dict[str, Any]:
         """What makes the stored rows wrong when it changes (the model only owns the vectors:

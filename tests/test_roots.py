@@ -1,0 +1,157 @@
+"""A library is declared, never guessed (issue 22, item 1).
+
+The scenes: two people's collections side by side in one temp tree, a read command run from
+one of them at the folder above, a folder of notes nobody declared. Each test walks its own
+temp tree before and after: a read creates nothing, anywhere in it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memo.cli import cli
+from memo.config import Settings
+from memo.roots import MARKER, declare, declared_root, is_declared
+
+
+def tree(top: Path) -> dict[str, int]:
+    """Every file and folder under `top` with its size (folders: -1)."""
+    out = {}
+    for dirpath, dirnames, filenames in os.walk(top):
+        for d in dirnames:
+            out[os.path.relpath(os.path.join(dirpath, d), top)] = -1
+        for f in filenames:
+            p = os.path.join(dirpath, f)
+            out[os.path.relpath(p, top)] = os.path.getsize(p)
+    return out
+
+
+def collection(folder: Path, description: str, note: str) -> Path:
+    folder.mkdir(parents=True)
+    (folder / "_meta.yaml").write_text(f"description: {description}\n", encoding="utf-8")
+    (folder / "note.md").write_text(note, encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def neighbours(tmp_path: Path) -> Path:
+    """Two people's collections side by side, nobody's library declared."""
+    top = tmp_path / "shared"
+    collection(top / "a" / "c1", "alice's notes", "# Alice\n\nzz apples\n")
+    collection(top / "b" / "c2", "bob's notes", "# Bob\n\nzz bananas\n")
+    return top
+
+
+def run(*args: str, cwd: Path, monkeypatch: pytest.MonkeyPatch, **env: str):
+    monkeypatch.chdir(cwd)
+    monkeypatch.delenv("MEMO_ROOT", raising=False)
+    monkeypatch.setenv("MEMO_EMBEDDER", "none")
+    monkeypatch.setenv("HOME", str(cwd))  # no ~/notes/memo to fall back on
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    return CliRunner().invoke(cli, list(args))
+
+
+READS = [
+    ("search", "..", "zz"),
+    ("search", "../b/c2", "zz"),
+    ("status", ".."),
+    ("show", "../b/c2/note.md:1"),
+    ("route", "zz", "--root", ".."),
+    ("status",),
+    ("search", ".", "zz"),
+]
+
+
+@pytest.mark.parametrize("args", READS, ids=lambda a: " ".join(a))
+def test_a_read_outside_every_library_is_an_error_that_writes_nothing(
+    neighbours, monkeypatch, args
+):
+    before = tree(neighbours)
+    out = run(*args, cwd=neighbours / "a", monkeypatch=monkeypatch)
+    assert out.exit_code == 1, out.output
+    assert "memo init" in out.output and "hint:" in out.output
+    assert tree(neighbours) == before
+
+
+def test_a_declared_neighbour_never_reaches_the_other(neighbours, monkeypatch):
+    """`cd a && memo index .` makes `a` a library; `memo search ..` from there still touches
+    neither b's notes nor the folder above (the scene of the issue: it used to index both)."""
+    first = run("index", ".", cwd=neighbours / "a", monkeypatch=monkeypatch)
+    assert first.exit_code == 0, first.output
+    assert (neighbours / "a" / MARKER).is_file() and (neighbours / "a" / "c1" / ".memo").is_dir()
+    before = tree(neighbours)
+    for args in (("search", "..", "zz"), ("search", "../b", "zz"), ("status", "../b")):
+        out = run(*args, cwd=neighbours / "a", monkeypatch=monkeypatch)
+        assert out.exit_code == 1 and "not inside a memo library" in out.output, args
+    assert tree(neighbours) == before
+    assert not (neighbours / "b" / "c2" / ".memo").exists()
+    # inside a: found by walking up, whatever the current folder
+    hit = run("search", "*", "zz", "--json", cwd=neighbours / "a" / "c1", monkeypatch=monkeypatch)
+    assert hit.exit_code == 0 and '"c1/note.md"' in hit.output
+    named = run("search", "a/c1", "zz", "--json", cwd=neighbours, monkeypatch=monkeypatch)
+    assert named.exit_code == 0 and '"c1/note.md"' in named.output
+
+
+def test_index_on_a_folder_without_collections_names_init_and_writes_nothing(tmp_path, monkeypatch):
+    vault = tmp_path / "vault"
+    (vault / "Ideas").mkdir(parents=True)
+    (vault / "Ideas" / "one.md").write_text("# One\n\ntext\n")
+    before = tree(tmp_path)
+    out = run("index", str(vault), cwd=tmp_path, monkeypatch=monkeypatch)
+    assert out.exit_code == 1
+    assert "no collection at or below" in out.output and "memo init" in out.output
+    assert tree(tmp_path) == before  # no marker, no .memo/registry.db
+
+
+def test_servers_and_the_watcher_refuse_an_undeclared_root(neighbours, monkeypatch):
+    before = tree(neighbours)
+    for args in (("mcp", str(neighbours)), ("serve", str(neighbours)), ("watch", str(neighbours))):
+        out = run(*args, cwd=neighbours, monkeypatch=monkeypatch)
+        assert out.exit_code == 1 and "memo init" in out.output, (args, out.output)
+    inner = run("mcp", str(neighbours / "a" / "c1"), cwd=neighbours, monkeypatch=monkeypatch)
+    assert inner.exit_code == 1 and "memo init" in inner.output
+    assert tree(neighbours) == before
+
+
+def test_a_root_inside_a_library_is_named_with_its_library(neighbours, monkeypatch):
+    made = run("index", str(neighbours / "a"), cwd=neighbours, monkeypatch=monkeypatch)
+    assert made.exit_code == 0, made.output
+    out = run("mcp", str(neighbours / "a" / "c1"), cwd=neighbours, monkeypatch=monkeypatch)
+    assert out.exit_code == 1 and f"lies in the library {neighbours / 'a'}" in out.output
+
+
+def test_index_dir_keeps_the_declaration_apart_from_the_notes(neighbours, tmp_path, monkeypatch):
+    """Under MEMO_INDEX_DIR memo writes nothing beside the notes, the declaration included."""
+    idx = tmp_path / "idx"
+    env = {"MEMO_INDEX_DIR": str(idx)}
+    before = tree(neighbours)
+    out = run("index", str(neighbours / "a"), cwd=tmp_path, monkeypatch=monkeypatch, **env)
+    assert out.exit_code == 0, out.output
+    assert tree(neighbours) == before
+    settings = Settings(index_dir=idx)
+    assert is_declared(neighbours / "a", settings)
+    assert not is_declared(neighbours / "a", Settings())
+    found = run("search", "a", "zz", "--json", cwd=neighbours, monkeypatch=monkeypatch, **env)
+    assert found.exit_code == 0 and '"c1/note.md"' in found.output
+
+
+def test_declarations_old_and_new(tmp_path):
+    s = Settings()
+    lib = tmp_path / "lib"
+    (lib / "x" / "y").mkdir(parents=True)
+    assert declared_root(lib / "x" / "y", s) is None
+    assert declare(lib, s) == lib / MARKER and declare(lib, s) is None  # never rewritten
+    assert declared_root(lib / "x" / "y", s) == lib
+    old = tmp_path / "old"
+    (old / ".memo").mkdir(parents=True)
+    (old / ".memo" / "registry.db").write_bytes(b"")  # a registry an earlier memo wrote
+    assert declared_root(old, s) == old
+    yaml_only = tmp_path / "yaml"
+    yaml_only.mkdir()
+    (yaml_only / "_registry.yaml").write_text("collections: []\n")
+    assert is_declared(yaml_only, s)
