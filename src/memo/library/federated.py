@@ -9,26 +9,20 @@ holds more collections than the pool keeps open.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Iterable
 from functools import partial
-from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 
 from ..collection import queries
-from ..collection.chunker import passage_text
-from ..collection.collection import Collection
 from ..collection.filters import Filter
 from ..collection.lexical import query_terms, script
 from ..collection.store import IndexStore
 from ..embed import Embedder
 from ..errors import EmbedderUnavailableError
 from ..search.bm25 import Corpus, Postings
-from ..search.diversity import DIVERSITY_POOL, DIVERSITY_RATIO, cap_per_note
-from ..search.excerpt import cite_range
 from ..search.fusion import Legs
-from ..search.results import Hit, cut_text
 from .targets import Scope
 
 T = TypeVar("T")
@@ -43,34 +37,58 @@ class QueryVectors:
         self.embedder = embedder
         self._cache: dict[tuple[str, str], np.ndarray] = {}
 
-    def get(self, query: str, warnings: list[str]) -> np.ndarray | None:
-        """The query's embedding; None (with a warning) when there is no model."""
+    def get(self, query: str) -> tuple[np.ndarray | None, str]:
+        """The query's embedding, or None and why (no model, the model failed)."""
         if self.embedder is None:
-            warnings.append("no embedder configured: vector leg skipped")
-            return None
+            return None, NO_EMBEDDER
         key = (self.embedder.model_id, query)
         vec = self._cache.pop(key, None)
         if vec is None:
             try:
                 vec = self.embedder.embed_query(query)
             except EmbedderUnavailableError as e:
-                warnings.append(f"{e} — lexical results only. {e.hint}")
-                return None
+                return None, f"{e} — lexical results only. {e.hint}"
         self._cache[key] = vec  # most recent last
         if len(self._cache) > QUERY_CACHE:
             self._cache.pop(next(iter(self._cache)))
-        return vec
+        return vec, ""
 
     def clear(self) -> None:
         self._cache.clear()
 
 
-def _read(coll: Collection, warnings: list[str], query: Callable[[IndexStore], T]) -> T:
-    """A read of one index; a damaged index is rebuilt first and the result says so."""
-    result, healed = coll.read(query)
-    if healed:
-        warnings.append(healed)
-    return result
+NO_EMBEDDER = "no embedder configured: vector leg skipped"
+
+
+class Reader:
+    """Reads of the indexes of one scope, and what they met on the way (an index found
+    damaged and rebuilt, a model that failed): the warnings travel with the result."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+        self.warnings: list[str] = []
+
+    def note(self, warning: str) -> None:
+        if warning and warning not in self.warnings:
+            self.warnings.append(warning)
+
+    def read(self, ci: int, query: Callable[[IndexStore], T]) -> T:
+        """A read of the index of the scope's `ci`-th collection (a damaged index is rebuilt
+        first, and the warnings say so)."""
+        result, healed = self.scope.parts[ci][0].read(query)
+        self.note(healed)
+        return result
+
+    def rows(self, keys: Iterable[Key]) -> dict[Key, queries.ChunkRow]:
+        """The chunks these keys name, read once per collection."""
+        by_coll: dict[int, list[int]] = {}
+        for ci, cid in keys:
+            by_coll.setdefault(ci, []).append(cid)
+        rows = {}
+        for ci, ids in by_coll.items():
+            for cid, row in self.read(ci, partial(queries.chunk_rows, ids=ids)).items():
+                rows[(ci, cid)] = row
+        return rows
 
 
 def _has_vectors(store: IndexStore) -> bool:
@@ -78,15 +96,14 @@ def _has_vectors(store: IndexStore) -> bool:
 
 
 def gather_legs(
-    scope: Scope,
+    reader: Reader,
     query: str,
     mode: str,
     depth: int,
     vectors: QueryVectors,
-    warnings: list[str],
     flt: Filter | None = None,
 ) -> Legs:
-    """Each leg's candidates across every collection of the scope, best first.
+    """Each leg's candidates across every collection of the reader's scope, best first.
 
     The query is embedded once, when the first collection with vectors comes up. The lexical
     leg first gathers every collection's statistics and postings, then scores them all with
@@ -99,28 +116,28 @@ def gather_legs(
     want_vec = mode in ("hybrid", "vec") and bool(query.strip())
     qvec: np.ndarray | None = None
     vec_failed = any_vectors = False
-    for i, (coll, prefix) in enumerate(scope.parts):
+    for i, (_, prefix) in enumerate(reader.scope.parts):
         if terms:
             share = partial(queries.lex_share, terms=terms, prefix=prefix, flt=flt)
-            rows, tokens, df, found = _read(coll, warnings, share)
+            rows, tokens, df, found = reader.read(i, share)
             corpus.add(rows, tokens, df)
             postings.append(found)
-        if want_vec and not vec_failed and _read(coll, warnings, _has_vectors):
+        if want_vec and not vec_failed and reader.read(i, _has_vectors):
             any_vectors = True
             if qvec is None:
-                qvec = vectors.get(query, warnings)
+                qvec, why = vectors.get(query)
+                reader.note(why)
                 vec_failed = qvec is None
             if qvec is not None:
                 find = partial(queries.vec_candidates, qvec=qvec, n=depth, prefix=prefix, flt=flt)
-                vec = _read(coll, warnings, find)
-                legs.vec += [((i, cid), s) for cid, s in vec]
+                legs.vec += [((i, cid), s) for cid, s in reader.read(i, find)]
     if terms:  # every collection's rows scored with the statistics of all of them
         legs.lex = corpus.best(postings, depth)
         legs.coverage = len(corpus.known) / len(terms)
         legs.terms, legs.idf = terms, corpus.idf().tolist()
     if want_vec and not any_vectors:
-        warnings.append(
-            "no embedder configured: vector leg skipped"
+        reader.note(
+            NO_EMBEDDER
             if vectors.embedder is None
             else "these indexes hold no vectors (built without a model): lexical only"
         )
@@ -131,92 +148,6 @@ def gather_legs(
     del legs.lex[depth:], legs.vec[depth:]
     legs.query_script = script(query, query=True)
     if legs.lex and legs.vec:  # only the fusion reads it: whether the lexical leg can help
-        legs.answer_script = script(" ".join(texts(scope, legs.vec_ranked[:1], warnings)))
+        top = reader.rows(legs.vec_ranked[:1])
+        legs.answer_script = script(" ".join(r.text for r in top.values()))
     return legs
-
-
-def texts(scope: Scope, keys: list[Key], warnings: list[str]) -> list[str]:
-    """The chunk texts of these keys, in order."""
-    out = []
-    for ci, cid in keys:
-        coll = scope.parts[ci][0]
-        row = _read(coll, warnings, partial(queries.chunk_rows, ids=[cid])).get(cid)
-        if row is not None:
-            out.append(row.text)
-    return out
-
-
-def assemble_hits(
-    scope: Scope,
-    scores: dict[Hashable, float],
-    legs: Legs,
-    k: int,
-    warnings: list[str],
-    per_note: int | None = None,
-) -> tuple[list[Hit], str]:
-    """The best k fused candidates as hits (ties: the newer file first), at most `per_note`
-    per note while other notes match comparably; and the first hit's passage, its heading path
-    and text as the index read them (what confidence reads)."""
-    # Read rows only for the best k and whatever ties with the k-th (the tie-break needs
-    # their mtime): reading all ~100 fused candidates cost more than both legs' SQL. With a
-    # per-note cap, read DIVERSITY_POOL times more: the cap needs other notes to choose.
-    ranked: list[Key] = sorted(scores, key=lambda key: -scores[key])  # type: ignore[arg-type]
-    pool = k * DIVERSITY_POOL if per_note else k
-    if len(ranked) > pool:
-        floor = scores[ranked[pool - 1]]
-        ranked = [key for key in ranked if scores[key] >= floor]
-    rows = chunk_rows(scope, ranked, warnings)
-    order = sorted(
-        (key for key in ranked if key in rows),
-        key=lambda key: (-scores[key], -rows[key].mtime_ns),
-    )
-    if per_note:
-        # A chunk either leg ranks in its top 3 is never held back: that much agreement
-        # outweighs variety (measured: otherwise cross-lingual answers got pushed out).
-        sure = set(legs.lex_ranked[:3]) | set(legs.vec_ranked[:3])
-        order = cap_per_note(
-            order,
-            k,
-            per_note,
-            lambda key: key if key in sure else (key[0], rows[key].path),
-            scores.__getitem__,
-            DIVERSITY_RATIO,
-        )
-    lex_pos = {key: r for r, key in enumerate(legs.lex_ranked, start=1)}
-    vec_pos = {key: r for r, key in enumerate(legs.vec_ranked, start=1)}
-    hits = []
-    read: dict[Path, list[str] | None] = {}  # each cited note read once per search
-    for key in order[:k]:
-        coll = scope.parts[key[0]][0]
-        row = rows[key]
-        end_line = row.line + row.text.count("\n")
-        hits.append(
-            Hit(
-                collection=coll.name,
-                path=coll.root_path(row.path),
-                abs_path=str(coll.folder / row.path),
-                line=row.line,
-                heading=row.heading,
-                score=round(scores[key], 6),
-                text=cut_text(row.text),
-                lex_rank=lex_pos.get(key),
-                vec_rank=vec_pos.get(key),
-                end_line=end_line,
-                cite=cite_range(coll.folder / row.path, row.line, end_line, read),
-            )
-        )
-    first = rows[order[0]] if hits else None
-    return hits, passage_text(first.heading, first.text) if first else ""
-
-
-def chunk_rows(scope: Scope, keys: list[Key], warnings: list[str]) -> dict[Key, queries.ChunkRow]:
-    """The chunks these keys name, read once per collection."""
-    by_coll: dict[int, list[int]] = {}
-    for ci, cid in keys:
-        by_coll.setdefault(ci, []).append(cid)
-    rows = {}
-    for ci, ids in by_coll.items():
-        coll = scope.parts[ci][0]
-        for cid, row in _read(coll, warnings, partial(queries.chunk_rows, ids=ids)).items():
-            rows[(ci, cid)] = row
-    return rows

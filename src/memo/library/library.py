@@ -39,14 +39,14 @@ from ..registry_tools.registry import Registry
 from ..requests import ReadRequest, RouteRequest, SearchRequest, StatusRequest
 from ..router.route import RouteResult
 from ..search import budget
-from ..search.confidence import confidence, signals
 from ..search.diversity import DIVERSITY_MIN_K, notes_cap
 from ..search.excerpt import Excerpt, read_excerpt
-from ..search.fusion import CANDIDATES, FUSION_VERSION, Legs, fuse
+from ..search.fusion import CANDIDATES, FUSION_VERSION, Legs
 from ..search.results import Freshness, SearchResult
 from . import federated, syncing, targets
 from .collections import Collections
-from .routing import route_by_evidence
+from .ranking import Ranking, rank
+from .routing import ROUTED_BREADTH, SHORTLIST, route_by_evidence
 from .syncing import IndexReport
 from .targets import Scope, confine, label, resolve
 
@@ -200,22 +200,24 @@ class Library:
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _catch_up(self, scope: Scope, warnings: list[str]) -> list[Freshness]:
-        """Sync the scope before searching it: an edit made just before the call is found."""
-        outcome = syncing.sync_parts(self._colls, scope.parts, IndexReport())
-        fresh = []
-        for coll, _ in scope.parts:
+    def _catch_up(self, parts: syncing.Parts) -> tuple[dict[str, Freshness], list[str]]:
+        """Sync these collections before searching them: an edit made just before the call is
+        found. Returns the receipt per collection (by path) and what the reader should know."""
+        outcome = syncing.sync_parts(self._colls, parts, IndexReport())
+        fresh: dict[str, Freshness] = {}
+        warnings: list[str] = []
+        for coll, _ in parts:
             rep = outcome.get(coll.rel)
             if isinstance(rep, MemoError):  # disk full, locked too long: serve what is there
                 warnings.append(f"{rep} — searched the index as it was. {rep.hint}")
-                fresh.append(Freshness(coll.name, 0, False, coll.last_write(), ""))
+                fresh[coll.rel] = Freshness(coll.name, 0, False, coll.last_write(), "")
             elif rep is not None:
                 warnings.extend(rep.warnings)
                 current = rep.caught_up == 0 and not rep.rebuilt
-                fresh.append(
-                    Freshness(coll.name, rep.caught_up, current, coll.last_write(), rep.rebuilt)
+                fresh[coll.rel] = Freshness(
+                    coll.name, rep.caught_up, current, coll.last_write(), rep.rebuilt
                 )
-        return fresh
+        return fresh, warnings
 
     # ------------------------------------------------------------------ search
     def search(
@@ -226,7 +228,8 @@ class Library:
         Takes a SearchRequest, or its fields: `search("work", "vlan tagging", k=5, mode="lex")`
         (k, mode, route, max_tokens, tags, since, until, diverse; requests.py has the bounds).
         Changed notes are caught up first; both legs are ranked across every collection of the
-        scope and fused once; `route=K` first cuts the scope to the K best-routed collections.
+        scope and fused once (ranking.py); `route=K` ranks the routed collections once and
+        keeps the hits of the K best.
         """
         req = (
             path if isinstance(path, SearchRequest) else SearchRequest.make(path, query, **options)
@@ -235,19 +238,19 @@ class Library:
         flt = Filter.make(req.tags, req.since, req.until)  # bad dates fail before any work
         scope = self._resolve(req.path)
         warnings = req.warnings() + self._broken_warnings(scope.target)
-        routed = None
-        if req.route is not None:
-            scope, routed = self._routed(scope, req.query, req.route, warnings)
-        freshness = self._catch_up(scope, warnings)
         depth = max(CANDIDATES, 2 * req.k)
-        legs = federated.gather_legs(
-            scope, req.query, req.mode, depth, self._vectors, warnings, flt
-        )
+        routed = None
+        if req.route is not None and len(scope.parts) == 1 and scope.parts[0][1]:
+            routed = [scope.parts[0][0].rel]  # one note or sub-folder: nothing to route
+        if req.route is None or routed is not None:
+            fresh, caught = self._catch_up(scope.parts)
+            ranking = rank(scope, req.query, req.mode, self._vectors, depth, flt)
+        else:
+            ranking, fresh, caught, routed, more = self._routed(scope, req, depth, flt)
+            warnings += [w for w in more if w not in warnings]
+        warnings += [w for w in caught + ranking.warnings if w not in warnings]
         diverse = req.k >= DIVERSITY_MIN_K if req.diverse is None else req.diverse
-        per_note = notes_cap(req.k) if diverse else None
-        hits, top_text = federated.assemble_hits(
-            scope, fuse(legs, req.mode), legs, req.k, warnings, per_note
-        )
+        hits = ranking.hits(req.k, notes_cap(req.k) if diverse else None)
         spent = None
         if req.max_tokens is not None:
             hits, spent = budget.fit(hits, req.max_tokens, token_counter(self.embedder))
@@ -259,31 +262,50 @@ class Library:
             target=scope.target,
             hits=hits,
             took_ms=(time.perf_counter() - t0) * 1000,
-            collections=[c.name for c, _ in scope.parts],
-            freshness=freshness,
+            collections=[c.name for c, _ in ranking.parts()],
+            freshness=[fresh[c.rel] for c, _ in ranking.parts() if c.rel in fresh],
             warnings=warnings,
             budget=spent,
-            confidence=confidence(signals(legs, top_text)) if hits else "none",
+            confidence=ranking.confidence() if hits else "none",
             routed=routed,
         )
 
     def _routed(
-        self, scope: Scope, query: str, k: int, warnings: list[str]
-    ) -> tuple[Scope, list[str]]:
-        """The scope cut to the top-k routed collections (whole collections only)."""
-        if len(scope.parts) == 1 and scope.parts[0][1]:
-            return scope, [scope.parts[0][0].rel]  # one note or sub-folder: nothing to route
-        whole = {c.rel: (c, p) for c, p in scope.parts if not p}
+        self, scope: Scope, req: SearchRequest, depth: int, flt: Filter
+    ) -> tuple[Ranking, dict[str, Freshness], list[str], list[str], list[str]]:
+        """`search(route=K)`: the summary router's best ROUTED_BREADTH·K collections of the
+        scope, caught up and ranked once; the hits of the K best of them by their best chunk.
+        Returns (ranking, freshness, catch-up warnings, routed collections, route warnings)."""
+        assert req.route is not None
+        whole = {c.rel for c, p in scope.parts if not p}
         prefix = None if scope.target == "." else scope.target
-        res = self.route(RouteRequest.make(query, k=k, prefix=prefix, strategy="hybrid"))
-        warnings.extend(w for w in res.warnings if w not in warnings)
-        keep = [whole[c.path] for c in res.collections if c.path in whole][:k]
-        if not keep:
+        ask = RouteRequest.make(req.query, k=req.route, prefix=prefix, strategy="hybrid")
+        caught: list[tuple[dict[str, Freshness], list[str]]] = []
+
+        def ready(colls: list[Collection]) -> None:
+            colls[:] = [c for c in colls if c.rel in whole]
+            caught.append(self._catch_up([(c, "") for c in colls]))
+
+        routed = route_by_evidence(
+            self._colls,
+            self._vectors,
+            ask,
+            breadth=min(SHORTLIST, ROUTED_BREADTH * req.route),
+            mode=req.mode,
+            depth=depth,
+            flt=flt,
+            ready=ready,
+        )
+        keep = [rel for rel in routed.order if rel in whole][: req.route]
+        if not keep or routed.ranking is None:
             raise TargetError(
                 f"the router found no collection for this query under {scope.target}",
                 "Search without --route, or give the collection's path.",
             )
-        return Scope(scope.target, keep), [c.rel for c, _ in keep]
+        parts = routed.ranking.scope.parts
+        chosen = {i for i, (c, _) in enumerate(parts) if c.rel in keep}
+        fresh, warnings = caught[0]
+        return routed.ranking.within(chosen), fresh, warnings, keep, routed.result.warnings
 
     # ------------------------------------------------------------------ route
     def route(self, query: str | RouteRequest, **options: Any) -> RouteResult:
@@ -293,9 +315,8 @@ class Library:
         """
         req = query if isinstance(query, RouteRequest) else RouteRequest.make(query, **options)
         t0 = time.perf_counter()
-        warnings: list[str] = []
-        res = route_by_evidence(self._colls, self._vectors, req, warnings)
-        res.warnings = self._broken_warnings(req.prefix) + res.warnings + warnings
+        res = route_by_evidence(self._colls, self._vectors, req).result
+        res.warnings = self._broken_warnings(req.prefix) + res.warnings
         res.took_ms = (time.perf_counter() - t0) * 1000
         return res
 
@@ -347,7 +368,7 @@ class Library:
         """Both legs for a query over a target, unfused (bench/fusion.py and bench/confidence.py
         score rules on them)."""
         scope = self._resolve(target)
-        return scope, federated.gather_legs(scope, query, mode, depth, self._vectors, [])
+        return scope, rank(scope, query, mode, self._vectors, depth).legs
 
     def _resolve(self, target: str | os.PathLike[str] | None) -> Scope:
         return resolve(self._colls, target)

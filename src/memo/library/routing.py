@@ -29,16 +29,18 @@ No catch-up here: routing reads the indexes as they are; the search that follows
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from ..collection.chunker import passage_text
+from ..collection.collection import Collection
+from ..collection.filters import Filter
 from ..requests import RouteRequest
-from ..router.route import Candidate, RouteResult, pick_strategy, route_in, subtree
-from ..search.confidence import confidence, signals
-from ..search.fusion import CANDIDATES, fuse
+from ..router.route import Candidate, RouteResult, route_in, strategy_for, subtree
+from ..search.fusion import CANDIDATES
 from ..search.results import cut_text
-from . import federated
 from .collections import Collections
+from .federated import QueryVectors
+from .ranking import Ranking, rank
 from .targets import Scope
 
 SHORTLIST = 100  # the summary router's best this many are searched, beyond EVIDENCE_ALL
@@ -46,104 +48,112 @@ EVIDENCE_ALL = SHORTLIST  # up to this many collections, the evidence search cov
 RRF_K = 10  # shapes the score shown: 1 / (RRF_K + place)
 SHOWN = 2  # best hits shown per routed collection
 EXCERPT = 240  # characters of each hit's text
+ROUTED_BREADTH = 5  # search(route=K) ranks the summary router's best 5·K collections
+
+
+@dataclass(slots=True)
+class Routed:
+    """A route's answer and the ranking it was read from (None: nothing was searched)."""
+
+    result: RouteResult
+    ranking: Ranking | None
+    order: list[str]  # every candidate collection's path, best first
 
 
 def route_by_evidence(
     colls: Collections,
-    vectors: federated.QueryVectors,
+    vectors: QueryVectors,
     req: RouteRequest,
-    warnings: list[str],
-) -> RouteResult:
-    """Ranked collections for a question, each with its best hits (see the module docstring)."""
+    breadth: int = SHORTLIST,
+    mode: str = "hybrid",
+    depth: int = CANDIDATES,
+    flt: Filter | None = None,
+    ready: Callable[[list[Collection]], None] | None = None,
+) -> Routed:
+    """Ranked collections for a question, each with its best hits (see the module docstring).
+
+    `breadth`: how many collections the evidence search covers at most (all of them up to
+    that many; beyond, the summary router's best). `ready` is handed those collections before
+    they are ranked (a search catches them up there: a route only reads).
+    """
     reg = colls.registry()
     mask = reg.mask(req.prefix) & reg.ok_mask()
     total = int(mask.sum())
-    strategy = pick_strategy(total) if req.strategy == "auto" else req.strategy
-    if total <= EVIDENCE_ALL or strategy == "flat":  # every collection, in summary order
+    strategy = strategy_for(req.strategy, total)
+    if total <= breadth or strategy == "flat":  # every collection, in summary order
         ask = RouteRequest(req.query, max(total, 1), req.prefix, "flat")
     else:
-        ask = RouteRequest(req.query, SHORTLIST, req.prefix, "hybrid")
-    summary = route_in(reg, ask, lambda q: vectors.get(q, warnings))
+        ask = RouteRequest(req.query, breadth, req.prefix, "hybrid")
+    summary = route_in(reg, ask, vectors.get)
     candidates = [c.path for c in summary.collections]
-    searched = candidates if total <= EVIDENCE_ALL else candidates[:SHORTLIST]
-    found, answered = _evidence(colls, searched, req.query, vectors, warnings)
-    order = _fused(candidates, found)
-    first = reg.entry(candidates[0]) if candidates else None
-    if not answered and first is not None and not first.chunks:
-        # No note answers, and the summary's first choice holds no note yet (a collection just
-        # made for this topic): the best chunks elsewhere say nothing against it.
-        order = [(first.path, order[0][1])] + [(c, s) for c, s in order if c != first.path]
-    if strategy != "flat":
-        order = order[: req.k]
+    # Only collections that have an index: a route never creates one (it only reads).
+    searched = [colls.by_path(p) for p in candidates[:breadth]]
+    if ready is not None:
+        ready(searched)
+    else:
+        searched = [c for c in searched if c.index_path.exists()]
+    ranking = None
+    if searched and req.query.strip():
+        scope = Scope(".", [(c, "") for c in searched])
+        ranking = rank(scope, req.query, mode, vectors, depth, flt)
+    order = _order(candidates, ranking, reg.entry)
+    shown = _shown(ranking) if ranking is not None else {}
     by_path = {c.path: c for c in summary.collections}
     out = []
-    for place, (path, score) in enumerate(order):
+    for place, path in enumerate(order if strategy == "flat" else order[: req.k]):
         c = by_path[path]
         # `flat` lists every collection (names and descriptions at a glance); the evidence is
         # for the k the caller asked about, so a 50-collection answer stays short.
-        hits = found.get(path, {}).get("hits", []) if place < req.k else []
+        hits = shown.get(path, []) if place < req.k else []
+        score = 1.0 / (RRF_K + place + 1)  # RRF-shaped: it falls with the place
         out.append(
             Candidate(c.name, path, c.description, c.tags, score, c.lex_rank, c.vec_rank, hits)
         )
     res = RouteResult(
         req.query, strategy, out, prefix=req.prefix, total=total, warnings=summary.warnings
     )
+    if ranking is not None:
+        res.warnings += [w for w in ranking.warnings if w not in res.warnings]
     if strategy == "tree":
         res.tree = subtree(reg, mask, req.prefix)
-    return res
+    return Routed(res, ranking, order)
 
 
-def _evidence(
-    colls: Collections,
-    paths: list[str],
-    query: str,
-    vectors: federated.QueryVectors,
-    warnings: list[str],
-) -> tuple[dict[str, dict[str, Any]], bool]:
-    """Per collection path: the rank of its best chunk in one fused search over all of them
-    ('rank'), and its best SHOWN hits ('hits'); and whether that search found anything worth
-    reading (its confidence is not `none`)."""
-    if not paths or not query.strip():
-        return {}, False
-    # Only collections that have an index: a route never creates one (it only reads).
-    parts = [(c, "") for c in (colls.by_path(p) for p in paths) if c.index_path.exists()]
-    if not parts:
-        return {}, False
-    scope = Scope(".", parts)
-    legs = federated.gather_legs(scope, query, "hybrid", CANDIDATES, vectors, warnings)
-    scores = fuse(legs, "hybrid")
-    ranked = sorted(scores, key=lambda key: -scores[key])
-    if not ranked:
-        return {}, False
-    best: dict[int, list[Any]] = {}
-    for key in ranked:
-        keys = best.setdefault(key[0], [])
-        if len(keys) < SHOWN:
-            keys.append(key)
-    # one read for every shown row; the top chunk is among them (its collection's first)
-    rows = federated.chunk_rows(scope, [k for ks in best.values() for k in ks], warnings)
-    top = rows.get(ranked[0])
-    top_text = passage_text(top.heading, top.text) if top else ""
-    answered = confidence(signals(legs, top_text)) != "none"
-    out: dict[str, dict[str, Any]] = {}
-    for rank, ci in enumerate(best, start=1):  # dicts keep the order of first appearance
-        coll = scope.parts[ci][0]
-        hits = [_shown(coll.root_path(rows[k].path), rows[k]) for k in best[ci] if k in rows]
-        out[coll.rel] = {"rank": rank, "score": scores[best[ci][0]], "hits": hits}
-    return out, answered
-
-
-def _shown(path: str, row: Any) -> dict[str, Any]:
-    text = " ".join(row.text.split())
-    return {"path": path, "line": row.line, "heading": row.heading, "text": cut_text(text, EXCERPT)}
-
-
-def _fused(candidates: list[str], found: dict[str, dict[str, Any]]) -> list[tuple[str, float]]:
+def _order(candidates: list[str], ranking: Ranking | None, entry: Callable) -> list[str]:
     """The collections the search reached, by their best chunk; then the rest in summary
-    order. The score shown is RRF-shaped (1 / (RRF_K + place)) so it falls with the place."""
-    order = sorted(found, key=lambda c: found[c]["rank"])
-    order += [c for c in candidates if c not in found]
-    return [(c, 1.0 / (RRF_K + place)) for place, c in enumerate(order, start=1)]
+    order. When the search finds nothing worth reading (confidence `none`) and the summary's
+    first choice holds no note yet (a collection just made for the topic), that one goes
+    first: the best chunks elsewhere say nothing against it."""
+    reached: list[str] = []
+    if ranking is not None:
+        reached = [ranking.scope.parts[ci][0].rel for ci, _ in ranking.by_collection(1)]
+    seen = set(reached)
+    order = reached + [c for c in candidates if c not in seen]
+    first = entry(candidates[0]) if candidates else None
+    answered = ranking is not None and bool(ranking.ranked) and ranking.confidence() != "none"
+    if not answered and first is not None and not first.chunks and order:
+        order = [first.path] + [c for c in order if c != first.path]
+    return order
 
 
-__all__ = ["EVIDENCE_ALL", "SHORTLIST", "route_by_evidence"]
+def _shown(ranking: Ranking) -> dict[str, list[dict]]:
+    """Each reached collection's best SHOWN hits, short: {path, line, heading, text}."""
+    best = ranking.by_collection(SHOWN)
+    rows = ranking.reader.rows(k for _, keys in best for k in keys)
+    out = {}
+    for ci, keys in best:
+        coll = ranking.scope.parts[ci][0]
+        out[coll.rel] = [
+            {
+                "path": coll.root_path(rows[k].path),
+                "line": rows[k].line,
+                "heading": rows[k].heading,
+                "text": cut_text(" ".join(rows[k].text.split()), EXCERPT),
+            }
+            for k in keys
+            if k in rows
+        ]
+    return out
+
+
+__all__ = ["EVIDENCE_ALL", "ROUTED_BREADTH", "SHORTLIST", "Routed", "route_by_evidence"]

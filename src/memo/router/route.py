@@ -95,7 +95,10 @@ class RouteResult:
         return out
 
 
-def pick_strategy(count: int) -> str:
+def strategy_for(requested: str, count: int) -> str:
+    """The answer's shape: the one asked for, or by the number of collections (`auto`)."""
+    if requested != "auto":
+        return requested
     if count <= FLAT_MAX:
         return "flat"
     if count <= TREE_MAX:
@@ -106,20 +109,23 @@ def pick_strategy(count: int) -> str:
 def route_in(
     reg: Registry,
     req: RouteRequest,
-    query_vector: Callable[[str], np.ndarray | None] | None = None,
+    query_vector: Callable[[str], tuple[np.ndarray | None, str]] | None = None,
 ) -> RouteResult:
     """Ranked candidate collections for a question (see the module docstring)."""
     t0 = time.perf_counter()
     content = CONTENT
     mask = reg.mask(req.prefix) & reg.ok_mask()
     total = int(mask.sum())
-    strategy = pick_strategy(total) if req.strategy == "auto" else req.strategy
+    strategy = strategy_for(req.strategy, total)
     warnings: list[str] = []
     if total == 0:
         where = f" under {req.prefix}" if req.prefix else ""
         warnings.append(f"no collection{where}: a collection is a folder holding _meta.yaml")
     lex = lexical_leg(reg, req.query, mask, total, content) if total else []
-    vec = vector_leg(reg, req.query, mask, warnings, query_vector, content) if total else []
+    vec: list[int] = []
+    if total:
+        vec, more = vector_leg(reg, req.query, mask, query_vector, content)
+        warnings += [w for w in more if w not in warnings]
     # Each leg is a ranked list of positions: its rank is its score (no ties to share).
     scores = rrf([(_ranked(lex), 1.0), (_ranked(vec), 1.0)], k=RRF_K)
     lex_rank = {pos: r for r, pos in enumerate(lex, start=1)}

@@ -24,15 +24,16 @@ def vector_leg(
     reg: Registry,
     query: str,
     mask: np.ndarray,
-    warnings: list[str],
-    query_vector: Callable[[str], np.ndarray | None] | None,
+    query_vector: Callable[[str], tuple[np.ndarray | None, str]] | None,
     content: bool = True,
-) -> list[int]:
-    """Positions under `mask` ranked by cosine with the query, best first, at most DEPTH.
+) -> tuple[list[int], list[str]]:
+    """Positions under `mask` ranked by cosine with the query, best first, at most DEPTH, and
+    what the reader should know (vectors missing, no model).
 
     `content=False` uses the description vectors only (no centroids)."""
+    warnings: list[str] = []
     if not query.strip() or query_vector is None or reg.embedder is None:
-        return []
+        return [], warnings
     merged = content and len(reg.entries) >= MERGE_MIN
     if merged:
         mmat, has, present = _merged(reg)
@@ -47,19 +48,19 @@ def vector_leg(
         warnings.append(
             "no description vectors yet: lexical routing only (run `memo registry rebuild`)"
         )
-        return []
+        return [], warnings
     missing = int((mask & ~has).sum())
     if missing:
         warnings.append(
             f"{missing} descriptions not embedded yet: run `memo registry rebuild` to finish"
         )
-    q = query_vector(query)
+    q, why = query_vector(query)
     if q is None:
-        return []
+        return [], warnings + [why]
     if merged:
         sims = np.where(usable, mmat @ q, -np.inf)
-        return _best(sims, min(DEPTH, int(usable.sum())))
-    return rank_vectors(q, mat, has, cmat, has_c, mask, DEPTH)
+        return _best(sims, min(DEPTH, int(usable.sum()))), warnings
+    return rank_vectors(q, mat, has, cmat, has_c, mask, DEPTH), warnings
 
 
 def rank_vectors(

@@ -1,0 +1,162 @@
+"""One ranking of a scope: both legs over every collection, fused once, read as hits.
+
+The one pipeline search and route share: the legs (federated.gather_legs: every collection's
+candidates, ranked with the statistics of the whole scope) → fusion (search/fusion.py) → the
+best rows → hits → the passage confidence reads → confidence. A search reads its hits from a
+Ranking; a route reads each collection's best chunks from one; `search(route=K)` ranks the
+routed scope once and keeps the hits of its K best collections. Whatever went wrong on the way
+(an index rebuilt, no model) is in `warnings`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..collection.chunker import passage_text
+from ..collection.collection import Collection
+from ..collection.filters import Filter
+from ..collection.queries import ChunkRow
+from ..search.confidence import confidence, signals
+from ..search.diversity import DIVERSITY_POOL, DIVERSITY_RATIO, cap_per_note
+from ..search.excerpt import cite_range
+from ..search.fusion import CANDIDATES, Legs, fuse
+from ..search.results import Hit, cut_text
+from .federated import Key, QueryVectors, Reader, gather_legs
+from .targets import Scope
+
+
+@dataclass(slots=True)
+class Ranking:
+    """Every fused candidate of a scope, best first, and what reading them met."""
+
+    reader: Reader
+    legs: Legs
+    scores: dict[Key, float]
+    ranked: list[Key] = field(default_factory=list)  # by fused score, best first
+    only: set[int] | None = None  # the collections kept (positions in the scope); None: all
+    _rows: dict[Key, ChunkRow] = field(default_factory=dict)  # rows read so far
+
+    def __post_init__(self) -> None:
+        self.ranked = sorted(self.scores, key=lambda key: -self.scores[key])
+
+    @property
+    def scope(self) -> Scope:
+        return self.reader.scope
+
+    @property
+    def warnings(self) -> list[str]:
+        return self.reader.warnings
+
+    def parts(self) -> list[tuple[Collection, str]]:
+        """The scope's collections this ranking holds (all, or those `within` kept)."""
+        parts = self.scope.parts
+        return [p for i, p in enumerate(parts) if self.only is None or i in self.only]
+
+    def hits(self, k: int, per_note: int | None = None) -> list[Hit]:
+        """The best k candidates as hits (ties: the newer file first), at most `per_note` per
+        note while other notes match comparably."""
+        order, rows = self._ordered(k * DIVERSITY_POOL if per_note else k)
+        if per_note:
+            # A chunk either leg ranks in its top 3 is never held back: that much agreement
+            # outweighs variety (measured: otherwise cross-lingual answers got pushed out).
+            sure = set(self.legs.lex_ranked[:3]) | set(self.legs.vec_ranked[:3])
+            order = cap_per_note(
+                order,
+                k,
+                per_note,
+                lambda key: key if key in sure else (key[0], rows[key].path),
+                self.scores.__getitem__,
+                DIVERSITY_RATIO,
+            )
+        return self._hits(order[:k], rows)
+
+    def confidence(self) -> str:
+        """high / low / none for the first hit (search/confidence.py)."""
+        order, rows = self._ordered(1)
+        if not order:
+            return "none"
+        top = rows[order[0]]
+        return confidence(signals(self.legs, passage_text(top.heading, top.text)))
+
+    def by_collection(self, shown: int) -> list[tuple[int, list[Key]]]:
+        """Each collection that has candidates, in the order of its best one, with its best
+        `shown` candidates."""
+        best: dict[int, list[Key]] = {}
+        for key in self.ranked:
+            keys = best.setdefault(key[0], [])
+            if len(keys) < shown:
+                keys.append(key)
+        return list(best.items())
+
+    def within(self, collections: set[int]) -> Ranking:
+        """The same ranking, holding only the candidates of these collections (by position
+        in the scope): what a search of just them reads, under the statistics of all."""
+        legs = Legs(
+            lex=[x for x in self.legs.lex if x[0][0] in collections],
+            vec=[x for x in self.legs.vec if x[0][0] in collections],
+            coverage=self.legs.coverage,
+            terms=self.legs.terms,
+            idf=self.legs.idf,
+            query_script=self.legs.query_script,
+            answer_script=self.legs.answer_script,
+        )
+        scores = {key: s for key, s in self.scores.items() if key[0] in collections}
+        return Ranking(self.reader, legs, scores, only=collections, _rows=self._rows)
+
+    # ------------------------------------------------------------------ helpers
+    def _ordered(self, pool: int) -> tuple[list[Key], dict[Key, ChunkRow]]:
+        """The best `pool` candidates and whatever ties with the last of them, in order
+        (ties: the newer file first), with their rows. Only those rows are read: all ~100
+        fused candidates cost more than both legs' SQL."""
+        ranked = self.ranked
+        if len(ranked) > pool:
+            floor = self.scores[ranked[pool - 1]]
+            ranked = [key for key in ranked if self.scores[key] >= floor]
+        self._rows.update(self.reader.rows(k for k in ranked if k not in self._rows))
+        rows = self._rows
+        order = sorted(
+            (key for key in ranked if key in rows),
+            key=lambda key: (-self.scores[key], -rows[key].mtime_ns),
+        )
+        return order, rows
+
+    def _hits(self, keys: list[Key], rows: dict[Key, ChunkRow]) -> list[Hit]:
+        lex_pos = {key: r for r, key in enumerate(self.legs.lex_ranked, start=1)}
+        vec_pos = {key: r for r, key in enumerate(self.legs.vec_ranked, start=1)}
+        read: dict[Path, list[str] | None] = {}  # each cited note read once per search
+        out = []
+        for key in keys:
+            coll = self.scope.parts[key[0]][0]
+            row = rows[key]
+            end_line = row.line + row.text.count("\n")
+            out.append(
+                Hit(
+                    collection=coll.name,
+                    path=coll.root_path(row.path),
+                    abs_path=str(coll.folder / row.path),
+                    line=row.line,
+                    heading=row.heading,
+                    score=round(self.scores[key], 6),
+                    text=cut_text(row.text),
+                    lex_rank=lex_pos.get(key),
+                    vec_rank=vec_pos.get(key),
+                    end_line=end_line,
+                    cite=cite_range(coll.folder / row.path, row.line, end_line, read),
+                )
+            )
+        return out
+
+
+def rank(
+    scope: Scope,
+    query: str,
+    mode: str,
+    vectors: QueryVectors,
+    depth: int = CANDIDATES,
+    flt: Filter | None = None,
+) -> Ranking:
+    """Both legs over every collection of the scope, fused once."""
+    reader = Reader(scope)
+    legs = gather_legs(reader, query, mode, depth, vectors, flt)
+    return Ranking(reader, legs, fuse(legs, mode))
