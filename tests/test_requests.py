@@ -2,16 +2,43 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import anyio
-import click
 import pytest
 
 from memo import requests as rq
 from memo.cli import cli
 from memo.errors import MemoError
-from memo.requests import RequestError, RouteRequest, SearchRequest
+from memo.requests import ReadRequest, RequestError, RouteRequest, SearchRequest
+from memo.server import mcp_tools, routes
 from memo.server.mcp_tools import build_mcp
-from memo.server.routes import RouteBody, SearchBody
+
+COMMANDS = {
+    "search": "search",
+    "route": "route",
+    "read": "show",
+    "status": "status",
+    "index": "index",
+}
+HTTP = {
+    "search": ("SearchBody", "SearchQuery"),
+    "route": ("RouteBody", "RouteQuery"),
+    "read": ("NoteQuery",),
+    "status": ("StatusQuery",),
+    "index": ("ReindexBody",),
+}
+TOOLS = {
+    "search": "memo_search",
+    "route": "memo_route",
+    "read": "memo_get",
+    "status": "memo_status",
+    "index": "memo_reindex",
+}
+
+
+def _fields(request) -> set[str]:
+    return {f.name for f in dataclasses.fields(request)} - set(request.INTERNAL)
 
 
 def _bounds(field) -> dict:
@@ -23,22 +50,7 @@ def _bounds(field) -> dict:
     return out
 
 
-def test_http_bodies_publish_the_request_fields_and_bounds():
-    fields = SearchBody.model_fields
-    search_fields = {f for f in SearchRequest.__dataclass_fields__ if f != "cut_from"}
-    assert set(fields) == search_fields
-    assert _bounds(fields["k"]) == {"ge": 1, "le": rq.MAX_K}
-    assert _bounds(fields["route"]) == {"ge": 1, "le": rq.MAX_ROUTE_K}
-    assert _bounds(fields["max_tokens"]) == {"ge": 1, "le": rq.MAX_BUDGET}
-    assert _bounds(fields["query"])["max_length"] == rq.MAX_QUERY_CHARS
-    assert _bounds(fields["path"])["max_length"] == rq.MAX_PATH_CHARS
-    assert fields["k"].default == rq.DEFAULT_K
-    route_fields = {f for f in RouteRequest.__dataclass_fields__ if f != "cut_from"}
-    assert set(RouteBody.model_fields) == route_fields
-    assert _bounds(RouteBody.model_fields["k"]) == {"ge": 1, "le": rq.MAX_ROUTE_K}
-
-
-def test_mcp_tools_publish_the_same_bounds():
+def _mcp_schemas() -> dict:
     async def schemas() -> dict:
         from mcp import Client
 
@@ -51,34 +63,84 @@ def test_mcp_tools_publish_the_same_bounds():
         async with Client(build_mcp(_NoService())) as client:
             return {t.name: t.input_schema for t in (await client.list_tools()).tools}
 
-    tools = anyio.run(schemas)
-    search = tools["memo_search"]["properties"]
-    search_fields = {f for f in SearchRequest.__dataclass_fields__ if f != "cut_from"}
-    assert set(search) == search_fields
-    assert search["k"]["maximum"] == rq.MAX_K and search["k"]["default"] == rq.DEFAULT_K
-    assert search["query"]["maxLength"] == rq.MAX_QUERY_CHARS
-    assert search["path"]["maxLength"] == rq.MAX_PATH_CHARS
-    route_k = search["route"]["anyOf"][0]
-    assert route_k["maximum"] == rq.MAX_ROUTE_K
-    route = tools["memo_route"]["properties"]
-    assert route["k"]["maximum"] == rq.MAX_ROUTE_K
-    assert set(route) == {f for f in RouteRequest.__dataclass_fields__ if f != "cut_from"}
-    lines = tools["memo_get"]["properties"]["lines"]["anyOf"][0]
-    assert lines["maximum"] == rq.MAX_LINES
+    return anyio.run(schemas)
 
 
-def test_cli_options_use_the_same_bounds():
-    search = cli.get_command(None, "search")
-    opts = {p.name: p for p in search.params}
-    assert isinstance(opts["k"].type, click.IntRange) and opts["k"].type.max == rq.MAX_K
-    assert opts["route_k"].type.max == rq.MAX_ROUTE_K
-    assert opts["max_tokens"].type.max == rq.MAX_BUDGET
-    assert list(opts["mode"].type.choices) == list(rq.MODES)
-    route = {p.name: p for p in cli.get_command(None, "route").params}
-    assert route["k"].type.max == rq.MAX_ROUTE_K
-    assert list(route["strategy"].type.choices) == list(rq.STRATEGIES)
-    show = {p.name: p for p in cli.get_command(None, "show").params}
-    assert show["lines"].type.max == rq.MAX_LINES
+def _json_bounds(prop: dict) -> dict:
+    """minimum/maximum/maxLength/minLength of a property, through `anyOf [T, null]`."""
+    out = {}
+    for part in [prop, *prop.get("anyOf", [])]:
+        for key in ("minimum", "maximum", "minLength", "maxLength"):
+            if key in part:
+                out[key] = part[key]
+    return out
+
+
+@pytest.mark.parametrize("kind", sorted(rq.REQUESTS))
+def test_every_field_of_every_request_reaches_every_driver(kind):
+    """One declaration per request (issue 21): the CLI options, the HTTP bodies and query
+    models, the MCP tool and the alias table are all read off `PARAMS`, field by field."""
+    request = rq.REQUESTS[kind]
+    params = {p.name: p for p in request.PARAMS}
+    assert set(params) == _fields(request)
+    # CLI
+    command = cli.get_command(None, COMMANDS[kind])
+    opts = {p.name: p for p in command.params}
+    for p in params.values():
+        if not p.cli:
+            continue
+        o = opts[p.name]
+        if p.kind == "int":
+            assert (o.type.min, o.type.max) == (p.low, p.high), p.name
+        if p.kind == "choice":
+            assert list(o.type.choices) == list(p.choices)
+        if p.flag is not None:
+            assert p.flag in o.opts and o.help == p.help
+    # HTTP: every model of the request
+    for name in HTTP[kind]:
+        fields = getattr(routes, name).model_fields
+        assert set(fields) == set(params), name
+        for p in params.values():
+            f = fields[p.name]
+            want = {}
+            if p.kind == "int":
+                want = {k: v for k, v in (("ge", p.low), ("le", p.high)) if v is not None}
+            elif p.kind in ("path", "location", "query", "text"):
+                want = {"max_length": p.high} if p.high else {}
+                if p.schema_min_length:
+                    want["min_length"] = p.schema_min_length
+            assert _bounds(f) == want, (name, p.name)
+            assert f.description == p.help
+            if not p.required:
+                assert f.default == (None if p.kind == "tags" else p.default)
+            for alias in p.aliases:  # an alias fills its field
+                probe = {
+                    q.name: "x" if q.kind in ("query", "location") else None
+                    for q in params.values()
+                    if q.required
+                }
+                value = {"int": p.low or 1, "bool": True, "tags": ["a"]}.get(p.kind, "v")
+                if p.kind == "choice":
+                    value = p.choices[-1]
+                probe = {k: v for k, v in probe.items() if k != p.name}
+                got = getattr(routes, name).model_validate({**probe, alias: value})
+                assert getattr(got, p.name) == value, (name, alias)
+    # MCP
+    schema = _MCP[TOOLS[kind]]
+    assert set(schema["properties"]) == set(params)
+    assert set(schema.get("required", [])) == {p.name for p in params.values() if p.required}
+    for p in params.values():
+        prop = schema["properties"][p.name]
+        b = _json_bounds(prop)
+        if p.kind == "int":
+            assert (b.get("minimum"), b.get("maximum")) == (p.low, p.high), p.name
+        if p.kind in ("path", "location", "query", "text") and p.high:
+            assert b["maxLength"] == p.high
+        assert prop.get("description") == p.help
+    assert mcp_tools.ALIASES[TOOLS[kind]] == {a: p.name for p in params.values() for a in p.aliases}
+
+
+_MCP = _mcp_schemas()
 
 
 @pytest.mark.parametrize(
@@ -137,3 +199,25 @@ def test_the_requests_module_loads_nothing_heavy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.returncode == 0, out.stdout + out.stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        (("work/networking/pbr.md:12",), ("work/networking/pbr.md", 12, None)),
+        (("work/networking/pbr.md:12-20",), ("work/networking/pbr.md", 12, 9)),
+        (("a b/Заметка.MD:3-3",), ("a b/Заметка.MD", 3, 1)),
+        (("/abs/x.md:7", None, 2), ("/abs/x.md", 7, 2)),
+        (("x.md", 5), ("x.md", 5, None)),
+        (("odd:name.md",), ("odd:name.md", None, None)),
+    ],
+)
+def test_a_read_takes_back_every_path_form_memo_prints(given, expected):
+    req = ReadRequest.make(*given)
+    assert (req.path, req.line, req.lines) == expected
+
+
+@pytest.mark.parametrize("bad", [("x.md:5", 6), ("x.md:9-3",), ("x.md:0",), ("",)])
+def test_a_read_refuses_a_location_that_says_two_things(bad):
+    with pytest.raises(RequestError):
+        ReadRequest.make(*bad)

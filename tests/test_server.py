@@ -278,13 +278,21 @@ def test_mcp_prompt_carries_the_skill(server: Server) -> None:
     assert "`work/jira`" in text and "memo_route" in text and "inbox.md" in text
 
 
-def test_mcp_tools_are_read_only_with_schemas(server: Server) -> None:
+def test_mcp_tools_say_what_they_write_with_schemas(server: Server) -> None:
+    """Four tools only read; memo_reindex writes memo's own index cache (full=true drops and
+    rebuilds it), never a note: not read-only, not destructive, idempotent (issue 21)."""
+
     async def go() -> list[Any]:
         async with Client(f"{server.url}/mcp") as c:
             return (await c.list_tools()).tools
 
     for tool in anyio.run(go):
-        assert tool.annotations.read_only_hint is True
+        a = tool.annotations
+        if tool.name == "memo_reindex":
+            assert a.read_only_hint is False and a.destructive_hint is False
+            assert a.idempotent_hint is True
+        else:
+            assert a.read_only_hint is True
         assert tool.output_schema and tool.input_schema["type"] == "object"
         assert tool.description
     search = next(t for t in anyio.run(go) if t.name == "memo_search")

@@ -1,9 +1,13 @@
-"""What a client may ask memo, with its bounds: defined once, used by every driver.
+"""What a client may ask memo: every request declared once, fields, bounds, help and aliases.
 
-The CLI, the MCP tools, the HTTP API and the Python API all build one of these requests and
-pass it on; `make()` checks types and bounds the same way for all of them and raises
-RequestError (a MemoError with a hint). Transports with a schema (HTTP, MCP) publish the same
-bounds from the constants below, and tests/test_requests.py checks they stay equal.
+Each request (search, route, read, status, index) is a frozen dataclass with a tuple of
+`Param`s, its declaration: name, kind, default, bounds, help text, the argument names models
+send instead (aliases), and how the CLI spells it. Every driver is derived from it:
+
+- `make()` checks any client's arguments against it (RequestError, a MemoError with a hint);
+- the CLI options (cli/options.py), the HTTP bodies and query models and the MCP tool
+  parameters (server/schemas.py), and the web form's bounds (server/web/pages.py) are built
+  from the Params; tests/test_requests.py walks every field of every request through each.
 
 | bound | value | beyond it |
 |---|---|---|
@@ -24,8 +28,9 @@ without loading numpy, SQLite or the model.
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from .errors import MemoError
 
@@ -39,6 +44,7 @@ MAX_QUERY_CHARS = 2_000  # the model reads 512 tokens (~2,000 characters); the r
 MAX_PATH_CHARS = 4_096
 MAX_BUDGET = 1_000_000
 MAX_LINES = 2_000
+MAX_DATE_CHARS = 40
 
 
 class RequestError(MemoError):
@@ -50,205 +56,415 @@ class RequestError(MemoError):
     )
 
 
-def _int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RequestError(f"{name} must be an integer, got {value!r}")
-    if value < low or (high is not None and value > high):
-        span = f"from {low} to {high}" if high is not None else f"of at least {low}"
-        raise RequestError(f"{name} must be an integer {span}, got {value}")
-    return value
-
-
-def _opt_int(name: str, value: Any, low: int, high: int | None = None) -> int | None:
-    return None if value is None else _int(name, value, low, high)
-
-
-def _path(value: Any, default: str = ".") -> str:
-    if value is None:
-        return default
-    if not isinstance(value, str):
-        raise RequestError("path must be a string, e.g. 'work/jira' or '.'")
-    if len(value) > MAX_PATH_CHARS:
-        raise RequestError(f"path is {len(value)} characters long; the limit is {MAX_PATH_CHARS}")
-    return value.strip() or default
-
-
-def _text(name: str, value: Any, limit: int) -> str | None:
-    if value is None:
-        return None
-    if not isinstance(value, str):
-        raise RequestError(f"{name} must be a string, got {type(value).__name__}")
-    if len(value) > limit:
-        raise RequestError(f"{name} is {len(value)} characters long; the limit is {limit}")
-    return value
-
-
-def _query(value: Any) -> tuple[str, int]:
-    """(the query as searched, its original length when it had to be cut, else 0)."""
-    if not isinstance(value, str):
-        raise RequestError(f"query must be a string, got {type(value).__name__}")
-    if len(value) > MAX_QUERY_CHARS:
-        return value[:MAX_QUERY_CHARS], len(value)
-    return value, 0
-
-
-def _tags(value: Any) -> tuple[str, ...]:
-    if value is None or value == "":
-        return ()
-    if isinstance(value, str):
-        value = [t for t in value.replace(",", " ").split() if t]
-    if not isinstance(value, list | tuple) or not all(isinstance(t, str) for t in value):
-        raise RequestError("tags must be a list of strings (or one comma-separated string)")
-    return tuple(value)
+# ---------------------------------------------------------------------- the declaration
+# kinds: path (a path in the library; '' -> default), location (a note path, maybe with
+# :LINE or :LINE-END), query (cut at its bound, never refused), text, int, bool, choice, tags
+KINDS = ("path", "location", "query", "text", "int", "bool", "choice", "tags")
 
 
 @dataclass(frozen=True, slots=True)
-class SearchRequest:
-    """`memo search`, `memo_search`, POST /search: where, what, and how."""
+class Param:
+    """One field of a request, as every driver shows it."""
 
-    path: str  # a note, a folder or collection, or '.'/'*' for the whole library
-    query: str
-    k: int = DEFAULT_K
-    mode: str = "hybrid"
-    route: int | None = None  # search only the N collections the router ranks best
-    max_tokens: int | None = None  # fit the hits into this many tokens
-    tags: tuple[str, ...] = ()  # only notes whose frontmatter has all of them
-    since: str | None = None  # only notes updated since: YYYY-MM-DD or 7d / 2w / 3m / 1y
-    until: str | None = None
-    diverse: bool | None = None  # cap hits per note (default: on for k >= 5)
-    cut_from: int = 0  # the query's length before it was cut to MAX_QUERY_CHARS (0: not cut)
+    name: str
+    kind: str
+    help: str
+    default: Any = None
+    low: int | None = None  # ints: the least value
+    high: int | None = None  # ints: the greatest value; strings: the longest
+    choices: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()  # argument names models send instead (HTTP, MCP)
+    required: bool = False
+    flag: str | None = None  # the CLI option ('--k'); None: a positional argument
+    short: str | None = None  # its one-letter form ('-k')
+    metavar: str | None = None  # the CLI's name for a positional argument
+    schema_min_length: int | None = None  # HTTP/MCP only: refuse shorter strings up front
+    cli: bool = True  # shown on the CLI (ReadRequest.line is given there as PATH:LINE)
+
+    def __post_init__(self) -> None:
+        assert self.kind in KINDS, self.kind
+
+
+PATH_HELP = (
+    "A collection path (from memo_route), a folder or note inside it, or any folder above "
+    "collections, relative to the library root; '.' or '*' is the whole library."
+)
+PATH_ALIASES = ("collection", "scope", "folder", "target")
+QUERY = Param(
+    "query",
+    "query",
+    "The question or keywords, in any language (Russian and English both work).",
+    required=True,
+    high=MAX_QUERY_CHARS,
+    aliases=("q", "question", "text"),
+    metavar="QUERY",
+    schema_min_length=1,
+)
+
+
+def _path_param(default: str = ".", required: bool = False) -> Param:
+    return Param(
+        "path",
+        "path",
+        PATH_HELP,
+        default=default,
+        high=MAX_PATH_CHARS,
+        aliases=PATH_ALIASES,
+        required=required,
+        metavar="PATH",
+    )
+
+
+class _Request:
+    """What every request shares: checked construction from a client's arguments."""
+
+    PARAMS: ClassVar[tuple[Param, ...]]
+    INTERNAL: ClassVar[tuple[str, ...]] = ()  # dataclass fields no client sets
 
     @classmethod
-    def make(cls, path: Any = ".", query: Any = "", **options: Any) -> SearchRequest:
-        """A checked request; RequestError names the first bad argument."""
-        unknown = set(options) - _SEARCH_OPTIONS
-        if unknown:
-            raise RequestError(f"unknown argument {sorted(unknown)[0]!r}")
-        mode = options.get("mode") or "hybrid"
-        if mode not in MODES:
-            raise RequestError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
-        diverse = options.get("diverse")
-        if diverse is not None and not isinstance(diverse, bool):
-            raise RequestError("diverse must be true or false")
-        q, cut_from = _query(query)
-        k = options.get("k")
-        return cls(
-            path=_path(path),
-            query=q,
-            k=DEFAULT_K if k is None else _int("k", k, 1, MAX_K),
-            mode=mode,
-            route=_opt_int("route", options.get("route"), 1, MAX_ROUTE_K),
-            max_tokens=_opt_int("max_tokens", options.get("max_tokens"), 1, MAX_BUDGET),
-            tags=_tags(options.get("tags")),
-            since=_text("since", options.get("since"), 40),
-            until=_text("until", options.get("until"), 40),
-            diverse=diverse,
-            cut_from=cut_from,
-        )
+    def param(cls, name: str) -> Param:
+        return next(p for p in cls.PARAMS if p.name == name)
 
-    def warnings(self) -> list[str]:
-        """What the request itself has to say to the reader of the result."""
-        if not self.cut_from:
-            return []
-        return [
-            f"the query was {self.cut_from} characters long; only its first {MAX_QUERY_CHARS} "
-            "were searched (ask with the question or a few keywords)"
-        ]
+    @classmethod
+    def make(cls, *args: Any, **kwargs: Any):  # type: ignore[no-untyped-def]
+        """A checked request from positional arguments (in declaration order) and keywords;
+        RequestError names the first bad argument."""
+        names = [p.name for p in cls.PARAMS]
+        if len(args) > len(names):
+            raise RequestError(f"too many arguments ({len(args)})")
+        values = dict(zip(names, args, strict=False))
+        for key, value in kwargs.items():
+            if key not in names:
+                raise RequestError(f"unknown argument {key!r}")
+            if key in values:
+                raise RequestError(f"{key} given twice")
+            values[key] = value
+        checked = {p.name: check(p, values.get(p.name)) for p in cls.PARAMS}
+        return cls._built(checked)
+
+    @classmethod
+    def _built(cls, checked: dict[str, Any]):  # type: ignore[no-untyped-def]
+        return cls(**checked)
 
     def to_dict(self) -> dict[str, Any]:
-        """The request as the HTTP API's POST /search body (the CLI's delegation)."""
-        out = asdict(self)
-        del out["cut_from"]
-        out["tags"] = list(self.tags) or None
+        """The request as the HTTP API reads it (a body or query; the CLI's delegation)."""
+        out = asdict(self)  # type: ignore[call-overload]
+        for name in self.INTERNAL:
+            out.pop(name, None)
+        out = {k: (list(v) or None) if isinstance(v, tuple) else v for k, v in out.items()}
         return {k: v for k, v in out.items() if v is not None}
 
 
-_SEARCH_OPTIONS = {
-    "k",
-    "mode",
-    "route",
-    "max_tokens",
-    "tags",
-    "since",
-    "until",
-    "diverse",
-}
+def check(p: Param, value: Any) -> Any:
+    """One argument checked against its declaration (None: the default)."""
+    if value is None or (value == "" and p.kind in ("path", "choice", "tags")):
+        if p.required and p.kind not in ("query", "location"):
+            raise RequestError(f"{p.name} is required")
+        value = p.default
+        if value is None:
+            if p.kind in ("query", "location"):
+                raise RequestError(f"{p.name} is required")
+            return () if p.kind == "tags" else None
+    kind = p.kind
+    if kind in ("path", "location"):
+        if not isinstance(value, str):
+            raise RequestError(f"{p.name} must be a string, e.g. 'work/jira' or '.'")
+        if p.high is not None and len(value) > p.high:
+            raise RequestError(f"{p.name} is {len(value)} characters long; the limit is {p.high}")
+        return value.strip() or (p.default or "")
+    if kind == "query":
+        if not isinstance(value, str):
+            raise RequestError(f"{p.name} must be a string, got {type(value).__name__}")
+        return value  # cut to its bound by the request, which says so in the result
+    if kind == "text":
+        if not isinstance(value, str):
+            raise RequestError(f"{p.name} must be a string, got {type(value).__name__}")
+        if "\x00" in value:
+            raise RequestError(f"{p.name} contains a NUL byte")
+        if p.high is not None and len(value) > p.high:
+            raise RequestError(f"{p.name} is {len(value)} characters long; the limit is {p.high}")
+        return value or None
+    if kind == "int":
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise RequestError(f"{p.name} must be an integer, got {value!r}")
+        low, high = p.low, p.high
+        if (low is not None and value < low) or (high is not None and value > high):
+            span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+            raise RequestError(f"{p.name} must be an integer {span}, got {value}")
+        return value
+    if kind == "bool":
+        if not isinstance(value, bool):
+            raise RequestError(f"{p.name} must be true or false")
+        return value
+    if kind == "choice":
+        if value not in p.choices:
+            raise RequestError(f"{p.name} must be one of {', '.join(p.choices)}, got {value!r}")
+        return value
+    # tags
+    if isinstance(value, str):
+        value = [t for t in value.replace(",", " ").split() if t]
+    if not isinstance(value, list | tuple) or not all(isinstance(t, str) for t in value):
+        raise RequestError(f"{p.name} must be a list of strings (or one comma-separated string)")
+    return tuple(value)
+
+
+def _cut(query: str) -> tuple[str, int]:
+    """(the query as searched, its original length when it had to be cut, else 0)."""
+    if len(query) > MAX_QUERY_CHARS:
+        return query[:MAX_QUERY_CHARS], len(query)
+    return query, 0
+
+
+def cut_warning(cut_from: int) -> list[str]:
+    if not cut_from:
+        return []
+    return [
+        f"the query was {cut_from} characters long; only its first {MAX_QUERY_CHARS} "
+        "were searched (ask with the question or a few keywords)"
+    ]
+
+
+# ---------------------------------------------------------------------- the requests
+@dataclass(frozen=True, slots=True)
+class SearchRequest(_Request):
+    """`memo search`, `memo_search`, /search: where, what, and how."""
+
+    path: str
+    query: str
+    k: int = DEFAULT_K
+    mode: str = "hybrid"
+    route: int | None = None
+    max_tokens: int | None = None
+    tags: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
+    diverse: bool | None = None
+    cut_from: int = 0  # the query's length before it was cut to MAX_QUERY_CHARS (0: not cut)
+
+    INTERNAL: ClassVar[tuple[str, ...]] = ("cut_from",)
+    PARAMS: ClassVar[tuple[Param, ...]] = (
+        _path_param(),
+        QUERY,
+        Param(
+            "k",
+            "int",
+            "How many hits.",
+            default=DEFAULT_K,
+            low=1,
+            high=MAX_K,
+            aliases=("limit", "top_k", "n"),
+            flag="--k",
+            short="-k",
+        ),
+        Param(
+            "mode",
+            "choice",
+            "hybrid fuses keyword and meaning search; lex and vec run one leg alone (lex for "
+            "exact names, numbers and codes).",
+            default="hybrid",
+            choices=MODES,
+            flag="--mode",
+        ),
+        Param(
+            "route",
+            "int",
+            "Search only the N collections the router ranks best for the query (within path).",
+            low=1,
+            high=MAX_ROUTE_K,
+            flag="--route",
+        ),
+        Param(
+            "max_tokens",
+            "int",
+            "Fit the hits into this many tokens (the last one cut at a sentence border, the "
+            "rest dropped).",
+            low=1,
+            high=MAX_BUDGET,
+            flag="--max-tokens",
+        ),
+        Param(
+            "tags",
+            "tags",
+            "Only notes whose frontmatter has all these tags (a,b).",
+            flag="--tags",
+        ),
+        Param(
+            "since",
+            "text",
+            "Only notes updated since: YYYY-MM-DD, or 7d, 2w, 3m, 1y ago.",
+            high=MAX_DATE_CHARS,
+            flag="--since",
+        ),
+        Param(
+            "until",
+            "text",
+            "Only notes updated until: YYYY-MM-DD, or 7d, 2w, 3m, 1y ago.",
+            high=MAX_DATE_CHARS,
+            flag="--until",
+        ),
+        Param(
+            "diverse",
+            "bool",
+            "Cap hits per note while other notes match (default: on for k >= 5).",
+            flag="--diverse",
+        ),
+    )
+
+    @classmethod
+    def _built(cls, checked: dict[str, Any]) -> SearchRequest:
+        checked["query"], checked["cut_from"] = _cut(checked["query"])
+        return cls(**checked)
+
+    def warnings(self) -> list[str]:
+        """What the request itself has to say to the reader of the result."""
+        return cut_warning(self.cut_from)
 
 
 @dataclass(frozen=True, slots=True)
-class RouteRequest:
+class RouteRequest(_Request):
     """`memo route`, `memo_route`, /route: which collections hold the answer."""
 
     query: str
     k: int = DEFAULT_ROUTE_K
-    prefix: str | None = None  # only collections under this folder: 'work' or 'work/*'
+    prefix: str | None = None
     strategy: str = "auto"
     cut_from: int = 0
 
-    @classmethod
-    def make(
-        cls, query: Any = "", k: Any = None, prefix: Any = None, strategy: Any = None
-    ) -> RouteRequest:
-        strategy = strategy or "auto"
-        if strategy not in STRATEGIES:
-            raise RequestError(f"strategy must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
-        if prefix is not None and not isinstance(prefix, str):
-            raise RequestError("prefix must be a string such as 'work/' or 'work/jira'")
-        if prefix and ("\x00" in prefix or len(prefix) > MAX_PATH_CHARS):
-            raise RequestError("prefix must be a folder path, e.g. 'work/'")
-        q, cut_from = _query(query)
-        return cls(
-            query=q,
-            k=DEFAULT_ROUTE_K if k is None else _int("k", k, 1, MAX_ROUTE_K),
-            prefix=prefix or None,
-            strategy=strategy,
-            cut_from=cut_from,
-        )
+    INTERNAL: ClassVar[tuple[str, ...]] = ("cut_from",)
+    PARAMS: ClassVar[tuple[Param, ...]] = (
+        QUERY,
+        Param(
+            "k",
+            "int",
+            "How many collections (the flat strategy lists them all).",
+            default=DEFAULT_ROUTE_K,
+            low=1,
+            high=MAX_ROUTE_K,
+            aliases=("limit", "top_k", "n"),
+            flag="--k",
+            short="-k",
+        ),
+        Param(
+            "prefix",
+            "text",
+            "Only collections under this folder: 'work' or 'work/*'.",
+            high=MAX_PATH_CHARS,
+            flag="--prefix",
+        ),
+        Param(
+            "strategy",
+            "choice",
+            "auto picks by size: flat up to 50 collections, tree up to 5,000, hybrid beyond.",
+            default="auto",
+            choices=STRATEGIES,
+            flag="--strategy",
+        ),
+    )
 
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        del out["cut_from"]
-        return {k: v for k, v in out.items() if v is not None}
+    @classmethod
+    def _built(cls, checked: dict[str, Any]) -> RouteRequest:
+        checked["query"], checked["cut_from"] = _cut(checked["query"])
+        return cls(**checked)
+
+    def warnings(self) -> list[str]:
+        return cut_warning(self.cut_from)
+
+
+# a note's path as memo prints it in a hit: path:line or path:line-end
+LOCATION = re.compile(r"^(?P<path>.+?\.md):(?P<line>\d+)(?:-(?P<end>\d+))?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
-class ReadRequest:
-    """`memo show`, `memo_get`, GET /note: lines of one note."""
+class ReadRequest(_Request):
+    """`memo show`, `memo_get`, /note: lines of one note."""
 
     path: str
-    line: int | None = None  # first line, 1-based (a hit's `line`)
-    lines: int | None = None  # how many (default: 40 from `line`, else the whole note)
+    line: int | None = None
+    lines: int | None = None
+
+    PARAMS: ClassVar[tuple[Param, ...]] = (
+        Param(
+            "path",
+            "location",
+            "A note's path as a hit gives it (relative to the library root, or absolute inside "
+            "it); `path:line` and `path:line-end` are read as line and lines.",
+            high=MAX_PATH_CHARS,
+            aliases=("file",),
+            required=True,
+            metavar="PATH[:LINE]",
+        ),
+        Param(
+            "line",
+            "int",
+            "First line, 1-based (a hit's `line`).",
+            low=1,
+            aliases=("start_line", "offset"),
+            cli=False,
+        ),
+        Param(
+            "lines",
+            "int",
+            "How many lines (default: 40 from `line`, else the whole note).",
+            low=1,
+            high=MAX_LINES,
+            aliases=("count",),
+            flag="--lines",
+            short="-n",
+        ),
+    )
 
     @classmethod
-    def make(cls, path: Any, line: Any = None, lines: Any = None) -> ReadRequest:
-        return cls(
-            _path(path, default=""),
-            _opt_int("line", line, 1),
-            _opt_int("lines", lines, 1, MAX_LINES),
-        )
+    def _built(cls, checked: dict[str, Any]) -> ReadRequest:
+        path, line, lines = checked["path"], checked["line"], checked["lines"]
+        if not path:
+            raise RequestError("path is required: a note's path, e.g. from a search hit")
+        m = LOCATION.match(path)
+        if m is not None:  # every form memo prints is read back: path:line, path:line-end
+            path, start = m["path"], int(m["line"])
+            if line is not None and line != start:
+                raise RequestError(f"line given twice: {path}:{start} and line={line}")
+            end = int(m["end"]) if m["end"] else None
+            if start < 1 or (end is not None and end < start):
+                raise RequestError(f"{checked['path']} is not a line range of a note")
+            line = start
+            if lines is None and end is not None:
+                lines = check(cls.param("lines"), end - start + 1)
+        return cls(path, line, lines)
 
 
 @dataclass(frozen=True, slots=True)
-class StatusRequest:
-    """`memo status`, `memo_status`, GET /status: the indexes at or below a path."""
+class StatusRequest(_Request):
+    """`memo status`, `memo_status`, /status: the indexes at or below a path."""
 
     path: str = "."
 
-    @classmethod
-    def make(cls, path: Any = None) -> StatusRequest:
-        return cls(_path(path))
+    PARAMS: ClassVar[tuple[Param, ...]] = (_path_param(),)
 
 
 @dataclass(frozen=True, slots=True)
-class IndexRequest:
-    """`memo index`, `memo_reindex`, POST /reindex: bring the indexes at or below a path up to
+class IndexRequest(_Request):
+    """`memo index`, `memo_reindex`, /reindex: bring the indexes at or below a path up to
     date (`full`: drop and rebuild them)."""
 
     path: str = "."
     full: bool = False
 
-    @classmethod
-    def make(cls, path: Any = None, full: Any = False) -> IndexRequest:
-        if not isinstance(full, bool):
-            raise RequestError("full must be true or false")
-        return cls(_path(path), full)
+    PARAMS: ClassVar[tuple[Param, ...]] = (
+        _path_param(),
+        Param(
+            "full",
+            "bool",
+            "Drop the indexes and rebuild them from the notes.",
+            default=False,
+            flag="--full",
+        ),
+    )
+
+
+REQUESTS: dict[str, type[_Request]] = {
+    "search": SearchRequest,
+    "route": RouteRequest,
+    "read": ReadRequest,
+    "status": StatusRequest,
+    "index": IndexRequest,
+}

@@ -1,7 +1,8 @@
 """`memo` on the command line: parse arguments, build a request, print the answer.
 
 common.py    options, finding the library, errors     text.py      what a person reads
-queries.py   search, show, route, status               indexing.py  index, registry, new, skill
+queries.py   search, show, route, status               options.py   a request's fields as options
+indexing.py  init, index, registry rebuild, new, skill
 servers.py   mcp, serve, watch                         progress.py  index progress on stderr
 model.py     model build, model status                 delegate.py  asking a running memo serve
 

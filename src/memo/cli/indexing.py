@@ -12,24 +12,26 @@ import click
 
 from ..config import Settings
 from ..errors import MemoError
+from ..requests import IndexRequest
 from ..roots import declare
 from . import text
 from .common import emit, fail, find_root, json_option, open_library, root_option
+from .options import request_options
 from .progress import IndexProgress
 
 
 @click.command()
-@click.argument("path", required=False)
+@request_options(IndexRequest)
 @root_option
-@click.option("--full", is_flag=True, help="Drop the index and rebuild it from the notes.")
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")
 @json_option
 def index(path: str | None, root: str | None, full: bool, quiet: bool, as_json: bool) -> None:
     """Index the collections at or below PATH (default: the whole library)."""
     progress = None if quiet else IndexProgress(sys.stderr)
     try:
-        lib, path = open_library(root, path, purpose="index", declaring=True)
-        report = lib.index(path, full=full, progress=progress)
+        IndexRequest.make(path, full)  # the bounds, checked before any work
+        lib, target = open_library(root, path, purpose="index", declaring=True)
+        report = lib.index(target, full=full, progress=progress)
     except MemoError as e:
         fail(e)
     except KeyboardInterrupt:
@@ -143,3 +145,4 @@ def skill(root: str | None, hermes: bool) -> None:
         click.echo(skill_text(lib, hermes=hermes))
     except MemoError as e:
         fail(e)
+

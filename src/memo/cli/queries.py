@@ -1,221 +1,105 @@
-"""The commands that read: `search`, `show`, `route`, `status`."""
+"""The commands that read: `search`, `show`, `route`, `status`.
+
+Each is its request's declaration as click options (options.py) and one shared body
+(`answer`): find the library, build the request, hand it to a running `memo serve` or answer
+in-process, print it.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
+from collections.abc import Callable
+from typing import Any
 
 import click
 
 from ..config import Settings
 from ..errors import MemoError
-from ..requests import (
-    DEFAULT_K,
-    DEFAULT_ROUTE_K,
-    MAX_BUDGET,
-    MAX_K,
-    MAX_LINES,
-    MAX_ROUTE_K,
-    MODES,
-    STRATEGIES,
-    ReadRequest,
-    RouteRequest,
-    SearchRequest,
-    StatusRequest,
-)
+from ..requests import ReadRequest, RouteRequest, SearchRequest, StatusRequest, _Request
 from . import delegate, text
 from .common import emit, fail, find_root, json_option, library_at, no_server_option, root_option
+from .options import request_options
+
+# request -> (method, endpoint of `memo serve`, Library method)
+ENDPOINTS: dict[type[_Request], tuple[str, str, str]] = {
+    SearchRequest: ("POST", "/search", "search"),
+    RouteRequest: ("POST", "/route", "route"),
+    ReadRequest: ("GET", "/note", "read"),
+    StatusRequest: ("GET", "/status", "status"),
+}
 
 
-@click.command()
-@click.argument("path")
-@click.argument("query")
-@root_option
-@click.option(
-    "--k",
-    "-k",
-    default=DEFAULT_K,
-    show_default=True,
-    type=click.IntRange(1, MAX_K),
-    help="How many hits.",
-)
-@click.option(
-    "--mode",
-    type=click.Choice(MODES),
-    default="hybrid",
-    show_default=True,
-    help="hybrid fuses both legs; lex and vec run one alone.",
-)
-@click.option(
-    "--route",
-    "route_k",
-    type=click.IntRange(1, MAX_ROUTE_K),
-    default=None,
-    help="Search only the K collections the router ranks best for QUERY (within PATH).",
-)
-@click.option(
-    "--max-tokens",
-    type=click.IntRange(1, MAX_BUDGET),
-    default=None,
-    help="Fit the hits into this many tokens (hits cut at a sentence border, the rest dropped).",
-)
-@click.option("--tags", default=None, help="Only notes whose frontmatter has all these tags (a,b).")
-@click.option("--since", default=None, help="Only notes updated since: YYYY-MM-DD, or 7d, 2w, 3m.")
-@click.option("--until", default=None, help="Only notes updated until: YYYY-MM-DD, or 7d, 2w.")
-@click.option(
-    "--diverse/--no-diverse",
-    default=None,
-    help="Cap hits per note while other notes match (default: on for k >= 5).",
-)
-@json_option
-@no_server_option
-def search(
-    path: str,
-    query: str,
-    root: str | None,
-    k: int,
-    mode: str,
-    route_k: int | None,
-    max_tokens: int | None,
-    tags: str | None,
-    since: str | None,
-    until: str | None,
-    diverse: bool | None,
-    as_json: bool,
-    no_server: bool,
-) -> None:
+def answer(
+    request: type[_Request], fields: dict[str, Any], root: str | None, no_server: bool
+) -> dict[str, Any]:
+    """One one-shot command: the library, the checked request, the answer as a dict (the
+    server's when one runs for this library, else this process's); errors exit 1."""
+    method, endpoint, operation = ENDPOINTS[request]
+    try:
+        settings = Settings.from_env()
+        req = request.make(**fields)
+        path = getattr(req, "path", None)
+        lib_root, target = find_root(path, root, settings)
+        if path is not None and target != path:
+            req = dataclasses.replace(req, path=target)  # type: ignore[type-var]
+        body, query = (req.to_dict(), None) if method == "POST" else (None, req.to_dict())
+        out = None if no_server else delegate.ask(lib_root, settings, method, endpoint, query, body)
+        if out is None:
+            return getattr(library_at(lib_root, settings), operation)(req).to_dict()
+        said = req.warnings() if hasattr(req, "warnings") else []
+        if said:  # the server saw the query already cut: say so here too
+            out["warnings"] = said + out.get("warnings", [])
+        return out
+    except MemoError as e:
+        fail(e)
+
+
+def _command(
+    request: type[_Request], show: Callable[[dict[str, Any]], None]
+) -> Callable[[Callable[..., None]], click.Command]:
+    """A one-shot command: the request's options, --root, --json, --no-server."""
+
+    def make(f: Callable[..., None]) -> click.Command:
+        def run(root: str | None, as_json: bool, no_server: bool, **fields: Any) -> None:
+            out = answer(request, fields, root, no_server)
+            emit(out) if as_json else show(out)
+            f(out)
+
+        run.__doc__ = f.__doc__
+        run.__name__ = f.__name__
+        for deco in (no_server_option, json_option, root_option, request_options(request)):
+            run = deco(run)
+        return click.command(f.__name__)(run)
+
+    return make
+
+
+@_command(SearchRequest, text.search)
+def search(out: dict[str, Any]) -> None:
     """Search PATH (a note, a collection, or any folder above collections) for QUERY.
 
     PATH `*` (or `.`) is the whole library: every collection, fused into one list.
     """
-    options = dict(k=k, mode=mode, route=route_k, max_tokens=max_tokens, tags=tags)
-    options.update(since=since, until=until, diverse=diverse)
-    try:
-        settings = Settings.from_env()
-        lib_root, target = find_root(path, root, settings)
-        req = SearchRequest.make(target, query, **options)
-        result = (
-            None
-            if no_server
-            else delegate.ask(lib_root, settings, "POST", "/search", body=req.to_dict())
-        )
-        if result is not None:  # the server saw the query already cut: say so here too
-            result["warnings"] = req.warnings() + result["warnings"]
-        else:
-            result = library_at(lib_root, settings).search(req).to_dict()
-    except MemoError as e:
-        fail(e)
-    emit(result) if as_json else text.search(result)
 
 
-@click.command()
-@click.argument("location", metavar="PATH[:LINE]")
-@root_option
-@click.option(
-    "--lines", "-n", type=click.IntRange(1, MAX_LINES), default=None, help="How many lines."
-)
-@json_option
-@no_server_option
-def show(
-    location: str, root: str | None, lines: int | None, as_json: bool, no_server: bool
-) -> None:
-    """Print a note, or LINES lines of it from LINE (a search hit's path:line).
+@_command(ReadRequest, text.excerpt)
+def show(out: dict[str, Any]) -> None:
+    """Print a note, or LINES lines of it from LINE (a search hit's path:line or
+    path:line-end).
 
     With --json the output carries `cite`, the citation hash of the lines shown: equal to a
     hit's `cite` when those lines still read as they did when searched.
     """
-    path, line = location, None
-    head, sep, tail = location.rpartition(":")
-    if sep and tail.isdigit():
-        path, line = head, int(tail)
-    try:
-        settings = Settings.from_env()
-        lib_root, target = find_root(path, root, settings)
-        req = ReadRequest.make(target, line, lines)
-        ex = (
-            None
-            if no_server
-            else delegate.ask(
-                lib_root,
-                settings,
-                "GET",
-                "/note",
-                query=dict(path=req.path, line=line, lines=lines),
-            )
-        )
-        if ex is None:
-            ex = library_at(lib_root, settings).read(req).to_dict()
-    except MemoError as e:
-        fail(e)
-    emit(ex) if as_json else text.excerpt(ex)
 
 
-@click.command()
-@click.argument("path", required=False)
-@root_option
-@json_option
-@no_server_option
-def status(path: str | None, root: str | None, as_json: bool, no_server: bool) -> None:
+@_command(StatusRequest, text.status)
+def status(out: dict[str, Any]) -> None:
     """Show each collection's index: files, chunks, staleness, embedder, size."""
-    try:
-        settings = Settings.from_env()
-        lib_root, target = find_root(path, root, settings)
-        req = StatusRequest.make(target)
-        st = (
-            None
-            if no_server
-            else delegate.ask(lib_root, settings, "GET", "/status", query=dict(path=req.path))
-        )
-        if st is None:
-            st = library_at(lib_root, settings).status(req).to_dict()
-    except MemoError as e:
-        fail(e)
-    emit(st) if as_json else text.status(st)
-    if st["broken"]:
+    if out["broken"]:
         sys.exit(1)
 
 
-@click.command()
-@click.argument("query")
-@root_option
-@click.option(
-    "--k",
-    "-k",
-    default=DEFAULT_ROUTE_K,
-    show_default=True,
-    type=click.IntRange(1, MAX_ROUTE_K),
-    help="How many collections (the flat strategy lists them all).",
-)
-@click.option("--prefix", default=None, help="Only collections under this folder: work or work/*.")
-@click.option(
-    "--strategy",
-    type=click.Choice(STRATEGIES),
-    default="auto",
-    show_default=True,
-    help="auto picks by size: flat <= 50 collections, tree <= 5,000, hybrid beyond.",
-)
-@json_option
-@no_server_option
-def route(
-    query: str,
-    root: str | None,
-    k: int,
-    prefix: str | None,
-    strategy: str,
-    as_json: bool,
-    no_server: bool,
-) -> None:
+@_command(RouteRequest, text.route)
+def route(out: dict[str, Any]) -> None:
     """Which collections to search for QUERY: ranked by their best hits, shown with them."""
-    try:
-        settings = Settings.from_env()
-        lib_root, _ = find_root(None, root, settings)
-        req = RouteRequest.make(query, k=k, prefix=prefix, strategy=strategy)
-        res = (
-            None
-            if no_server
-            else delegate.ask(lib_root, settings, "POST", "/route", body=req.to_dict())
-        )
-        if res is None:
-            res = library_at(lib_root, settings).route(req).to_dict()
-    except MemoError as e:
-        fail(e)
-    emit(res) if as_json else text.route(res)

@@ -36,7 +36,7 @@ from ..embed.tokens import token_counter
 from ..errors import LibraryNotFoundError, MemoError, TargetError
 from ..registry_tools.entry import RefreshReport
 from ..registry_tools.registry import Registry
-from ..requests import ReadRequest, RouteRequest, SearchRequest, StatusRequest
+from ..requests import IndexRequest, ReadRequest, RouteRequest, SearchRequest, StatusRequest
 from ..router.route import RouteResult
 from ..search import budget
 from ..search.diversity import DIVERSITY_MIN_K, notes_cap
@@ -148,16 +148,19 @@ class Library:
 
     def index(
         self,
-        target: str | os.PathLike[str] | None = None,
+        target: str | os.PathLike[str] | IndexRequest | None = None,
         *,
         full: bool = False,
         progress: SyncProgress | None = None,
     ) -> IndexReport:
         """Bring the indexes at or below `target` in line with the notes (`full`: rebuild).
 
-        Re-scans the registry first; checks each database (quick_check) and reports every note
-        that cannot be indexed. Broken `_meta.yaml` files are listed in `broken`.
+        Takes an IndexRequest, or its fields. Re-scans the registry first; checks each database
+        (quick_check) and reports every note that cannot be indexed. Broken `_meta.yaml` files
+        are listed in `broken`. Declares the root a library (`declare`) when it is not one.
         """
+        if isinstance(target, IndexRequest):
+            target, full = target.path, target.full
         t0 = time.perf_counter()
         report = IndexReport()
         self.declare()
@@ -316,7 +319,7 @@ class Library:
         req = query if isinstance(query, RouteRequest) else RouteRequest.make(query, **options)
         t0 = time.perf_counter()
         res = route_by_evidence(self._colls, self._vectors, req).result
-        res.warnings = self._broken_warnings(req.prefix) + res.warnings
+        res.warnings = req.warnings() + self._broken_warnings(req.prefix) + res.warnings
         res.took_ms = (time.perf_counter() - t0) * 1000
         return res
 

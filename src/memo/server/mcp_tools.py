@@ -1,4 +1,8 @@
-"""memo as an MCP server (official `mcp` SDK, v2 `MCPServer`): five read-only tools.
+"""memo as an MCP server (official `mcp` SDK, v2 `MCPServer`): four read-only tools and
+`memo_reindex`, which writes memo's own index cache (never a note).
+
+Each tool's parameters are its request's declaration (requests.py, via server/schemas.py), and
+the names models send instead of ours (`q`, `limit`, `collection`…) come from the same table.
 
 Every tool returns both a structured result (validated against a published output schema) and a
 text rendering that leads with `path:line`. Failures the agent can fix come back as tool errors
@@ -8,7 +12,7 @@ text rendering that leads with `path:line`. Failures the agent can fix come back
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal
 
 from mcp.server.context import CallNext, ServerRequestContext
@@ -18,11 +22,18 @@ from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
-from .. import requests as rq
 from ..errors import MemoError
-from ..requests import IndexRequest, ReadRequest, RouteRequest, SearchRequest, StatusRequest
+from ..requests import (
+    IndexRequest,
+    ReadRequest,
+    RouteRequest,
+    SearchRequest,
+    StatusRequest,
+    _Request,
+)
 from ..skill import skill_text
 from . import render
+from .schemas import aliases, tool_signature
 from .service import Service
 
 INSTRUCTIONS = """\
@@ -35,26 +46,6 @@ memo searches the user's library of markdown notes (folders of notes, each topic
 3. Read the hit yourself: open `abs_path` (or <root>/`path`) at `line` with your file tools,
    and read only that part. Hits are pointers; the note is the truth.
 memo never writes notes: write them with your own file tools; the index follows by itself."""
-
-# Names models often send instead of ours, per tool: alias -> parameter.
-ALIASES: dict[str, dict[str, str]] = {
-    "memo_search": {
-        "q": "query",
-        "question": "query",
-        "text": "query",
-        "limit": "k",
-        "top_k": "k",
-        "n": "k",
-        "collection": "path",
-        "scope": "path",
-        "folder": "path",
-        "target": "path",
-    },
-    "memo_route": {"q": "query", "question": "query", "limit": "k", "top_k": "k", "n": "k"},
-    "memo_get": {"file": "path", "start_line": "line", "offset": "line", "count": "lines"},
-    "memo_status": {"collection": "path", "folder": "path", "target": "path"},
-    "memo_reindex": {"collection": "path", "folder": "path", "target": "path"},
-}
 
 
 class _Open(BaseModel):
@@ -157,24 +148,6 @@ def _answer(text_of: Callable[[dict[str, Any]], str], produce: Callable[[], Any]
     )
 
 
-Path_ = Annotated[
-    str,
-    Field(
-        description="A collection path from memo_route, a sub-folder or note inside it, or '.' "
-        "for the whole library; relative to the library root.",
-        max_length=rq.MAX_PATH_CHARS,
-    ),
-]
-Query = Annotated[
-    str,
-    Field(
-        description="The question or keywords, in any language (Russian and English both work).",
-        min_length=1,
-        max_length=rq.MAX_QUERY_CHARS,
-    ),
-]
-
-
 def build_mcp(service: Service) -> MCPServer:
     mcp = MCPServer(
         name="memo",
@@ -182,153 +155,120 @@ def build_mcp(service: Service) -> MCPServer:
         instructions=INSTRUCTIONS,
         middleware=[_accept_aliases],
     )
-    _add_finding(mcp, service)
-    _add_reading(mcp, service)
+    _add_tools(mcp, service)
     _inline_output_schemas(mcp)
     _add_skill(mcp, service)
     return mcp
 
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
+# memo_reindex writes memo's index cache (full=true drops and rebuilds it), never a note
+WRITES_CACHE = ToolAnnotations(
+    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
+)
 
 
-def _add_finding(mcp: MCPServer, service: Service) -> None:
-    """memo_route and memo_search."""
-    read_only = READ_ONLY
+@dataclass(frozen=True, slots=True)
+class Tool:
+    name: str
+    request: type[_Request]
+    title: str
+    description: str
+    operation: str  # the Service method that answers it
+    text_of: Callable[[dict[str, Any]], str]
+    output: type[BaseModel]
+    writes: bool = False  # memo_reindex: writes memo's index cache
 
-    @mcp.tool(
-        title="Route a question to collections",
-        annotations=read_only,
-        description=(
-            "Find which collections of the notes library answer a question: memo searches them "
-            "and ranks each by its best hit, shown with the collection (path:line, heading, an "
-            "excerpt), which often answers already. Call this first when you don't know where "
-            "to search; then memo_search with the returned `path`."
-        ),
+    @property
+    def annotations(self) -> ToolAnnotations:
+        return WRITES_CACHE if self.writes else READ_ONLY
+
+
+TOOLS = (
+    Tool(
+        "memo_route",
+        RouteRequest,
+        "Route a question to collections",
+        "Find which collections of the notes library answer a question: memo searches them "
+        "and ranks each by its best hit, shown with the collection (path:line, heading, an "
+        "excerpt), which often answers already. Call this first when you don't know where "
+        "to search; then memo_search with the returned `path`.",
+        "route",
+        render.route_text,
+        RouteOut,
+    ),
+    Tool(
+        "memo_search",
+        SearchRequest,
+        "Search notes",
+        "Hybrid (keyword + meaning) search in a collection, a folder or a note of the "
+        "library. Returns hits as `path:line` with the section heading and text; read the "
+        "note at that line with your own file tools for the full context. Use mode='lex' "
+        "for exact names, numbers and codes. Edits made just before the call are indexed "
+        "first, so results are never stale.",
+        "search",
+        render.search_text,
+        SearchOut,
+    ),
+    Tool(
+        "memo_get",
+        ReadRequest,
+        "Read lines of a note",
+        "Read a note, or `lines` lines of it from `line` (a search hit's path and line; "
+        "`path:line` and `path:line-end` work as the path too). Returns the text and `cite`, "
+        "the hash of those lines: if it differs from the hit's `cite`, the note changed "
+        "after the search; don't quote the old hit text.",
+        "get",
+        render.get_text,
+        GetOut,
+    ),
+    Tool(
+        "memo_status",
+        StatusRequest,
+        "Index status",
+        "Per collection: files and chunks indexed, files changed since indexing, skipped "
+        "files and why, last index time. Omit path for the whole library.",
+        "status",
+        render.status_text,
+        StatusOut,
+    ),
+    Tool(
+        "memo_reindex",
+        IndexRequest,
+        "Re-index notes",
+        "Bring the index of a path up to date now (full=true drops and rebuilds it). Rarely "
+        "needed: search already catches up on changed files. Only memo's own index cache is "
+        "written; notes are never modified.",
+        "reindex",
+        render.reindex_text,
+        ReindexOut,
+        writes=True,
+    ),
+)
+ALIASES = {t.name: aliases(t.request) for t in TOOLS}  # per tool: alias -> parameter
+
+
+def _add_tools(mcp: MCPServer, service: Service) -> None:
+    for tool in TOOLS:
+        mcp.tool(
+            name=tool.name,
+            title=tool.title,
+            description=tool.description,
+            annotations=tool.annotations,
+        )(_function(tool, getattr(service, tool.operation)))
+
+
+def _function(tool: Tool, call: Callable[[Any], Any]) -> Callable[..., CallToolResult]:
+    """The tool as the SDK wants it: a function whose signature is the request's fields."""
+
+    def run(**arguments: Any) -> CallToolResult:
+        return _answer(tool.text_of, lambda: call(tool.request.make(**arguments)).to_dict())
+
+    run.__name__ = tool.name
+    run.__signature__ = tool_signature(  # type: ignore[attr-defined]
+        tool.request, Annotated[CallToolResult, tool.output]
     )
-    def memo_route(
-        query: Query,
-        k: Annotated[
-            int, Field(ge=1, le=rq.MAX_ROUTE_K, description="How many collections.")
-        ] = rq.DEFAULT_ROUTE_K,
-        prefix: Annotated[
-            str | None, Field(description="Only collections under this path, e.g. 'work/'.")
-        ] = None,
-        strategy: Annotated[
-            Literal["auto", "flat", "tree", "hybrid"],
-            Field(description="auto picks by size: flat up to 50 collections, tree, hybrid."),
-        ] = "auto",
-    ) -> Annotated[CallToolResult, RouteOut]:
-        return _answer(
-            render.route_text,
-            lambda: service.route(
-                RouteRequest.make(query, k=k, prefix=prefix, strategy=strategy)
-            ).to_dict(),
-        )
-
-    @mcp.tool(
-        title="Search notes",
-        annotations=read_only,
-        description=(
-            "Hybrid (keyword + meaning) search in a collection, a folder or a note of the "
-            "library. Returns hits as `path:line` with the section heading and text; read the "
-            "note at that line with your own file tools for the full context. Use mode='lex' "
-            "for exact names, numbers and codes. Edits made just before the call are indexed "
-            "first, so results are never stale."
-        ),
-    )
-    def memo_search(
-        path: Path_,
-        query: Query,
-        k: Annotated[int, Field(ge=1, le=rq.MAX_K, description="How many hits.")] = rq.DEFAULT_K,
-        mode: Annotated[
-            Literal["hybrid", "lex", "vec"],
-            Field(description="hybrid fuses keyword and meaning; lex or vec run one alone."),
-        ] = "hybrid",
-        max_tokens: Annotated[
-            int | None,
-            Field(ge=1, le=rq.MAX_BUDGET, description="Fit the hits into this many tokens."),
-        ] = None,
-        tags: Annotated[
-            list[str] | None, Field(description="Only notes whose frontmatter has all these tags.")
-        ] = None,
-        since: Annotated[
-            str | None,
-            Field(description="Only notes updated since YYYY-MM-DD, or 7d / 2w / 3m ago."),
-        ] = None,
-        until: Annotated[str | None, Field(description="Only notes updated until.")] = None,
-        diverse: Annotated[
-            bool | None,
-            Field(description="Cap hits per note while others match (default: on for k >= 5)."),
-        ] = None,
-        route: Annotated[
-            int | None,
-            Field(ge=1, le=rq.MAX_ROUTE_K, description="Search only the top N routed collections."),
-        ] = None,
-    ) -> Annotated[CallToolResult, SearchOut]:
-        options = dict(k=k, mode=mode, route=route, max_tokens=max_tokens, tags=tags)
-        options.update(since=since, until=until, diverse=diverse)
-        return _answer(
-            render.search_text,
-            lambda: service.search(SearchRequest.make(path, query, **options)).to_dict(),
-        )
-
-
-def _add_reading(mcp: MCPServer, service: Service) -> None:
-    """memo_get, memo_status and memo_reindex."""
-    read_only = READ_ONLY
-
-    @mcp.tool(
-        title="Read lines of a note",
-        annotations=read_only,
-        description=(
-            "Read a note, or `lines` lines of it from `line` (a search hit's path and line). "
-            "Returns the text and `cite`, the hash of those lines: if it differs from the hit's "
-            "`cite`, the note changed after the search; don't quote the old hit text."
-        ),
-    )
-    def memo_get(
-        path: Annotated[
-            str, Field(description="A note path from a hit.", max_length=rq.MAX_PATH_CHARS)
-        ],
-        line: Annotated[int | None, Field(ge=1, description="First line (1-based).")] = None,
-        lines: Annotated[
-            int | None, Field(ge=1, le=rq.MAX_LINES, description="How many lines (default 40).")
-        ] = None,
-    ) -> Annotated[CallToolResult, GetOut]:
-        return _answer(
-            render.get_text, lambda: service.get(ReadRequest.make(path, line, lines)).to_dict()
-        )
-
-    @mcp.tool(
-        title="Index status",
-        annotations=read_only,
-        description=(
-            "Per collection: files and chunks indexed, files changed since indexing, skipped "
-            "files and why, last index time. Omit path for the whole library."
-        ),
-    )
-    def memo_status(path: Path_ = ".") -> Annotated[CallToolResult, StatusOut]:
-        return _answer(
-            render.status_text, lambda: service.status(StatusRequest.make(path)).to_dict()
-        )
-
-    @mcp.tool(
-        title="Re-index notes",
-        annotations=read_only,
-        description=(
-            "Bring the index of a path up to date now (full=true drops and rebuilds it). Rarely "
-            "needed: search already catches up on changed files. Only memo's own index cache is "
-            "written; notes are never modified."
-        ),
-    )
-    def memo_reindex(
-        path: Path_,
-        full: Annotated[bool, Field(description="Drop the index and rebuild it.")] = False,
-    ) -> Annotated[CallToolResult, ReindexOut]:
-        return _answer(
-            render.reindex_text, lambda: service.reindex(IndexRequest.make(path, full)).to_dict()
-        )
+    return run
 
 
 def _add_skill(mcp: MCPServer, service: Service) -> None:

@@ -1,72 +1,26 @@
 """The HTTP API's endpoints: each builds a request (requests.py) and hands it to the Service.
 
-The bodies publish the bounds of requests.py (tests/test_requests.py checks they stay equal) and
-accept the argument names models often send instead (`q`, `limit`, `top_k`, `collection`).
+Every body and query model is the request's declaration (server/schemas.py): the same fields,
+bounds, help and aliases as the CLI and the MCP tools (tests/test_requests.py walks them).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field
 
-from .. import requests as rq
 from ..requests import IndexRequest, ReadRequest, RouteRequest, SearchRequest, StatusRequest
+from .schemas import model
 from .service import Service
 
-
-class _Body(BaseModel):
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-
-class SearchBody(_Body):
-    path: str = Field(
-        ".",
-        max_length=rq.MAX_PATH_CHARS,
-        validation_alias=AliasChoices("path", "collection", "scope"),
-        description="Collection, folder or note relative to the library root; '.' = all.",
-    )
-    query: str = Field(
-        min_length=1,
-        max_length=rq.MAX_QUERY_CHARS,
-        validation_alias=AliasChoices("query", "q"),
-    )
-    k: int = Field(
-        rq.DEFAULT_K, ge=1, le=rq.MAX_K, validation_alias=AliasChoices("k", "limit", "top_k")
-    )
-    mode: Literal["hybrid", "lex", "vec"] = "hybrid"
-    route: int | None = Field(
-        None, ge=1, le=rq.MAX_ROUTE_K, description="Search only the top N routed collections."
-    )
-    max_tokens: int | None = Field(None, ge=1, le=rq.MAX_BUDGET, description="Token budget.")
-    tags: list[str] | None = Field(None, description="Only notes having all these tags.")
-    since: str | None = Field(None, max_length=40, description="YYYY-MM-DD or 7d / 2w / 3m.")
-    until: str | None = Field(None, max_length=40)
-    diverse: bool | None = Field(None, description="Cap hits per note (default on for k >= 5).")
-
-
-class RouteBody(_Body):
-    query: str = Field(
-        min_length=1, max_length=rq.MAX_QUERY_CHARS, validation_alias=AliasChoices("query", "q")
-    )
-    k: int = Field(
-        rq.DEFAULT_ROUTE_K,
-        ge=1,
-        le=rq.MAX_ROUTE_K,
-        validation_alias=AliasChoices("k", "limit", "top_k"),
-    )
-    prefix: str | None = Field(None, max_length=rq.MAX_PATH_CHARS)
-    strategy: Literal["auto", "flat", "tree", "hybrid"] = "auto"
-
-
-class ReindexBody(_Body):
-    path: str = Field(
-        ".",
-        max_length=rq.MAX_PATH_CHARS,
-        validation_alias=AliasChoices("path", "collection", "scope"),
-    )
-    full: bool = False
+SearchBody = model(SearchRequest, "SearchBody")
+SearchQuery = model(SearchRequest, "SearchQuery")
+RouteBody = model(RouteRequest, "RouteBody")
+RouteQuery = model(RouteRequest, "RouteQuery")
+NoteQuery = model(ReadRequest, "NoteQuery")
+StatusQuery = model(StatusRequest, "StatusQuery")
+ReindexBody = model(IndexRequest, "ReindexBody")
 
 
 def api_router(service: Service) -> APIRouter:
@@ -79,54 +33,39 @@ def api_router(service: Service) -> APIRouter:
         return service.health()
 
     @router.post("/search", tags=["notes"])
-    def search(body: SearchBody) -> dict[str, Any]:
+    def search(body: SearchBody) -> dict[str, Any]:  # type: ignore[valid-type]
         """Hybrid search in a collection, folder or note; hits carry `path` and `line`."""
         return service.search(SearchRequest.make(**body.model_dump())).to_dict()
 
     @router.get("/search", tags=["notes"])
-    def search_get(
-        query: str = Query(min_length=1, max_length=rq.MAX_QUERY_CHARS),
-        path: str = Query(".", max_length=rq.MAX_PATH_CHARS),
-        k: int = Query(rq.DEFAULT_K, ge=1, le=rq.MAX_K),
-        mode: Literal["hybrid", "lex", "vec"] = "hybrid",
-        route: int | None = Query(None, ge=1, le=rq.MAX_ROUTE_K),
-    ) -> dict[str, Any]:
+    def search_get(q: Annotated[SearchQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
         """The same search for `curl` and browsers."""
-        req = SearchRequest.make(path, query, k=k, mode=mode, route=route)
-        return service.search(req).to_dict()
+        return service.search(SearchRequest.make(**q.model_dump())).to_dict()
 
     @router.get("/note", tags=["notes"])
-    def note(
-        path: str = Query(max_length=rq.MAX_PATH_CHARS),
-        line: int | None = Query(None, ge=1),
-        lines: int | None = Query(None, ge=1, le=rq.MAX_LINES),
-    ) -> dict[str, Any]:
-        """Lines of a note from `line` (a hit's path and line), with their citation hash."""
-        return service.get(ReadRequest.make(path, line, lines)).to_dict()
+    def note(q: Annotated[NoteQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
+        """Lines of a note from `line` (a hit's path and line, or `path:line`), with their
+        citation hash."""
+        return service.get(ReadRequest.make(**q.model_dump())).to_dict()
 
     @router.post("/route", tags=["notes"])
-    def route(body: RouteBody) -> dict[str, Any]:
-        """Rank the collections whose descriptions fit the question."""
+    def route(body: RouteBody) -> dict[str, Any]:  # type: ignore[valid-type]
+        """Rank the collections whose notes answer the question, each with its best hits."""
         return service.route(RouteRequest.make(**body.model_dump())).to_dict()
 
     @router.get("/route", tags=["notes"])
-    def route_get(
-        query: str = Query(min_length=1, max_length=rq.MAX_QUERY_CHARS),
-        k: int = Query(rq.DEFAULT_ROUTE_K, ge=1, le=rq.MAX_ROUTE_K),
-        prefix: str | None = Query(None, max_length=rq.MAX_PATH_CHARS),
-        strategy: Literal["auto", "flat", "tree", "hybrid"] = "auto",
-    ) -> dict[str, Any]:
-        req = RouteRequest.make(query, k=k, prefix=prefix, strategy=strategy)
-        return service.route(req).to_dict()
+    def route_get(q: Annotated[RouteQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
+        """The same route for `curl` and browsers."""
+        return service.route(RouteRequest.make(**q.model_dump())).to_dict()
 
     @router.get("/status", tags=["index"])
-    def status(path: str = Query(".", max_length=rq.MAX_PATH_CHARS)) -> dict[str, Any]:
+    def status(q: Annotated[StatusQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
         """Per collection: files, chunks, staleness, skipped files and why."""
-        return service.status(StatusRequest.make(path)).to_dict()
+        return service.status(StatusRequest.make(**q.model_dump())).to_dict()
 
     @router.post("/reindex", tags=["index"])
-    def reindex(body: ReindexBody) -> dict[str, Any]:
+    def reindex(body: ReindexBody) -> dict[str, Any]:  # type: ignore[valid-type]
         """Bring a path's index up to date now (full=true rebuilds it). Notes are never written."""
-        return service.reindex(IndexRequest.make(body.path, body.full)).to_dict()
+        return service.reindex(IndexRequest.make(**body.model_dump())).to_dict()
 
     return router

@@ -123,4 +123,4 @@ class Service:
 
     def reindex(self, req: IndexRequest) -> IndexReport:
         with self.library() as lib:
-            return lib.index(req.path, full=req.full)
+            return lib.index(req)

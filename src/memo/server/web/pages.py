@@ -20,22 +20,18 @@ from fastapi.templating import Jinja2Templates
 
 from ... import __version__
 from ...errors import MemoError
-from ...requests import (
-    DEFAULT_K,
-    MAX_LINES,
-    MAX_QUERY_CHARS,
-    MODES,
-    ReadRequest,
-    RouteRequest,
-    SearchRequest,
-    StatusRequest,
-)
+from ...requests import MAX_LINES, ReadRequest, RouteRequest, SearchRequest, StatusRequest
 from ...router.route import RouteResult
 from ..service import Service
 from . import views
 from .highlight import query_stems
 
 ROUTE_K = 5  # collections suggested for a query
+# The form's bounds, choices and defaults are the request's declaration; its names `q` and
+# `scope` are aliases the declaration lists for query and path (tests/test_requests.py).
+QUERY, SCOPE = SearchRequest.param("query"), SearchRequest.param("path")
+MODE, K = SearchRequest.param("mode"), SearchRequest.param("k")
+DEFAULT_K = K.default
 HEADERS = {
     # No script may run on these pages, whatever a note holds; forms post only here.
     "Content-Security-Policy": (
@@ -95,7 +91,11 @@ def pages_router(
 
     @router.get("/")
     def search_page(
-        request: Request, q: str = "", scope: str = ".", mode: str = "hybrid", k: int = DEFAULT_K
+        request: Request,
+        q: str = "",
+        scope: str = ".",
+        mode: str = MODE.default,
+        k: int = DEFAULT_K,
     ) -> Response:
         """The search form and, with a query, its hits."""
         timer = Timer()
@@ -146,10 +146,10 @@ def _search(service: Service, timer: Timer, q: str, scope: str, mode: str, k: in
         "scope": scope,
         "mode": mode,
         "k": k,
-        "default_k": DEFAULT_K,
-        "modes": MODES,
+        "default_k": K.default,
+        "modes": MODE.choices,
         "scopes": options,
-        "max_query": MAX_QUERY_CHARS,
+        "max_query": QUERY.high,
         "error": None,
         "result": None,
         "routes": [],
