@@ -11,3 +11,16 @@ def shown(path: str) -> str:
     raw = path.encode("utf-8", "surrogateescape")
     text = raw.decode("utf-8", "backslashreplace")
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+_PLAIN = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_")
+
+
+def quoted(path: str) -> str:
+    """`shown(path)`, in single quotes when a shell would split or expand it (a space, `*`,
+    `$`…), so a person can paste it back: `'Obsidian Sync/Note.md':12` reads as one word.
+    Letters of any script need no quotes."""
+    text = shown(path)
+    if text and all(c in _PLAIN or (c.isalnum() and ord(c) > 127) for c in text):
+        return text
+    return "'" + text.replace("'", "'\\''") + "'"

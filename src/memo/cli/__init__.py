@@ -22,6 +22,7 @@ from .. import __version__
 # command name -> the module that defines it (as a function of the same name)
 WHERE = {
     "index": "indexing",
+    "init": "indexing",
     "registry": "indexing",
     "new": "indexing",
     "skill": "indexing",

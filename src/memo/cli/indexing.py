@@ -146,3 +146,50 @@ def skill(root: str | None, hermes: bool) -> None:
     except MemoError as e:
         fail(e)
 
+
+@click.command()
+@click.argument("path", required=False)
+@click.option(
+    "--yes", "-y", is_flag=True, help="Write the plan (without it: a dry run, or a question)."
+)
+@click.option("--index", "then_index", is_flag=True, help="Index the library right after.")
+@json_option
+def init(path: str | None, yes: bool, then_index: bool, as_json: bool) -> None:
+    """Make the folder PATH (default: here) a library: propose its folders as collections.
+
+    Prints the plan: each folder of notes, its note count and a one-line description drafted
+    from its notes. --yes writes it (only `_meta.yaml` files, marked drafted, and the root's
+    marker; never a note, never over an existing file); on a terminal without --yes memo asks,
+    elsewhere it is a dry run. A second init writes nothing.
+    """
+    from ..library.adopt import plan
+    from ..roots import declared_root
+
+    settings = Settings.from_env()
+    folder = Path(os.path.abspath(Path(path or ".").expanduser()))
+    try:
+        if not folder.is_dir():
+            raise MemoError(f"{folder} is not a folder", "Give the folder that holds your notes.")
+        root = declared_root(folder, settings) or folder
+        the_plan = plan(root, settings)
+        if not the_plan.proposals:
+            raise MemoError(
+                f"no notes (.md files) at or below {root}",
+                "memo indexes markdown notes: give the folder that holds them.",
+            )
+    except MemoError as e:
+        fail(e)
+    if not as_json:
+        text.init_plan(the_plan.to_dict())
+    asked = False
+    if not yes and not the_plan.nothing_to_do and sys.stdin.isatty() and not as_json:
+        yes = asked = click.confirm("Write these files?", default=False, err=True)
+    if yes:
+        the_plan.write(settings)
+    if as_json:
+        emit(the_plan.to_dict())
+    else:
+        text.init_done(the_plan.to_dict(), wrote=yes, asked=asked)
+    if then_index and (yes or the_plan.nothing_to_do):
+        ctx = click.get_current_context()
+        ctx.invoke(index, path=str(root), root=None, full=False, quiet=as_json, as_json=as_json)

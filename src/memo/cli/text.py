@@ -11,7 +11,8 @@ from typing import Any
 
 import click
 
-from ..printable import shown
+from ..printable import quoted, shown
+from ..roots import MARKER
 
 SNIPPET = 240
 CONFIDENCE_WORDS = {
@@ -122,3 +123,41 @@ def index(r: dict[str, Any]) -> None:
         )
     for b in r.get("broken", []):
         click.echo(f"broken: {b['path']}: {b['error']}")
+
+
+def init_plan(p: dict[str, Any]) -> None:
+    """`memo init`'s plan: one line per collection, new ones with their drafted description."""
+    new = [c for c in p["collections"] if not c["kept"]]
+    kept = len(p["collections"]) - len(new)
+    more = f", {kept} kept as they are" if kept else ""
+    click.echo(
+        f"{quoted(p['root'])}: {len(new)} new collections for {p['notes']} notes{more}"
+        f" ({p['seconds']:.2f} s)"
+    )
+    width = max((len(quoted(c["path"])) for c in p["collections"]), default=1)
+    for c in p["collections"]:
+        what = "kept" if c["kept"] else "new "
+        notes = f"{c['notes']:>4} note{'s' if c['notes'] != 1 else ' '}"
+        own = " (its own notes)" if c["loose"] else ""
+        desc = "a collection already" if c["kept"] else c["description"]
+        click.echo(f"  {what} {quoted(c['path']):<{width}} {notes}{own}  {shown(desc)}")
+
+
+def init_done(p: dict[str, Any], wrote: bool, asked: bool) -> None:
+    new = [c for c in p["collections"] if not c["kept"]]
+    root = quoted(p["root"])
+    if p["nothing_to_do"]:
+        click.echo("nothing to do: every folder of notes is a collection of this library")
+    elif wrote:
+        click.echo(
+            f"wrote {len(p['written'])} files: {len(new)} _meta.yaml (marked drafted: review "
+            f"each description){', and the library marker' if p['declare'] else ''}. "
+            f"Next: memo index {root}"
+        )
+    else:
+        marker = f" and {MARKER}" if p["declare"] else ""
+        click.echo(
+            f"{'nothing written' if asked else 'dry run: nothing written'}. "
+            f"`memo init {root} --yes` writes {len(new)} _meta.yaml files{marker} "
+            f"(add --index to index right after)."
+        )

@@ -29,6 +29,17 @@ def _skip_name(name: str) -> bool:
     return name.startswith((".", "~"))
 
 
+# Folders of other tools' copies of notes, never notes of their own: Logseq keeps backups of
+# every page it rewrote in logseq/bak/ and logseq/version-files/ (Obsidian's .trash/ and
+# Logseq's .recycle/ are hidden already).
+NOT_NOTE_FOLDERS = frozenset({("logseq", "bak"), ("logseq", "version-files")})
+
+
+def skip_folder(parent: str, name: str) -> bool:
+    """A folder no note is read from: hidden, or another tool's copies (NOT_NOTE_FOLDERS)."""
+    return _skip_name(name) or (os.path.basename(parent), name) in NOT_NOTE_FOLDERS
+
+
 def _entries(folder: Path | str) -> list[os.DirEntry[str]]:
     """A folder's entries; [] when it vanished or cannot be read (a walk goes on without it)."""
     try:
@@ -56,7 +67,7 @@ def find_collections(top: Path) -> list[Path]:
         for e in _entries(folder):
             if e.name == META_FILE and e.is_file():
                 found.append(folder)
-            elif e.is_dir(follow_symlinks=False) and not _skip_name(e.name):
+            elif e.is_dir(follow_symlinks=False) and not skip_folder(str(folder), e.name):
                 stack.append(Path(e.path))
     return sorted(found)
 
@@ -128,6 +139,8 @@ def note_files(
             relpath = f"{rel}/{e.name}" if rel else e.name
             try:
                 if e.is_dir(follow_symlinks=False):
+                    if skip_folder(str(d), e.name):
+                        continue
                     if not os.path.exists(os.path.join(e.path, META_FILE)):
                         stack.append((Path(e.path), relpath))
                     continue

@@ -16,7 +16,7 @@ META_FILE = "_meta.yaml"
 MAX_META_BYTES = 64 * 1024  # a description file, not a data dump
 # libyaml's safe loader when PyYAML was built with it (~10x faster: a registry rebuild parses
 # 100,000 of these files); the pure-Python one otherwise. Both refuse python/object tags.
-_SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+SafeLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 MAX_YAML_NODES = 10_000  # values a parsed document may expand to (anchors bomb guard)
 
@@ -65,7 +65,7 @@ def load_meta(folder: Path, raw: bytes | None = None) -> CollectionMeta:
         raise MetaInvalidError(f"{path}: {len(raw)} bytes; a _meta.yaml may hold at most 64 KiB")
     try:
         # safe_load: tags such as !!python/object are refused, never executed.
-        data = yaml.load(raw.decode("utf-8-sig", errors="replace"), Loader=_SafeLoader)
+        data = yaml.load(raw.decode("utf-8-sig", errors="replace"), Loader=SafeLoader)
     except yaml.YAMLError as e:
         if "nesting depth" in str(e):  # libyaml's guard against [[[[...]]]]
             raise MetaInvalidError(f"{path}: YAML nested too deeply") from e

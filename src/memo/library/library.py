@@ -28,12 +28,14 @@ from .. import heartbeat, roots
 from ..collection.collection import Collection
 from ..collection.files import find_collections
 from ..collection.filters import Filter
+from ..collection.meta import META_FILE
 from ..collection.progress import SyncProgress
 from ..collection.status import CollectionStatus
 from ..config import Settings
 from ..embed import Embedder, embedder_for
 from ..embed.tokens import token_counter
 from ..errors import LibraryNotFoundError, MemoError, TargetError
+from ..printable import shown
 from ..registry_tools.entry import RefreshReport
 from ..registry_tools.registry import Registry
 from ..requests import IndexRequest, ReadRequest, RouteRequest, SearchRequest, StatusRequest
@@ -361,6 +363,12 @@ class Library:
             f"{c.path}: empty description in _meta.yaml; the router cannot route to it"
             for c in colls
             if not c.description.strip()
+        ]
+        warnings += [
+            f"{shown(c.rel)}: description drafted by memo: review it in its {META_FILE}, "
+            "then delete the `drafted` line"
+            for c, _ in scope.parts
+            if c.meta.extra.get("drafted") is True
         ]
         report = IndexReport()
         syncing.note_broken(self._colls, confine(self.root, req.path), report)

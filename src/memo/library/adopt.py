@@ -1,0 +1,348 @@
+"""`memo init`: an existing tree of notes proposed as collections, each described by its notes.
+
+People arrive with a vault (Obsidian, Logseq, a folder of markdown in a repository), not with
+`_meta.yaml` files. A plan follows the design's shape of a library:
+
+- each top-level folder holding notes is a collection (its sub-folders belong to it);
+- a folder far past the design's largest collection (SPLIT_ABOVE notes, twice its ~300) is
+  split by its sub-folders instead, and keeps its own loose notes as a collection of its own
+  (nested collections own their files);
+- notes lying loose at the top stay searchable: the root itself becomes a collection, which
+  holds only them;
+- folders that are collections already are kept as they are.
+
+Each description is drafted from the folder's own content, in its notes' language: its name,
+its notes' titles (frontmatter `title`, the H1, else the file name; the larger notes first) and
+the words that set it apart from the other folders (BM25-like weight: frequent here, rare
+elsewhere). It is marked `drafted: true`, which `memo status` and the library page show as
+"drafted by memo: review it" until the line is deleted.
+
+A plan writes only `_meta.yaml` files (never over an existing one) and the root's marker;
+never a note.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .. import roots
+from ..collection.chunker import chunk_note, decode
+from ..collection.files import NOT_INDEXED, is_note_name, skip_folder
+from ..collection.lexical import stem
+from ..collection.meta import META_FILE
+from ..collection.stopwords import ALL as STOPWORDS
+from ..config import Settings
+
+SPLIT_ABOVE = 600  # notes: a folder this big is split by its sub-folders (design: 10-300 each)
+LINE = 200  # characters of a drafted description (one line)
+TERMS = 6  # distinctive words added after the titles, at most
+READ_BYTES = 256 * 1024  # of each note, for titles and words (the plan must stay fast)
+_WORD = re.compile(r"[^\W\d_]{4,}", re.UNICODE)
+_CYRILLIC, _LATIN = re.compile(r"[а-яёА-ЯЁ]"), re.compile(r"[a-zA-Z]")
+_H1 = re.compile(r" {0,3}# +(.+?)\s*#*\s*$")
+# what is not prose: code, HTML tags, addresses, link targets (their visible words stay)
+_NOT_PROSE = re.compile(r"```.*?```|~~~.*?~~~|`[^`\n]*`|<[^>\n]*>|https?://\S+|\[\[[^\]|]*\|", re.S)
+DRAFTED_NOTE = (
+    "# drafted by `memo init` from this folder's notes: review the description, then delete\n"
+    "# the `drafted` line.\n"
+)
+
+
+@dataclass(slots=True)
+class Proposal:
+    """One collection of the plan."""
+
+    path: str  # relative to the root, posix; '.' is the root (its loose notes)
+    notes: int
+    description: str
+    kept: bool = False  # already a collection: nothing is written for it
+    loose: bool = False  # only the folder's own notes (its sub-folders are collections)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "notes": self.notes,
+            "description": self.description,
+            "kept": self.kept,
+            "loose": self.loose,
+        }
+
+
+@dataclass(slots=True)
+class Plan:
+    root: Path
+    proposals: list[Proposal]
+    notes: int  # every note found
+    declare: bool  # the root is not a library yet: its marker will be written
+    seconds: float = 0.0
+    written: list[str] = field(default_factory=list)  # files written by `write`
+
+    @property
+    def new(self) -> list[Proposal]:
+        return [p for p in self.proposals if not p.kept]
+
+    @property
+    def nothing_to_do(self) -> bool:
+        return not self.new and not self.declare
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "root": str(self.root),
+            "notes": self.notes,
+            "declare": self.declare,
+            "collections": [p.to_dict() for p in self.proposals],
+            "nothing_to_do": self.nothing_to_do,
+            "written": self.written,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def write(self, settings: Settings) -> list[str]:
+        """Write each new collection's `_meta.yaml` (never over one written meanwhile) and the
+        root's marker; returns the files written (relative to the root)."""
+        for p in self.new:
+            folder = self.root if p.path == "." else self.root / p.path
+            data = {"description": p.description, "drafted": True}
+            text = DRAFTED_NOTE + yaml.safe_dump(
+                data, allow_unicode=True, sort_keys=False, width=1000
+            )
+            try:
+                with open(folder / META_FILE, "x", encoding="utf-8") as f:
+                    f.write(text)
+            except FileExistsError:
+                continue  # someone made it a collection meanwhile: theirs stands
+            self.written.append(f"{p.path}/{META_FILE}" if p.path != "." else META_FILE)
+        if self.declare:
+            marker = roots.declare(self.root, settings)
+            if marker is not None:
+                self.written.append(os.path.relpath(marker, self.root))
+        return self.written
+
+
+@dataclass(slots=True)
+class _Folder:
+    notes: list[str] = field(default_factory=list)  # note file names directly here
+    subs: list[str] = field(default_factory=list)  # child folder names (walked ones)
+    meta: bool = False  # holds a _meta.yaml
+
+
+def plan(root: Path, settings: Settings) -> Plan:
+    """The collections `memo init` proposes for the tree at `root` (nothing is written)."""
+    t0 = time.perf_counter()
+    tree = _walk(root)
+    proposals: list[Proposal] = []
+    for rel in _top(tree):
+        proposals += _propose(tree, rel)
+    top = tree[""]
+    if top.meta:
+        proposals.insert(0, Proposal(".", _count(tree, "", own_only=True), "", kept=True))
+    elif any(n.lower() not in NOT_INDEXED for n in top.notes):
+        proposals.insert(0, Proposal(".", _count(tree, "", own_only=True), "", loose=True))
+    _describe(root, tree, proposals)
+    total = sum(len(f.notes) for f in tree.values())
+    declared = roots.is_declared(root, settings)
+    return Plan(root, proposals, total, not declared, time.perf_counter() - t0)
+
+
+def _walk(root: Path) -> dict[str, _Folder]:
+    """Every folder memo would read (hidden and tooling folders skipped), by relative path."""
+    tree: dict[str, _Folder] = {}
+    stack = [""]
+    while stack:
+        rel = stack.pop()
+        here = _Folder()
+        tree[rel] = here
+        try:
+            with os.scandir(root / rel if rel else root) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        for e in entries:
+            if e.name.startswith((".", "~")):
+                continue
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    if not skip_folder(rel or str(root), e.name):
+                        here.subs.append(e.name)
+                        stack.append(f"{rel}/{e.name}" if rel else e.name)
+                elif e.name == META_FILE:
+                    here.meta = True
+                elif is_note_name(e.name) and e.is_file():
+                    here.notes.append(e.name)
+            except OSError:
+                continue
+    return tree
+
+
+def _top(tree: dict[str, _Folder]) -> list[str]:
+    return [s for s in tree[""].subs]
+
+
+def _count(tree: dict[str, _Folder], rel: str, own_only: bool = False) -> int:
+    """Notes a collection at `rel` would own: its own and its sub-folders' (unless those are
+    collections), or only its own."""
+    f = tree[rel]
+    n = len([x for x in f.notes if x.lower() not in NOT_INDEXED] if rel == "" else f.notes)
+    if own_only:
+        return n
+    for s in f.subs:
+        sub = f"{rel}/{s}" if rel else s
+        if not tree[sub].meta:
+            n += _count(tree, sub)
+    return n
+
+
+def _propose(tree: dict[str, _Folder], rel: str) -> list[Proposal]:
+    """The collections for one top-level folder (and its sub-folders when it is split)."""
+    f = tree[rel]
+    out: list[Proposal] = []
+    kids = [f"{rel}/{s}" for s in f.subs]
+    if f.meta:
+        out.append(Proposal(rel, _count(tree, rel), "", kept=True))
+        return out + [p for k in kids for p in _kept_below(tree, k)]
+    total = _count(tree, rel)
+    if total == 0:
+        return [p for k in kids for p in _kept_below(tree, k)]
+    if total <= SPLIT_ABOVE or not kids:
+        return [Proposal(rel, total, "")] + [p for k in kids for p in _kept_below(tree, k)]
+    if f.notes:
+        out.append(Proposal(rel, len(f.notes), "", loose=True))
+    for k in kids:
+        if tree[k].meta:
+            out += _kept_below(tree, k)
+        elif _count(tree, k):
+            out.append(Proposal(k, _count(tree, k), ""))
+            out += [p for s in tree[k].subs for p in _kept_below(tree, f"{k}/{s}")]
+    return out
+
+
+def _kept_below(tree: dict[str, _Folder], rel: str) -> list[Proposal]:
+    """Collections that exist already at or below `rel` (listed as kept)."""
+    f = tree[rel]
+    here = [Proposal(rel, _count(tree, rel), "", kept=True)] if f.meta else []
+    return here + [p for s in f.subs for p in _kept_below(tree, f"{rel}/{s}")]
+
+
+# ---------------------------------------------------------------------- descriptions
+@dataclass(slots=True)
+class _Read:
+    titles: list[tuple[int, str]] = field(default_factory=list)  # (size, title)
+    words: Counter[str] = field(default_factory=Counter)  # stem -> count
+    surface: dict[str, Counter[str]] = field(default_factory=dict)  # stem -> spellings
+    cyrillic: int = 0
+    latin: int = 0
+
+
+def _describe(root: Path, tree: dict[str, _Folder], proposals: list[Proposal]) -> None:
+    """Draft every new proposal's description from its folder's notes."""
+    todo = [p for p in proposals if not p.kept]
+    reads = {p.path: _read(root, tree, p) for p in todo}
+    df: Counter[str] = Counter()
+    for r in reads.values():
+        df.update(set(r.words))
+    n = max(len(reads), 1)
+    for p in todo:
+        p.description = _draft(root, p, reads[p.path], df, n)
+
+
+def _owned(tree: dict[str, _Folder], p: Proposal) -> list[str]:
+    """The note paths (relative to the root) a proposal's collection would own."""
+    rel = "" if p.path == "." else p.path
+    out = []
+    stack = [rel]
+    while stack:
+        here = stack.pop()
+        f = tree[here]
+        out += [f"{here}/{n}" if here else n for n in f.notes]
+        if not p.loose:
+            stack += [s for s in (f"{here}/{x}" if here else x for x in f.subs) if not tree[s].meta]
+    if rel == "":
+        out = [x for x in out if "/" in x or x.lower() not in NOT_INDEXED]
+    return out
+
+
+def _read(root: Path, tree: dict[str, _Folder], p: Proposal) -> _Read:
+    r = _Read()
+    for rel in _owned(tree, p):
+        path = root / rel
+        try:
+            with open(path, "rb") as f:
+                data = f.read(READ_BYTES)
+            size = os.path.getsize(path)
+        except OSError:
+            continue
+        text, _ = decode(data)
+        note = chunk_note(text, lambda s: len(s) // 4, budget=512)
+        r.titles.append((size, note_title(Path(rel).stem, note.meta, text)))
+        body = _NOT_PROSE.sub(" ", " ".join(f"{c.heading}\n{c.text}" for c in note.chunks))
+        sample = body[:20_000]
+        r.cyrillic += len(_CYRILLIC.findall(sample))
+        r.latin += len(_LATIN.findall(sample))
+        for low, count in Counter(w.lower() for w in _WORD.findall(body)).items():
+            if low in STOPWORDS:
+                continue
+            s = stem(low)
+            r.words[s] += count
+            spellings = r.surface.get(s)
+            if spellings is None:
+                spellings = r.surface[s] = Counter()
+            spellings[low] += count
+    return r
+
+
+def note_title(stem_name: str, meta: dict[str, Any], text: str) -> str:
+    """A note's title as a person reads it: frontmatter `title`, else its H1, else its file
+    name."""
+    title = meta.get("title") if isinstance(meta, dict) else None
+    if isinstance(title, str) and title.strip():
+        return " ".join(title.split())
+    fence = False
+    for line in text.split("\n")[:400]:
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        elif not fence and (m := _H1.match(line)):
+            return m.group(1).strip()
+    return stem_name
+
+
+def _draft(root: Path, p: Proposal, r: _Read, df: Counter[str], n: int) -> str:
+    """One line: the folder's name, its notes' titles (larger first), then its words."""
+    name = root.name if p.path == "." else p.path.rsplit("/", 1)[-1]
+    russian = r.cyrillic > r.latin
+    if p.path == ".":
+        lead = f"{name}: заметки в корне" if russian else f"{name}: notes at the top"
+    else:
+        lead = name
+    by_size = sorted(r.titles, key=lambda x: -x[0])
+    titles = [t for _, t in by_size if t.casefold() != name.casefold()]
+    line = lead
+    sep = ": " if p.path != "." else " — "
+    shown = []
+    for t in dict.fromkeys(titles):
+        if len(line) + len(sep) + len(", ".join([*shown, t])) > LINE * 3 // 4:
+            break
+        shown.append(t)
+    if shown:
+        line += sep + ", ".join(shown)
+    if len(shown) < len(set(titles)):
+        line += " …"
+    in_titles = {stem(w.lower()) for t in [name, *shown] for w in _WORD.findall(t)}
+    ranked = sorted(
+        (s for s in r.words if s not in in_titles and r.words[s] >= 2 and df[s] < n),
+        key=lambda s: -r.words[s] * math.log(n / df[s]),
+    )
+    words = [r.surface[s].most_common(1)[0][0] for s in ranked[:TERMS]]
+    for i in range(len(words), 0, -1):
+        tail = ("; " if shown or p.path == "." else ": ") + ", ".join(words[:i])
+        if len(line) + len(tail) <= LINE:
+            line += tail
+            break
+    return line

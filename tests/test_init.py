@@ -1,0 +1,134 @@
+"""`memo init`: an existing vault joins in one command (issue 22, items 2-4)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from memo.cli import cli
+from memo.config import Settings
+from memo.library.adopt import SPLIT_ABOVE, plan
+from memo.roots import MARKER, is_declared
+
+from .conftest import checksums
+from .test_roots import tree
+from .vault import NFD_FOLDER, PLUGINS, SYNC, write_vault
+
+
+def run(*args: str, monkeypatch: pytest.MonkeyPatch, cwd: Path):
+    monkeypatch.chdir(cwd)
+    monkeypatch.delenv("MEMO_ROOT", raising=False)
+    monkeypatch.setenv("MEMO_EMBEDDER", "none")
+    return CliRunner().invoke(cli, list(args))
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    return write_vault(tmp_path / "My Vault")
+
+
+def test_the_plan_follows_the_folders_people_have(vault):
+    p = plan(vault, Settings())
+    by = {x.path: x for x in p.proposals}
+    assert set(by) == {".", SYNC, PLUGINS, NFD_FOLDER, "English notes"}
+    assert by["."].loose and by["."].notes == 2  # Главная, Помощь; inbox.md is drafts
+    assert by[PLUGINS].notes == 3  # its sub-folder Макеты belongs to it
+    assert by[SYNC].notes == 2 and p.notes == 9  # inbox.md counted as a file, not a note
+    assert p.declare and not any(x.kept for x in p.proposals)
+    # drafted from the folder's own notes, in their language, one line
+    sync = by[SYNC].description
+    assert sync.startswith("Obsidian Sync: ") and "Настройка синхронизации" in sync
+    assert "\n" not in sync and len(sync) <= 200
+    assert "Поиск по хранилищу" in by[PLUGINS].description  # a frontmatter title counts
+    assert "заметки в корне" in by["."].description  # Russian notes: Russian words
+    assert by["English notes"].description.startswith("English notes: Daily review")
+
+
+def test_a_dry_run_writes_nothing_then_yes_writes_only_metas_and_the_marker(
+    vault, tmp_path, monkeypatch
+):
+    before, notes = tree(tmp_path), checksums(vault)
+    dry = run("init", str(vault), monkeypatch=monkeypatch, cwd=tmp_path)
+    assert dry.exit_code == 0, dry.output
+    assert "dry run: nothing written" in dry.output and "--yes" in dry.output
+    assert f"'{SYNC}'" in dry.output  # a path a shell would split is quoted
+    assert tree(tmp_path) == before
+    done = run("init", str(vault), "--yes", "--json", monkeypatch=monkeypatch, cwd=tmp_path)
+    assert done.exit_code == 0, done.output
+    out = json.loads(done.output)
+    assert sorted(out["written"]) == sorted(
+        [
+            "_meta.yaml",
+            f"{SYNC}/_meta.yaml",
+            f"{PLUGINS}/_meta.yaml",
+            f"{NFD_FOLDER}/_meta.yaml",
+            "English notes/_meta.yaml",
+            MARKER,
+        ]
+    )
+    new = set(tree(tmp_path)) - set(before)
+    assert new == {str(Path("My Vault") / w) for w in out["written"]}
+    after = checksums(vault)
+    assert {k: after[k] for k in notes} == notes  # every note byte-identical
+    meta = yaml.safe_load((vault / SYNC / "_meta.yaml").read_text(encoding="utf-8"))
+    assert meta["drafted"] is True and meta["description"].startswith("Obsidian Sync")
+    assert is_declared(vault, Settings())
+
+
+def test_a_second_init_writes_nothing_and_an_existing_meta_is_kept(vault, tmp_path, monkeypatch):
+    (vault / SYNC / "_meta.yaml").write_text("description: my own words\n", encoding="utf-8")
+    first = run("init", str(vault), "--yes", "--json", monkeypatch=monkeypatch, cwd=tmp_path)
+    assert f"{SYNC}/_meta.yaml" not in json.loads(first.output)["written"]
+    assert (vault / SYNC / "_meta.yaml").read_text() == "description: my own words\n"
+    before = tree(tmp_path)
+    again = run("init", str(vault), "--yes", monkeypatch=monkeypatch, cwd=tmp_path)
+    assert again.exit_code == 0 and "nothing to do" in again.output
+    assert tree(tmp_path) == before
+
+
+def test_two_commands_from_a_bare_vault_to_the_first_answer(vault, tmp_path, monkeypatch):
+    done = run("init", str(vault), "--yes", "--index", monkeypatch=monkeypatch, cwd=tmp_path)
+    assert done.exit_code == 0, done.output
+    assert "5 collections: 9 new" in done.output  # the index report: no Logseq backup
+    hit = run(
+        "search", str(vault), "пароль шифрования", "--json", monkeypatch=monkeypatch, cwd=tmp_path
+    )
+    assert hit.exit_code == 0, hit.output
+    top = json.loads(hit.output)["results"][0]
+    assert top["path"] == f"{SYNC}/Настройка синхронизации.md"
+    shown = run(
+        "show",
+        f"{top['path']}:{top['line']}",
+        "--root",
+        str(vault),
+        "--json",
+        monkeypatch=monkeypatch,
+        cwd=tmp_path,
+    )
+    assert shown.exit_code == 0 and json.loads(shown.output)["cite"] == top["cite"]
+    status = run("status", str(vault), monkeypatch=monkeypatch, cwd=tmp_path)
+    assert "drafted by memo: review it" in status.output
+
+
+def test_a_folder_far_past_a_collection_is_split_by_its_sub_folders(tmp_path):
+    root = tmp_path / "big"
+    for i in range(SPLIT_ABOVE + 1):
+        sub = root / "Archive" / f"year {2000 + i % 3}"
+        sub.mkdir(parents=True, exist_ok=True)
+        (sub / f"n{i}.md").write_text(f"note {i}\n")
+    (root / "Archive" / "index.md").write_text("the archive's own note\n")
+    p = plan(root, Settings())
+    by = {x.path: x for x in p.proposals}
+    assert set(by) == {"Archive", "Archive/year 2000", "Archive/year 2001", "Archive/year 2002"}
+    assert by["Archive"].loose and by["Archive"].notes == 1
+    assert sum(x.notes for x in p.proposals) == SPLIT_ABOVE + 2
+
+
+def test_init_refuses_a_folder_without_notes(tmp_path, monkeypatch):
+    (tmp_path / "empty").mkdir()
+    out = run("init", str(tmp_path / "empty"), monkeypatch=monkeypatch, cwd=tmp_path)
+    assert out.exit_code == 1 and "no notes" in out.output
