@@ -13,7 +13,7 @@ from pathlib import Path
 
 SYNC = "Obsidian Sync"
 PLUGINS = "Плагины"
-NFD_FOLDER = unicodedata.normalize("NFD", "Заметки о чае")  # й/ё decomposed, as macOS writes
+NFD_FOLDER = unicodedata.normalize("NFD", "Чайные заметки")  # й decomposed, as macOS writes
 
 NOTES: dict[str, str] = {
     "Главная.md": (
@@ -48,7 +48,9 @@ NOTES: dict[str, str] = {
         "### Карточки\n\nПеретащите заметку на холст, чтобы создать карточку.\n"
     ),
     f"{PLUGINS}/Макеты/Таблица.md": "Табличный вид показывает свойства заметок в столбцах.\n",
-    f"{NFD_FOLDER}/Пуэр.md": "# Пуэр\n\nПуэр заваривают водой 95 °C, первый пролив сливают.\n",
+    f"{NFD_FOLDER}/Пуэр.md": unicodedata.normalize(
+        "NFD", "# Пуэр\n\nЧайный пуэр заваривают водой 95 °C, первый пролив сливают.\n"
+    ),
     "English notes/Daily review.md": (
         "Every evening I review the [[Inbox]] and move tasks into projects. #habit/review\n"
     ),

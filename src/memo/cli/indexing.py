@@ -13,7 +13,7 @@ import click
 from ..config import Settings
 from ..errors import MemoError
 from ..requests import IndexRequest
-from ..roots import declare
+from ..roots import declare, declared_root, not_a_library
 from . import text
 from .common import emit, fail, find_root, json_option, open_library, root_option
 from .options import request_options
@@ -111,15 +111,21 @@ def new(
 
     try:
         settings = Settings.from_env()
-        lib_root, _ = find_root(None, root, settings, declaring=True)
-        if not lib_root.is_dir():
-            raise MemoError(
-                f"library root {lib_root} is not a folder",
-                "Pass --root or set MEMO_ROOT to the folder that holds your collections.",
-            )
-        rel = path
-        if Path(path).is_absolute():
-            rel = os.path.relpath(os.path.abspath(path), os.path.abspath(lib_root))
+        given = Path(path).expanduser()
+        if not root and given.is_dir():  # a folder you have: its library, whatever its name
+            full = Path(os.path.abspath(given))
+            lib_root = declared_root(full.parent, settings) or _no_library(full)
+            rel = os.path.relpath(full, lib_root)
+        else:
+            lib_root, _ = find_root(None, root, settings, declaring=True)
+            if not lib_root.is_dir():
+                raise MemoError(
+                    f"library root {lib_root} is not a folder",
+                    "Pass --root or set MEMO_ROOT to the folder that holds your collections.",
+                )
+            rel = path
+            if given.is_absolute():
+                rel = os.path.relpath(os.path.abspath(given), os.path.abspath(lib_root))
         folder = create_collection(
             lib_root, rel, description, [t for t in tags.split(",") if t.strip()], name
         )
@@ -131,6 +137,10 @@ def new(
         emit({"path": os.path.relpath(folder, lib_root), "meta": str(meta)})
     else:
         click.echo(f"created {meta}")
+
+
+def _no_library(folder: Path) -> Path:
+    raise not_a_library(folder)
 
 
 @click.command()
@@ -163,7 +173,6 @@ def init(path: str | None, yes: bool, then_index: bool, as_json: bool) -> None:
     elsewhere it is a dry run. A second init writes nothing.
     """
     from ..library.adopt import plan
-    from ..roots import declared_root
 
     settings = Settings.from_env()
     folder = Path(os.path.abspath(Path(path or ".").expanduser()))

@@ -36,7 +36,7 @@ def search(r: dict[str, Any]) -> None:
     for h in hits:
         heading = f"  {h['heading']}" if h["heading"] else ""
         # A file name may hold a newline: print it escaped so `path:line` stays one line.
-        where = f"{shown(h['path'])}:{h['line']}"
+        where = f"{quoted(h['path'])}:{h['line']}"
         click.echo(click.style(where, bold=True) + heading + f"  ({h['score']:.4f})")
         snippet = " ".join(h["text"].split())
         click.echo(f"    {snippet[:SNIPPET]}{'…' if len(snippet) > SNIPPET else ''}")
@@ -45,7 +45,7 @@ def search(r: dict[str, Any]) -> None:
 def excerpt(r: dict[str, Any]) -> None:
     click.echo(r["text"])
     more = f", {r['total_lines'] - r['end_line']} more" if r["truncated"] else ""
-    span = f"{r['path']}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}"
+    span = f"{quoted(r['path'])}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}"
     click.echo(f"-- {span} (cite {r['cite']})", err=True)
 
 
@@ -58,11 +58,12 @@ def route(r: dict[str, Any]) -> None:
         err=True,
     )
     for c in cols:
-        click.echo(click.style(c["path"], bold=True) + f"  [{c['name']}]  ({c['score']:.4f})")
+        name = f"  [{shown(c['name'])}]"
+        click.echo(click.style(quoted(c["path"]), bold=True) + f"{name}  ({c['score']:.4f})")
         click.echo(f"    {c['description']}")
         for h in c.get("evidence") or []:
             heading = f"  {h['heading']}" if h["heading"] else ""
-            click.echo(f"    > {shown(h['path'])}:{h['line']}{heading}")
+            click.echo(f"    > {quoted(h['path'])}:{h['line']}{heading}")
             click.echo(f"      {h['text'][:SNIPPET]}")
     for t in (r.get("tree") or [])[:30]:
         click.echo(f"  {t['prefix']}  ({t['collections']} collections)")
@@ -90,7 +91,7 @@ def status(r: dict[str, Any]) -> None:
         )
         if c.get("damaged"):
             state = c["damaged"]
-        click.echo(f"{c['path']}  [{c['collection']}]  {state}")
+        click.echo(f"{quoted(c['path'])}  [{shown(c['collection'])}]  {state}")
         for s in c.get("skipped", []):
             click.echo(f"    skipped {s['path']}: {s['why']}")
         for f in c.get("failed", []):

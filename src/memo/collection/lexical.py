@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from unicodedata import normalize
 
 import Stemmer
 
 from .stopwords import ALL as STOPWORDS
 
-LEXICAL_VERSION = "snowball-ru-en-v1"
+# v2: text is NFC-normalised first (a macOS NFD "й" is "и" + a combining mark, which \w
+# splits: "чайные" became "чаи" + "ные")
+LEXICAL_VERSION = "snowball-ru-en-nfc-v2"
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _CYRILLIC = re.compile(r"^[а-яё]+$")
@@ -40,7 +43,7 @@ def stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """Text -> stems in order (duplicates kept: BM25 counts them)."""
-    return [stem(w) for w in _WORD.findall(text.lower())]
+    return [stem(w) for w in _WORD.findall(normalize("NFC", text).lower())]
 
 
 def lex_text(text: str) -> str:
@@ -75,7 +78,7 @@ def script(text: str, query: bool = False) -> str | None:
 
 def query_terms(query: str) -> list[str]:
     """The distinct stems a query searches for: function words dropped unless that is all."""
-    words = _WORD.findall(query.lower())
+    words = _WORD.findall(normalize("NFC", query).lower())
     content = [w for w in words if w.replace("ё", "е") not in STOPWORDS] or words
     seen: dict[str, None] = {}
     for w in content:

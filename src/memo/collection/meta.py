@@ -124,8 +124,9 @@ def create_collection(
     """Make `root/rel` a collection: create the folder if needed and write its `_meta.yaml`.
 
     The one file memo ever writes into the notes tree, and only when asked: it refuses to
-    overwrite an existing `_meta.yaml`, to leave the root, and folder names that are not
-    lowercase ASCII slugs (the names agents and shells handle without quoting).
+    overwrite an existing `_meta.yaml`, to leave the root, and to create folders whose names
+    are not lowercase ASCII slugs (the names agents and shells handle without quoting); a
+    folder that exists keeps its name.
     """
     rel = rel.strip()
     if rel.startswith("/") or "\\" in rel:
@@ -136,11 +137,18 @@ def create_collection(
     parts = rel.split("/") if rel else []
     if not parts:
         raise TargetError("give the new collection's folder, e.g. work/kafka")
+    made = root
     for part in parts:
-        if not SLUG_PART.match(part) or part in (".", ".."):
+        made = made / part
+        if part in (".", ".."):
+            raise TargetError(f"{rel} is not a folder path inside the library")
+        # A folder the user has keeps its name, whatever it is ('Obsidian Sync', 'Плагины');
+        # only folders memo makes must be names agents and shells handle without quoting.
+        if not made.is_dir() and not SLUG_PART.match(part):
             raise TargetError(
                 f"{part!r} is not a folder name memo creates",
-                "Use lowercase ASCII slugs: letters, digits, '-', '_' or '.', e.g. work/kafka-ops.",
+                "Use lowercase ASCII slugs: letters, digits, '-', '_' or '.', e.g. work/kafka-ops "
+                "(an existing folder may have any name).",
             )
     description = (description or "").strip()
     if not description:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,8 @@ def confine(root: Path, target: str | os.PathLike[str] | None) -> Path:
         )
     p = Path(raw).expanduser()
     full = p if p.is_absolute() else root / p
+    if not full.exists():  # typed in NFC, written by macOS in NFD (or the other way round)
+        full = _same_text(full)
     real = Path(os.path.realpath(full))
     root_real = Path(os.path.realpath(root))
     if real != root_real and root_real not in real.parents:
@@ -51,6 +54,29 @@ def confine(root: Path, target: str | os.PathLike[str] | None) -> Path:
         raise TargetError(f"{raw} does not exist under {root}")
     # Keep the root's spelling (not the resolved one) so relative paths stay readable.
     return root / real.relative_to(root_real)
+
+
+def _same_text(path: Path) -> Path:
+    """`path` with each missing component replaced by the entry of its folder that reads the
+    same once both are NFC-normalised; `path` itself when there is none."""
+    parts = path.parts
+    here = Path(parts[0])
+    for i, part in enumerate(parts[1:], start=1):
+        nxt = here / part
+        if not nxt.exists():
+            want = unicodedata.normalize("NFC", part)
+            try:
+                names = os.listdir(here)
+            except OSError:
+                return path
+            found = next((n for n in names if unicodedata.normalize("NFC", n) == want), None)
+            if found is None:
+                return path
+            nxt = here / found
+        here = nxt
+        if i == len(parts) - 1:
+            return here
+    return here
 
 
 def label(root: Path, path: Path) -> str:

@@ -1,0 +1,67 @@
+"""Existing names just work (issue 22, item 4): spaces, Cyrillic, macOS's NFD forms."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from memo.cli import cli
+
+from .vault import NFD_FOLDER, SYNC, write_vault
+
+
+@pytest.fixture
+def lib(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    vault = write_vault(tmp_path / "vault")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MEMO_ROOT", raising=False)
+    monkeypatch.setenv("MEMO_EMBEDDER", "none")
+    out = CliRunner().invoke(cli, ["init", str(vault), "--yes", "--index"])
+    assert out.exit_code == 0, out.output
+    return vault
+
+
+def memo(*args: str):
+    return CliRunner().invoke(cli, list(args))
+
+
+def test_an_nfd_note_is_found_by_the_nfc_words_people_type(lib):
+    query = unicodedata.normalize("NFC", "чайный пуэр")
+    out = memo("search", str(lib), query, "--mode", "lex", "--json")
+    assert out.exit_code == 0, out.output
+    top = json.loads(out.output)["results"][0]
+    assert top["path"] == f"{NFD_FOLDER}/Пуэр.md"  # the name as it is on disk
+    typed = unicodedata.normalize("NFC", top["path"])
+    assert typed != top["path"]
+    shown = memo("show", f"{typed}:{top['line']}", "--root", str(lib), "--json")
+    assert shown.exit_code == 0, shown.output
+    assert json.loads(shown.output)["cite"] == top["cite"]
+
+
+def test_text_output_quotes_a_path_a_shell_would_split(lib):
+    out = memo("search", str(lib), "пароль шифрования", "--mode", "lex")
+    assert out.exit_code == 0, out.output
+    first = out.output.splitlines()[-2]  # the hit's line, before its snippet
+    assert first.startswith(f"'{SYNC}/Настройка синхронизации.md':"), out.output
+    line = first.split(":")[1].split()[0]
+    # pasted back the way a shell reads it (quotes removed), it is a path memo takes
+    again = memo("show", f"{SYNC}/Настройка синхронизации.md:{line}", "--root", str(lib))
+    assert again.exit_code == 0, again.output
+
+
+def test_new_adds_a_meta_to_a_folder_whatever_its_name(tmp_path, monkeypatch):
+    vault = write_vault(tmp_path / "v")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MEMO_EMBEDDER", "none")
+    assert memo("init", str(vault), "--yes").exit_code == 0
+    (vault / SYNC / "_meta.yaml").unlink()
+    made = memo("new", str(vault / SYNC), "-d", "Синхронизация между устройствами")
+    assert made.exit_code == 0, made.output
+    assert (vault / SYNC / "_meta.yaml").read_text(encoding="utf-8").startswith("name: ")
+    refused = memo("new", str(vault / "Новая папка"), "-d", "x", "--root", str(vault))
+    assert refused.exit_code == 1 and "not a folder name memo creates" in refused.output
+    assert not (vault / "Новая папка").exists()
