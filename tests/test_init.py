@@ -102,7 +102,7 @@ def test_two_commands_from_a_bare_vault_to_the_first_answer(vault, tmp_path, mon
     assert top["path"] == f"{SYNC}/Настройка синхронизации.md"
     shown = run(
         "show",
-        f"{top['path']}:{top['line']}",
+        f"{top['path']}:{top['line']}-{top['end_line']}",  # the form memo prints
         "--root",
         str(vault),
         "--json",

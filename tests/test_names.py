@@ -37,7 +37,7 @@ def test_an_nfd_note_is_found_by_the_nfc_words_people_type(lib):
     assert top["path"] == f"{NFD_FOLDER}/Пуэр.md"  # the name as it is on disk
     typed = unicodedata.normalize("NFC", top["path"])
     assert typed != top["path"]
-    shown = memo("show", f"{typed}:{top['line']}", "--root", str(lib), "--json")
+    shown = memo("show", f"{typed}:{top['line']}-{top['end_line']}", "--root", str(lib), "--json")
     assert shown.exit_code == 0, shown.output
     assert json.loads(shown.output)["cite"] == top["cite"]
 

@@ -12,14 +12,16 @@ import bisect
 import codecs
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import yaml
 
+from .markdown import frontmatter_tags, note_title, readable_lines
 from .meta import MAX_META_BYTES, SafeLoader, yaml_too_big
 
-CHUNKER_VERSION = "headings-v1"
+# v2: markdown read as a person reads it (markdown.py), the note's title heads every path
+CHUNKER_VERSION = "headings-v2"
 
 OVERLAP_SHARE = 0.15  # of the budget, repeated at the start of the next piece of a split section
 HEADING_SHARE = 0.25  # a split section's heading path may use at most this share of the budget
@@ -50,6 +52,7 @@ class Note:
     meta: dict[str, Any]
     chunks: list[Chunk]
     warnings: list[str]
+    tags: list[str] = field(default_factory=list)  # frontmatter tags, then inline #tags
 
 
 def decode(data: bytes) -> tuple[str, list[str]]:
@@ -78,21 +81,34 @@ def passage_text(heading: str, text: str) -> str:
 
 
 def chunk_note(
-    text: str, count_tokens: Callable[[str], int], budget: int = 400, max_tokens: int = 512
+    text: str,
+    count_tokens: Callable[[str], int],
+    budget: int = 400,
+    max_tokens: int = 512,
+    name: str = "",
 ) -> Note:
     """Parse frontmatter and split `text` (as returned by `decode`) into chunks.
+
+    The text is read as a person reads it (markdown.py: wikilinks, embeds, callouts, comments,
+    block ids), line for line. A note without an H1 is titled by its frontmatter `title`, else
+    its file `name`: that title (with the note's `aliases`) heads every chunk's heading path.
 
     Args:
         count_tokens: tokens the model sees for a passage, prefix and special tokens included.
         budget: target size of every piece of a split section (clamped to `max_tokens`).
         max_tokens: hard limit of the model; no chunk's passage ever exceeds it.
+        name: the note's file name without `.md` (its title when it has no H1 or `title`).
     """
     # Idempotent, so raw text that skipped `decode` is handled the same way.
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
-    lines = text.split("\n")
-    meta, start, warnings = _frontmatter(lines)
+    raw = text.split("\n")
+    meta, start, warnings = _frontmatter(raw)
+    _, code = _sections(raw, start)
+    lines, inline_tags = readable_lines(raw, code)
+    lines[:start] = raw[:start]
     splitter = _Splitter(count_tokens, min(budget, max_tokens), warnings)
     sections, code = _sections(lines, start)
+    sections = _titled(sections, name, meta)
     found: list[tuple[str, int, str]] = []
     for sec in sections:
         found += splitter.section(
@@ -104,7 +120,37 @@ def chunk_note(
             if sec.title:
                 found += splitter.section(sec.parts, [sec.title], sec.lo, [False])
     chunks = [Chunk(h, line, i, t) for i, (h, line, t) in enumerate(found)]
-    return Note(meta, chunks, warnings)
+    tags = list(dict.fromkeys(frontmatter_tags(meta) + inline_tags))
+    return Note(meta, chunks, warnings, tags)
+
+
+def readable(text: str) -> list[str]:
+    """The lines of a note (or of a part of one) as the index reads them, line for line:
+    frontmatter as written, fenced code untouched, the rest through markdown.readable_lines."""
+    raw = text.split("\n")
+    _, start, _ = _frontmatter(raw)
+    _, code = _sections(raw, start)
+    lines, _ = readable_lines(raw, code)
+    return raw[:start] + lines[start:]
+
+
+def _titled(sections: list[_Section], name: str, meta: dict[str, Any]) -> list[_Section]:
+    """Every section's heading path headed by the note's title (markdown.note_title): under
+    its H1 when it has one (the aliases added to it), else prepended to every path."""
+    h1 = next((s.title for s in sections if s.level == 1 and s.title), None)
+    title = note_title(name, meta, h1)
+    if not title:
+        return sections
+    out = []
+    for s in sections:
+        if h1 is None:
+            parts = (title, *s.parts)
+        elif s.parts and s.parts[0] == h1:
+            parts = (title, *s.parts[1:])
+        else:  # before the H1, or under a heading that came before it: left as written
+            parts = s.parts
+        out.append(replace(s, parts=parts))
+    return out
 
 
 def _frontmatter(lines: list[str]) -> tuple[dict[str, Any], int, list[str]]:
@@ -137,6 +183,7 @@ class _Section:
     title: str  # the heading's own text
     lo: int  # body = lines[lo:hi]; lines[lo - 1] is the heading line (if any)
     hi: int
+    level: int = 0  # the heading's level (0: the text before any heading)
 
 
 def _sections(lines: list[str], start: int) -> tuple[list[_Section], list[bool]]:
@@ -144,7 +191,7 @@ def _sections(lines: list[str], start: int) -> tuple[list[_Section], list[bool]]
     code = [False] * len(lines)
     fence = ""  # the opening fence while inside one
     path = ["", "", ""]
-    heads: list[tuple[tuple[str, ...], str, int]] = [((), "", start)]
+    heads: list[tuple[tuple[str, ...], str, int, int]] = [((), "", start, 0)]
     for k in range(start, len(lines)):
         line = lines[k]
         if fence:
@@ -161,9 +208,12 @@ def _sections(lines: list[str], start: int) -> tuple[list[_Section], list[bool]]
         if h:
             level, title = len(h[1]), _CLOSING_HASHES.sub("", (h[2] or "").strip()).strip()
             path[level - 1 :] = [title, "", ""][: 4 - level]
-            heads.append((tuple(p for p in path if p), title, k + 1))
-    ends = [lo - 1 for _, _, lo in heads[1:]] + [len(lines)]
-    return [_Section(p, t, lo, hi) for (p, t, lo), hi in zip(heads, ends, strict=True)], code
+            heads.append((tuple(p for p in path if p), title, k + 1, level))
+    ends = [lo - 1 for _, _, lo, _ in heads[1:]] + [len(lines)]
+    sections = [
+        _Section(p, t, lo, hi, level) for (p, t, lo, level), hi in zip(heads, ends, strict=True)
+    ]
+    return sections, code
 
 
 @dataclass(frozen=True, slots=True)

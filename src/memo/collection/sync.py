@@ -236,15 +236,18 @@ class Syncer:
         coll = self.coll
         text, warnings = decode(data)
         budget = self.settings.chunk_budget
+        name = path.rsplit("/", 1)[-1][:-3]  # the title of a note without an H1
         if coll.vectors_ok and coll.embedder is not None:
             try:
                 count = counter_within(coll.embedder.count_tokens, coll.embedder.max_tokens)
-                note = chunk_note(text, count, budget=budget, max_tokens=coll.embedder.max_tokens)
+                note = chunk_note(
+                    text, count, budget=budget, max_tokens=coll.embedder.max_tokens, name=name
+                )
             except EmbedderUnavailableError as e:
                 self._embedder_down(e)
-                note = chunk_note(text, estimate_tokens, budget=budget)
+                note = chunk_note(text, estimate_tokens, budget=budget, name=name)
         else:
-            note = chunk_note(text, estimate_tokens, budget=budget)
+            note = chunk_note(text, estimate_tokens, budget=budget, name=name)
         chunks = note.chunks
         warnings = list(warnings) + list(note.warnings)
         cap = self.settings.max_chunks_per_file
@@ -262,7 +265,7 @@ class Syncer:
             chunks=chunks,
             passages=[passage_text(c.heading, c.text) for c in chunks],
             note="; ".join(warnings),
-            meta=note.meta,
+            meta={**note.meta, "tags": note.tags},  # frontmatter and inline #tags
             is_new=is_new,
         )
 

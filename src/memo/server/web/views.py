@@ -14,6 +14,7 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup
 
+from ...collection.chunker import readable
 from ...library import StatusReport
 from ...registry_tools.entry import Entry
 from ...requests import MAX_LINES
@@ -130,8 +131,10 @@ class LineView:
 def note_lines(
     note: Excerpt, first: int | None, last: int | None, stems: frozenset[str]
 ) -> list[LineView]:
-    """The note's lines, numbered from where the excerpt starts, the cited range flagged."""
-    lines = note.text.split("\n") if note.total_lines else []
+    """The note's lines as the index reads them (wikilinks as their words, callouts without
+    markers, no comments or block ids: collection/markdown.py), numbered from where the excerpt
+    starts, the cited range flagged."""
+    lines = readable(note.text) if note.total_lines else []
     out = []
     for i, text in enumerate(lines, note.line):
         cited = first is not None and first <= i <= (last or first)

@@ -1,0 +1,135 @@
+"""Obsidian and Logseq markdown read the way a person reads it (issue 22, item 5): each rule
+on the fixture vault written for the tests (tests/vault.py), through a real index."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memo.config import Settings
+from memo.library import Library
+from memo.library.adopt import plan
+
+from .vault import PLUGINS, SYNC, write_vault
+
+
+@pytest.fixture(scope="module")
+def lib(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Library]:
+    root = write_vault(tmp_path_factory.mktemp("obsidian") / "vault")
+    plan(root, Settings()).write(Settings())
+    with Library(root, None, Settings()) as lib:  # lexical only: the rules are about text
+        lib.index()
+        yield lib
+
+
+def chunks_of(lib: Library, rel: str) -> list[tuple[str, str]]:
+    """(heading, text) of every chunk the index holds for one note, in order."""
+    for c in lib.collections():
+        inside = rel if c.rel == "." else rel.removeprefix(c.rel + "/")
+        if inside != rel or c.rel == ".":
+            rows, _ = c.read(
+                lambda store, p=inside: store.conn.execute(
+                    "SELECT heading, text FROM chunks WHERE path = ? ORDER BY ord", (p,)
+                ).fetchall()
+            )
+            if rows:
+                return [(h, t) for h, t in rows]
+    raise AssertionError(f"{rel} is not in any index")
+
+
+def texts(lib: Library) -> str:
+    return "\n".join(f"{h}\n{t}" for rel in _notes(lib.root) for h, t in chunks_of(lib, rel))
+
+
+def _notes(root: Path) -> list[str]:
+    return [
+        str(p.relative_to(root))
+        for p in root.rglob("*.md")
+        if not any(part.startswith(".") or part == "logseq" for part in p.parts)
+        and p.name != "inbox.md"
+    ]
+
+
+def test_a_note_without_an_h1_is_titled_by_its_file_name(lib):
+    heads = [h for h, _ in chunks_of(lib, f"{SYNC}/История версий.md")]
+    assert heads == ["История версий", "История версий > Восстановление"]
+    hit = lib.search(".", "восстановить прошлое состояние заметки", mode="lex").hits[0]
+    assert hit.heading.startswith("История версий")
+
+
+def test_frontmatter_title_and_aliases_head_the_path(lib):
+    assert chunks_of(lib, f"{PLUGINS}/Поиск.md")[1][0] == "Поиск по хранилищу > Операторы"
+    head = chunks_of(lib, f"{SYNC}/Настройка синхронизации.md")[0][0]
+    assert head == "Настройка синхронизации (Set up Sync)"
+    # the English alias of a Russian note finds it lexically
+    assert (
+        lib.search(".", "set up sync", mode="lex")
+        .hits[0]
+        .path.endswith("Настройка синхронизации.md")
+    )
+
+
+def test_wikilinks_index_their_visible_words(lib):
+    (_, home), *_ = chunks_of(lib, "Главная.md")
+    assert "настройки Sync" in home and "Поиск" in home and "[[" not in home
+    (_, history), (_, restore) = chunks_of(lib, f"{SYNC}/История версий.md")
+    assert "историю" in restore and "Восстановление|" not in restore
+    assert "синхронизации" not in home  # the link's target is not what the reader sees
+
+
+def test_embeds_and_images_add_no_noise(lib):
+    everything = texts(lib)
+    for noise in ("history.png", "lucide-search", "![[", ".svg", "#icon"):
+        assert noise not in everything
+
+
+def test_callouts_index_title_and_body_without_the_marker(lib):
+    body = " ".join(t for _, t in chunks_of(lib, f"{SYNC}/Настройка синхронизации.md"))
+    assert "Пароль не восстановить" in body and "данные на сервере" in body
+    assert "[!warning]" not in body and "\n>" not in body
+
+
+def test_comments_and_block_ids_are_not_indexed(lib):
+    everything = texts(lib)
+    assert "черновик" not in everything and "%%" not in everything
+    assert "^remote-vault" not in everything
+    assert not lib.search(".", "черновик дописать регионы", mode="lex").hits
+
+
+def test_inline_tags_join_frontmatter_tags(lib):
+    got = {h.path for h in lib.search(".", "заметки", k=20, mode="lex", tags="versions").hits}
+    assert got == {f"{SYNC}/История версий.md"}
+    nested = lib.search(".", "review", mode="lex", tags="habit/review").hits
+    assert [h.path for h in nested] == ["English notes/Daily review.md"]
+    front = lib.search(".", "синхронизация", mode="lex", tags="sync").hits
+    assert {h.path for h in front} == {f"{SYNC}/Настройка синхронизации.md"}
+
+
+def test_hidden_trash_and_logseq_backups_are_never_indexed_and_attachments_never_fail(lib):
+    st = lib.status().to_dict()
+    indexed = {f["path"] for c in st["collections"] for f in c["indexed_files"]}
+    assert not any(".obsidian" in p or ".trash" in p or "logseq" in p for p in indexed)
+    assert not lib.search(".", "secret deleted backup copy", mode="lex").hits
+    for c in st["collections"]:
+        assert c["skipped"] == [] and c["failed"] == [], c["path"]
+
+
+def test_the_note_page_reads_the_way_the_index_does(lib):
+    from fastapi.testclient import TestClient
+
+    from memo.server.api import build_app
+    from memo.server.service import Service
+
+    service = Service(lib.root, Settings(embedder="none"), embedder=None)
+    with TestClient(build_app(service), base_url="http://127.0.0.1:8765") as client:
+        page = client.get("/read", params={"path": f"{SYNC}/Настройка синхронизации.md"})
+        assert page.status_code == 200
+        html = page.text
+        assert "Пароль не восстановить" in html and "данные на сервере" in html
+        for raw in ("[!warning]", "^remote-vault", "черновик", "%%"):
+            assert raw not in html
+        home = client.get("/read", params={"path": "Главная.md"}).text
+        assert "настройки Sync" in home and "[[" not in home
+    service.close()
