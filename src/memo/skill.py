@@ -15,13 +15,20 @@ if TYPE_CHECKING:
 
 MAP_LIMIT = 200  # beyond this many collections the map lists top-level folders instead
 
+# Hermes shows a skill's description cut at 60 characters (57 and "..."): the first 57 say
+# what it is. `requires_toolsets` names the toolset Hermes registers for an MCP server called
+# SERVER (`mcp-SERVER`), so the skill hides while memo is not connected.
 HERMES_FRONTMATTER = """\
 ---
 name: memo-notes
-description: Find, cite and file notes in the user's markdown library with memo (route, search, \
-read path:line; which topic goes where; search before writing).
+description: Search, read and file the user's notes with memo tools. Route a question, \
+search a collection, read path:line; which topic goes where; search before writing.
+metadata:
+  hermes:
+    requires_toolsets: [mcp-{server}]
 ---
 """
+TOOLS = ("memo_route", "memo_search", "memo_get", "memo_status", "memo_reindex")
 
 RULES = """\
 ## How to find something
@@ -54,9 +61,12 @@ CLI equivalents: `memo route QUERY`, `memo search PATH QUERY`, `memo show PATH:L
 """
 
 
-def skill_text(lib: Library, hermes: bool = False) -> str:
+def skill_text(lib: Library, hermes: bool = False, server: str = "memo") -> str:
+    """The skill. `hermes`: with a Hermes skill file's frontmatter, and the tools named as
+    Hermes shows them to the model (`mcp__<server>__memo_search`, `server` being the name of
+    memo's entry in the host's MCP config)."""
     colls = sorted(lib.collections(), key=lambda c: c.rel)
-    out = [HERMES_FRONTMATTER] if hermes else []
+    out = [HERMES_FRONTMATTER.format(server=server)] if hermes else []
     out.append("# memo: the user's notes library\n")
     out.append(
         f"Notes are markdown files under `{lib.root}`, one topic per folder (a collection, "
@@ -80,5 +90,15 @@ def skill_text(lib: Library, hermes: bool = False) -> str:
         )
         out += [f"- `{top}/` — {n} collections" for top, n in sorted(tops.items())]
         out.append("")
-    out.append(RULES)
+    rules = RULES
+    if hermes:
+        prefix = "mcp__" + "".join(c if c.isalnum() or c == "_" else "_" for c in server) + "__"
+        for name in TOOLS:
+            rules = rules.replace(f"`{name}", f"`{prefix}{name}")
+    else:
+        rules += (
+            "\nHosts may show the tools under a prefix: `mcp__memo__memo_search` in Hermes and "
+            "Claude Code, namespace `mcp__memo` in Codex.\n"
+        )
+    out.append(rules)
     return "\n".join(out)

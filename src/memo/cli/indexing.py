@@ -146,13 +146,19 @@ def _no_library(folder: Path) -> Path:
 @click.command()
 @root_option
 @click.option("--hermes", is_flag=True, help="With the frontmatter of a Hermes Agent skill file.")
-def skill(root: str | None, hermes: bool) -> None:
+@click.option(
+    "--server",
+    default="memo",
+    show_default=True,
+    help="The name of memo's entry in the host's MCP config (Hermes names tools after it).",
+)
+def skill(root: str | None, hermes: bool, server: str) -> None:
     """Print a ready-to-paste skill for agents: topic → collection map and how to use memo."""
     from ..skill import skill_text
 
     try:
         lib, _ = open_library(root, None)
-        click.echo(skill_text(lib, hermes=hermes))
+        click.echo(skill_text(lib, hermes=hermes, server=server))
     except MemoError as e:
         fail(e)
 

@@ -322,6 +322,9 @@ class Library:
         t0 = time.perf_counter()
         res = route_by_evidence(self._colls, self._vectors, req).result
         res.warnings = req.warnings() + self._broken_warnings(req.prefix) + res.warnings
+        if req.max_tokens is not None:
+            counter = token_counter(self.embedder)
+            res.collections, res.budget = budget.fit_route(res.collections, req.max_tokens, counter)
         res.took_ms = (time.perf_counter() - t0) * 1000
         return res
 
@@ -342,7 +345,13 @@ class Library:
                 f"{rel} is not a note", "memo reads markdown notes (.md) outside hidden folders."
             )
         try:
-            return read_excerpt(full, rel, req.line, req.lines)
+            ex = read_excerpt(full, rel, req.line, req.lines)
+            if req.max_tokens is not None and ex.text:
+                lines = ex.text.split("\n")
+                n = budget.fit_lines(lines, req.max_tokens, token_counter(self.embedder))
+                if n < len(lines):
+                    ex = read_excerpt(full, rel, ex.line, n)
+            return ex
         except OSError as e:
             raise TargetError(f"cannot read {rel}: {e.strerror or e}") from e
 

@@ -78,6 +78,7 @@ class RouteResult:
     total: int = 0  # collections the prefix covers
     tree: list[dict[str, Any]] = field(default_factory=list)  # tree strategy: sub-folders
     warnings: list[str] = field(default_factory=list)
+    budget: Any = None  # with max_tokens: search.budget.Budget (what was left out)
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -92,6 +93,8 @@ class RouteResult:
             out["tree"] = self.tree
         if self.warnings:
             out["warnings"] = self.warnings
+        if self.budget is not None:
+            out["budget"] = self.budget.to_dict()
         return out
 
 

@@ -93,3 +93,41 @@ def fit(hits: list[Hit], max_tokens: int, count: Callable[[str], int]) -> tuple[
         dropped = len(hits) - i - (1 if text is not None else 0)
         return kept, Budget(max_tokens, used, dropped, cut)
     return kept, Budget(max_tokens, used, 0, 0)
+
+
+def fit_route(
+    collections: list[Any], max_tokens: int, count: Callable[[str], int]
+) -> tuple[list[Any], Budget]:
+    """A route's collections (route.Candidate) within `max_tokens`: each one's name, path and
+    description while they fit, with as many of its best hits as fit after them; the
+    collections that do not fit are dropped (a route's order is its answer)."""
+    kept, used, dropped, cut = [], 0, 0, 0
+    for i, c in enumerate(collections):
+        head = count(f"{c.path} {c.name} {c.description}")
+        if used + head > max_tokens:
+            dropped = len(collections) - i
+            break
+        used += head
+        shown = []
+        for h in c.evidence:
+            cost = count(f"{h['path']}:{h['line']} {h['heading']}\n{h['text']}")
+            if used + cost > max_tokens:
+                cut = 1
+                break
+            shown.append(h)
+            used += cost
+        kept.append(replace(c, evidence=shown))
+    return kept, Budget(max_tokens, used, dropped, cut)
+
+
+def fit_lines(lines: list[str], max_tokens: int, count: Callable[[str], int]) -> int:
+    """How many of `lines`, from the first, fit in `max_tokens` (at least one, cut or not: a
+    read that returns nothing helps no one)."""
+    lo, hi, best = 1, len(lines), 1
+    while lo <= hi:  # costs grow with the prefix: binary search
+        mid = (lo + hi) // 2
+        if count("\n".join(lines[:mid])) <= max_tokens:
+            best, lo = mid, mid + 1
+        else:
+            hi = mid - 1
+    return best

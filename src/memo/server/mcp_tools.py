@@ -33,18 +33,21 @@ from ..requests import (
 )
 from ..skill import skill_text
 from . import render
+from .render import limit_for
 from .schemas import aliases, tool_signature
 from .service import Service
 
+# Codex announces a server by the first line of its instructions alone: a whole sentence.
 INSTRUCTIONS = """\
-memo searches the user's library of markdown notes (folders of notes, each topic folder a
-"collection" described by its _meta.yaml). To answer from the notes:
+memo searches the user's markdown notes: memo_route finds where, memo_search what, memo_get reads.
+The library is folders of notes, each topic folder a "collection" described by its _meta.yaml.
 1. If you don't know which collection holds the answer, call memo_route(query) first: each
    collection comes with its best hits, which may already answer.
 2. Otherwise call memo_search(path, query) on the best collection's path ('.' searches
    everything).
-3. Read the hit yourself: open `abs_path` (or <root>/`path`) at `line` with your file tools,
-   and read only that part. Hits are pointers; the note is the truth.
+3. Read the hit yourself: open the note (paths are under the library root the results name) at
+   its line with your file tools, or memo_get(path:line-end). Hits are pointers; the note is
+   the truth.
 memo never writes notes: write them with your own file tools; the index follows by itself."""
 
 
@@ -137,26 +140,39 @@ class ReindexOut(_Open):
     errors: list[str]
 
 
-def _answer(text_of: Callable[[dict[str, Any]], str], produce: Callable[[], Any]) -> CallToolResult:
-    """Run one tool: structured data plus its text rendering, or a tool error with the hint."""
+def _answer(
+    text_of: Callable[..., str],
+    produce: Callable[[], Any],
+    limit: int | None,
+    structured: bool,
+) -> CallToolResult:
+    """Run one tool: its text rendering (within `limit` characters), plus the structured data
+    when the server was asked for it; or a tool error with the hint."""
     try:
         data = produce()
     except MemoError as e:
         raise ToolError(f"{e}\nhint: {e.hint}" if e.hint else str(e)) from e
-    return CallToolResult(
-        content=[TextContent(type="text", text=text_of(data))], structured_content=data
-    )
+    content = [TextContent(type="text", text=text_of(data, limit))]
+    if structured:
+        return CallToolResult(content=content, structured_content=data)
+    return CallToolResult(content=content)
 
 
-def build_mcp(service: Service) -> MCPServer:
+def build_mcp(service: Service, structured: bool | None = None) -> MCPServer:
+    """memo's MCP server. Tools answer with text a model reads (render.py); `structured`
+    (default: MEMO_MCP_STRUCTURED) adds the JSON result and each tool's output schema, for
+    clients that read data rather than hand it to a model."""
+    if structured is None:
+        structured = service.settings.mcp_structured
     mcp = MCPServer(
         name="memo",
         version=__version__,
         instructions=INSTRUCTIONS,
         middleware=[_accept_aliases],
     )
-    _add_tools(mcp, service)
-    _inline_output_schemas(mcp)
+    _add_tools(mcp, service, structured)
+    if structured:
+        _inline_output_schemas(mcp)
     _add_skill(mcp, service)
     return mcp
 
@@ -248,26 +264,34 @@ TOOLS = (
 ALIASES = {t.name: aliases(t.request) for t in TOOLS}  # per tool: alias -> parameter
 
 
-def _add_tools(mcp: MCPServer, service: Service) -> None:
+def _add_tools(mcp: MCPServer, service: Service, structured: bool) -> None:
     for tool in TOOLS:
         mcp.tool(
             name=tool.name,
             title=tool.title,
             description=tool.description,
             annotations=tool.annotations,
-        )(_function(tool, getattr(service, tool.operation)))
+            structured_output=structured,
+        )(_function(tool, lambda req, op=tool.operation: getattr(service, op)(req), structured))
 
 
-def _function(tool: Tool, call: Callable[[Any], Any]) -> Callable[..., CallToolResult]:
+def _function(
+    tool: Tool, call: Callable[[Any], Any], structured: bool
+) -> Callable[..., CallToolResult]:
     """The tool as the SDK wants it: a function whose signature is the request's fields."""
 
     def run(**arguments: Any) -> CallToolResult:
-        return _answer(tool.text_of, lambda: call(tool.request.make(**arguments)).to_dict())
+        limit = limit_for(arguments.get("max_tokens"))
+        return _answer(
+            tool.text_of,
+            lambda: call(tool.request.make(**arguments)).to_dict(),
+            limit,
+            structured,
+        )
 
     run.__name__ = tool.name
-    run.__signature__ = tool_signature(  # type: ignore[attr-defined]
-        tool.request, Annotated[CallToolResult, tool.output]
-    )
+    returns = Annotated[CallToolResult, tool.output] if structured else CallToolResult
+    run.__signature__ = tool_signature(tool.request, returns)  # type: ignore[attr-defined]
     return run
 
 

@@ -1,15 +1,23 @@
-"""Plain-text renderings an agent reads well: `path:line` first, then why it matched.
+"""The text a model reads from memo's MCP tools: `path:line` first, then why it matched.
 
-The structured result (JSON) carries everything; this text is what a model sees when its client
-shows only text content, so it leads with what to do next.
+Hosts show a tool's result very differently (docs/agents.md): Hermes hands the model the text
+*and* the structured result, Claude Code and Codex only the structured result. memo's tools
+return this text alone by default, so every host shows the model the same thing, and
+`max_tokens` bounds it: a rendering given `limit` (characters, as a host's JSON carries them:
+a newline or a quote counts twice) keeps its head and tail, and as many blocks (hits,
+collections, lines) as fit, the last one cut at a sentence border.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
 SNIPPET_CHARS = 300
+CHARS_PER_TOKEN = 4  # what max_tokens allows a model to read, in characters (issue 23)
+MIN_CUT = 80  # a block cut shorter than this is left out instead
+_BORDER = re.compile(r"(?<=[.!?…;:])\s+|\n")
 
 
 def _ago(ts: float | None) -> str:
@@ -25,73 +33,131 @@ def _ago(ts: float | None) -> str:
     return f"{s / 86400:.0f} days ago"
 
 
-def search_text(r: dict[str, Any]) -> str:
+def limit_for(max_tokens: int | None) -> int | None:
+    """The characters a rendering may take for a `max_tokens` (None: no bound)."""
+    return None if max_tokens is None else max_tokens * CHARS_PER_TOKEN
+
+
+def wire_len(text: str) -> int:
+    """Characters `text` takes inside a JSON string (what a host hands the model)."""
+    return len(text) + text.count("\n") + text.count('"') + text.count("\\") + text.count("\t")
+
+
+def _cut(text: str, room: int) -> str | None:
+    """The longest prefix of `text` ending at a sentence (else word) border within `room`."""
+    ends = [m.start() for m in _BORDER.finditer(text)]
+    best = next((e for e in reversed(ends) if wire_len(text[:e]) + 2 <= room), None)
+    if best is None:
+        words = text.split(" ")
+        while words and wire_len(" ".join(words)) + 2 > room:
+            words.pop()
+        best = len(" ".join(words)) if words else None
+    return text[:best].rstrip() + " …" if best else None
+
+
+def bounded(head: list[str], blocks: list[str], tail: list[str], limit: int | None) -> str:
+    """head, blocks, tail joined by newlines; within `limit` when one is given."""
+    if limit is None:
+        return "\n".join(head + blocks + tail)
+    out = list(head)
+    used = wire_len("\n".join(head + tail)) + 2
+    for i, block in enumerate(blocks):
+        cost = wire_len(block) + 2
+        if used + cost <= limit:
+            out.append(block)
+            used += cost
+            continue
+        note = f"({len(blocks) - i} more left out to stay within max_tokens)"
+        room = limit - used - wire_len(note) - 2
+        piece = _cut(block, room) if room >= MIN_CUT else None
+        if piece is not None:
+            out.append(piece)
+            note = f"({len(blocks) - i - 1} more left out to stay within max_tokens)"
+        if len(blocks) - i - (piece is not None):
+            out.append(note)
+        break
+    text = "\n".join(out + tail)
+    while wire_len(text) > limit and len(text) > 1:  # the head and tail alone were too long
+        text = text[: max(1, len(text) - (wire_len(text) - limit) - 2)].rstrip() + " …"
+    return text
+
+
+def _root_of(hit: dict[str, Any]) -> str:
+    abs_path, path = hit.get("abs_path", ""), hit["path"]
+    return abs_path[: -len(path)].rstrip("/") if path and abs_path.endswith(path) else ""
+
+
+def search_text(r: dict[str, Any], limit: int | None = None) -> str:
     hits = r["results"]
     where = f"in {r['target']} ({r['mode']}, {r['took_ms']} ms)"
-    lines = [f'{len(hits)} hits for "{r["query"]}" {where}; confidence {r["confidence"]}']
+    head = [f'{len(hits)} hits for "{r["query"]}" {where}; confidence {r["confidence"]}']
     if hits and r["confidence"] == "none":
-        lines.append("No good match: only the nearest notes; the answer is likely not here.")
+        head.append("No good match: only the nearest notes; the answer is likely not here.")
+    blocks = []
     for i, h in enumerate(hits, 1):
-        head = f"  [{h['heading']}]" if h["heading"] else ""
+        heading = f"  [{h['heading']}]" if h["heading"] else ""
         span = f"{h['line']}-{h['end_line']}" if h.get("end_line", 0) > h["line"] else h["line"]
-        lines.append(f"{i}. {h['path']}:{span}{head}  score {h['score']:.4f}  cite {h['cite']}")
         snippet = " ".join(h["text"].split())
         if len(snippet) > SNIPPET_CHARS:
             snippet = snippet[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"
-        lines.append(f"   {snippet}")
+        line = f"{i}. {h['path']}:{span}{heading}  score {h['score']:.4f}  cite {h['cite']}"
+        blocks.append(f"{line}\n   {snippet}")
+    tail = []
     if not hits:
-        lines.append("No match. Try other words, mode=lex for exact names, or memo_route first.")
+        tail.append("No match. Try other words, mode=lex for exact names, or memo_route first.")
     fresh = r.get("freshness") or []
     caught = sum(f["caught_up"] for f in fresh)
     if fresh:
         note = f"{caught} changed files re-indexed first" if caught else "index was current"
-        lines.append(f"freshness: {len(fresh)} collections searched, {note}.")
+        tail.append(f"freshness: {len(fresh)} collections searched, {note}.")
     b = r.get("budget")
     if b:
-        lines.append(
+        tail.append(
             f"budget: {b['used']} of {b['max_tokens']} tokens; {b['cut']} hit cut, "
             f"{b['dropped']} dropped."
         )
-    for w in r.get("warnings") or []:
-        lines.append(f"warning: {w}")
+    tail += [f"warning: {w}" for w in r.get("warnings") or []]
     if hits:
-        lines.append(
-            "Read a hit with your file tool (abs_path in the structured result, at the line "
-            "shown) or with memo_get(path, line); a different `cite` from memo_get means the "
-            "note changed since this search."
+        root = _root_of(hits[0])
+        where = f" (paths are under {root})" if root else ""
+        tail.append(
+            f"Read a hit with your file tool at the line shown{where}, or with "
+            "memo_get(path:line-end); a different `cite` from memo_get means the note changed."
         )
-    return "\n".join(lines)
+    return bounded(head, blocks, tail, limit)
 
 
-def get_text(r: dict[str, Any]) -> str:
+def get_text(r: dict[str, Any], limit: int | None = None) -> str:
     more = f", {r['total_lines'] - r['end_line']} more lines" if r["truncated"] else ""
-    return (
-        f"{r['path']}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}; cite {r['cite']}\n"
-        f"{r['text']}"
-    )
+    head = [
+        f"{r['path']}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}; cite {r['cite']}"
+    ]
+    return bounded(head, r["text"].split("\n"), [], limit)
 
 
-def route_text(r: dict[str, Any]) -> str:
+def route_text(r: dict[str, Any], limit: int | None = None) -> str:
     cols = r["collections"]
-    lines = [f'{len(cols)} collections for "{r["query"]}" (strategy {r["strategy"]})']
+    head = [f'{len(cols)} collections for "{r["query"]}" (strategy {r["strategy"]})']
+    blocks = []
     for i, c in enumerate(cols, 1):
-        lines.append(f"{i}. {c['path']}  — {c['description']}  (score {c['score']:.4f})")
+        lines = [f"{i}. {c['path']}  — {c['description']}  (score {c['score']:.4f})"]
         for h in c.get("evidence") or []:
-            head = f"  [{h['heading']}]" if h["heading"] else ""
-            lines.append(f"   best hit: {h['path']}:{h['line']}{head}  {h['text'][:SNIPPET_CHARS]}")
+            heading = f"  [{h['heading']}]" if h["heading"] else ""
+            text = h["text"][:SNIPPET_CHARS]
+            lines.append(f"   best hit: {h['path']}:{h['line']}{heading}  {text}")
+        blocks.append("\n".join(lines))
     if cols:
-        lines.append(
+        tail = [
             "The best hits above may already answer; read one at its line. Otherwise call "
             "memo_search with path set to the best collection's path."
-        )
+        ]
     else:
-        lines.append("No collection matched; search path '.' to look everywhere.")
-    for w in r.get("warnings") or []:
-        lines.append(f"warning: {w}")
-    return "\n".join(lines)
+        tail = ["No collection matched; search path '.' to look everywhere."]
+    tail += [f"warning: {w}" for w in r.get("warnings") or []]
+    return bounded(head, blocks, tail, limit)
 
 
-def status_text(r: dict[str, Any]) -> str:
+def status_text(r: dict[str, Any], limit: int | None = None) -> str:
     lines = [f"root: {r['root']}"]
     for c in r["collections"]:
         if not c["indexed"]:
@@ -107,14 +173,16 @@ def status_text(r: dict[str, Any]) -> str:
             lines.append(f"    failed {f['path']}: {f['error']}")
     for e in r.get("errors") or []:
         lines.append(f"error: {e}")
-    return "\n".join(lines)
+    for w in r.get("warnings") or []:
+        lines.append(f"warning: {w}")
+    return bounded(lines[:1], lines[1:], [], limit)
 
 
-def reindex_text(r: dict[str, Any]) -> str:
+def reindex_text(r: dict[str, Any], limit: int | None = None) -> str:
     lines = [
         f"{r['collections']} collections: {r['new']} new, {r['changed']} changed, "
         f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped "
         f"({r['seconds']} s)"
     ]
     lines += [f"error: {e}" for e in r["errors"]]
-    return "\n".join(lines)
+    return bounded(lines[:1], lines[1:], [], limit)

@@ -5,24 +5,34 @@ from __future__ import annotations
 import logging
 import sys
 from pathlib import Path
+from typing import Any
 
 from .. import __version__, server_file
 from ..config import Settings
 from ..errors import MemoError
-from .api import build_app, is_loopback
-from .mcp_tools import build_mcp
-from .service import Service
+from . import stdio
 
 
 def serve_stdio(root: Path, settings: Settings | None = None) -> None:
-    """MCP over stdin/stdout. stdout belongs to the protocol: logs go to stderr."""
+    """MCP over stdin/stdout (stdio.py): the handshake answered at once, the SDK server, the
+    model and the indexes loaded behind it. stdout belongs to the protocol: logs go to stderr.
+    Never returns: the process exits 0 when the client closes stdin."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    service = Service(root, settings)
-    service.warm_up_in_background()
-    try:
-        build_mcp(service).run("stdio")
-    finally:
-        service.close()
+    settings = settings or Settings.from_env()
+    static = None if settings.mcp_structured else stdio.load_static()
+    made: dict[str, Any] = {}
+
+    def build() -> Any:
+        from .mcp_tools import build_mcp
+        from .service import Service
+
+        made["service"] = service = Service(root, settings)
+        return build_mcp(service)
+
+    def warm() -> None:
+        made["service"].warm_up()
+
+    stdio.serve(build, warm, static)
 
 
 def serve_http(
@@ -35,6 +45,8 @@ def serve_http(
     settings: Settings | None = None,
     log_level: str = "info",
 ) -> None:
+    from .api import is_loopback
+
     if not is_loopback(host) and not token:
         raise MemoError(
             f"refusing to listen on {host} without a token: anyone who can reach it could "
@@ -42,6 +54,9 @@ def serve_http(
             "Set --token (or MEMO_TOKEN) to a long random secret, or bind to 127.0.0.1.",
         )
     import uvicorn
+
+    from .api import build_app
+    from .service import Service
 
     settings = settings or Settings.from_env()
     service = Service(root, settings)

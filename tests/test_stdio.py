@@ -1,0 +1,192 @@
+"""`memo mcp` over stdio (issue 23, item 1): the handshake answered before anything heavy is
+imported, the same answers the official SDK gives, and exit code 0 however the client leaves."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memo.server import stdio
+
+HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+
+
+def test_the_recording_is_what_the_installed_sdk_answers():
+    """mcp_static.json is the SDK's own answers: if this fails, the tools or the SDK changed;
+    run `python -m memo.server.stdio --write` and commit the file."""
+    assert stdio.load_static() is not None, "recorded with another memo or mcp version"
+    live = stdio.record(stdio.build_for_recording)
+    assert json.loads(stdio.STATIC.read_text(encoding="utf-8")) == live
+
+
+class Mcp:
+    """`memo mcp ROOT` as a process, spoken to in raw JSON-RPC lines."""
+
+    def __init__(self, root: Path, env: dict[str, str] | None = None) -> None:
+        import os
+
+        full = {**os.environ, "MEMO_EMBEDDER": "none", **(env or {})}
+        full.pop("MEMO_ROOT", None)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "memo", "mcp", str(root)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=full,
+        )
+        self.next_id = 0
+
+    def send(self, method: str, params: dict[str, Any] | None = None, notify: bool = False):
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        if not notify:
+            self.next_id += 1
+            msg["id"] = self.next_id
+        assert self.proc.stdin is not None
+        self.proc.stdin.write((json.dumps(msg) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def reply(self) -> dict[str, Any]:
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        assert line, self.proc.stderr.read().decode() if self.proc.stderr else ""
+        return json.loads(line)
+
+    def close(self) -> int:
+        assert self.proc.stdin is not None
+        self.proc.stdin.close()
+        code = self.proc.wait(timeout=120)
+        err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+        assert "terminate called" not in err and "Traceback" not in err, err
+        return code
+
+
+@pytest.fixture
+def lib(notes: Path) -> Path:
+    return notes
+
+
+@pytest.mark.slow
+def test_the_front_answers_as_the_sdk_does_then_hands_over(lib):
+    m = Mcp(lib)
+    m.send("initialize", HELLO)
+    init = m.reply()
+    m.send("notifications/initialized", notify=True)
+    m.send("tools/list")
+    front = m.reply()["result"]
+    m.send("tools/call", {"name": "memo_search", "arguments": {"path": "work", "query": "JQL"}})
+    hit = m.reply()
+    m.send("tools/list")  # now the SDK's own answer
+    sdk = m.reply()["result"]
+    assert m.close() == 0
+    assert init["id"] == 1 and init["result"]["protocolVersion"] == "2025-06-18"
+    assert init["result"]["serverInfo"]["name"] == "memo"
+    assert front == sdk and [t["name"] for t in sdk["tools"]][0] == "memo_route"
+    assert hit["id"] == 3 and "work/jira/jql.md" in hit["result"]["content"][0]["text"]
+
+
+@pytest.mark.slow
+def test_an_unknown_protocol_version_gets_the_latest_the_sdk_knows(lib):
+    m = Mcp(lib)
+    m.send("initialize", {**HELLO, "protocolVersion": "1999-01-01"})
+    assert m.reply()["result"]["protocolVersion"] == stdio.load_static()["latest"]
+    assert m.close() == 0
+
+
+# (stage name, what the client does before it closes stdin)
+STAGES = [
+    ("before anything", []),
+    ("after initialize", ["initialize"]),
+    ("after tools/list", ["initialize", "initialized", "tools/list"]),
+    ("while the SDK loads", ["initialize", "initialized", "tools/list", "call-no-wait"]),
+    ("after a call", ["initialize", "initialized", "tools/list", "call"]),
+    ("a call, then at once", ["initialize", "initialized", "call-no-wait", "call-no-wait"]),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rounds", [4])
+def test_every_way_of_leaving_exits_zero(lib, rounds):
+    """A few dozen sessions closed at every stage, with and without a model: exit code 0,
+    nothing aborted on the way out."""
+    codes = []
+    for i in range(rounds):
+        env = {"MEMO_EMBEDDER": "auto"} if i == 0 else None  # the real engine once per stage
+        for _, steps in STAGES:
+            m = Mcp(lib, env)
+            for step in steps:
+                if step == "initialize":
+                    m.send("initialize", HELLO)
+                    m.reply()
+                elif step == "initialized":
+                    m.send("notifications/initialized", notify=True)
+                elif step == "tools/list":
+                    m.send("tools/list")
+                    m.reply()
+                else:
+                    args = {"name": "memo_status", "arguments": {}}
+                    m.send("tools/call", args)
+                    if step == "call":
+                        m.reply()
+            codes.append(m.close())
+    assert codes == [0] * len(codes)
+
+
+@pytest.mark.slow
+def test_sigterm_is_a_clean_stop(lib):
+    m = Mcp(lib)
+    m.send("initialize", HELLO)
+    m.reply()
+    time.sleep(0.2)  # no timing asserted: any moment is a fine moment to stop
+    m.proc.send_signal(signal.SIGTERM)
+    assert m.proc.wait(timeout=60) == 0
+
+
+def test_the_handshake_imports_nothing_heavy():
+    """`memo mcp` answers initialize and tools/list before it imports the MCP SDK, pydantic,
+    FastAPI, numpy or SQLite: the backend is kept from starting, and the process reports what
+    it loaded as it leaves."""
+    import os
+
+    root = Path(__file__).resolve().parents[1] / "examples" / "notes"
+    heavy = ("mcp", "mcp_types", "pydantic", "fastapi", "numpy", "apsw", "onnxruntime")
+    code = (
+        "import json, os, sys\n"
+        "from memo.server import stdio\n"
+        "stdio.Backend.start = lambda self: None\n"  # the handshake alone
+        f"HEAVY = {heavy!r}\n"
+        "def leave(code):\n"
+        "    print(json.dumps(sorted(m for m in HEAVY if m in sys.modules)), file=sys.stderr)\n"
+        "    sys.stderr.flush(); os._exit(code)\n"
+        "stdio._leave = leave\n"
+        f"sys.argv = ['memo', 'mcp', {str(root)!r}]\n"
+        "from memo.cli import main\n"
+        "main()\n"
+    )
+    env = {**os.environ, "MEMO_EMBEDDER": "none"}
+    p = subprocess.Popen(
+        [sys.executable, "-c", code],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+    assert p.stdin is not None and p.stdout is not None and p.stderr is not None
+    for msg in (
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ):
+        p.stdin.write((json.dumps(msg) + "\n").encode())
+        p.stdin.flush()
+        assert json.loads(p.stdout.readline())["id"] == msg["id"]
+    p.stdin.close()
+    assert p.wait(timeout=60) == 0
+    assert json.loads(p.stderr.read().decode().strip().splitlines()[-1]) == []
