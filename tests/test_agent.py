@@ -199,7 +199,18 @@ def test_skill_maps_topics_to_collections(library: Library) -> None:
     for rule in ("memo_route", "memo_search", "inbox.md", "_meta.yaml", "Search the collection"):
         assert rule in text
     hermes = skill_text(library, hermes=True)
-    assert hermes.startswith("---\nname: memo-notes\n") and hermes.endswith(text.split("\n", 1)[1])
+    # Hermes: its frontmatter, then the same text with the tools named as Hermes shows them
+    # (issue 23: `mcp__memo__memo_search`), hidden while memo's toolset is not connected
+    assert hermes.startswith("---\nname: memo-notes\n")
+    front, body = hermes.split("\n---\n", 1)
+    assert "requires_toolsets: [mcp-memo]" in front
+    description = front.split("description: ", 1)[1].split("\n", 1)[0]
+    assert description[:57].startswith("Search, read and file the user's notes with memo")
+    same = text.split("\n", 1)[1].rsplit("\nHosts may show", 1)[0]
+    for tool in ("memo_route", "memo_search", "memo_get"):
+        same = same.replace(f"`{tool}", f"`mcp__memo__{tool}")
+    assert body.strip().split("\n", 1)[1].strip() == same.strip()
+    assert "`memo_search(" not in body and "`mcp__memo__memo_search(" in body
 
 
 # ---------------------------------------------------------------------- coverage
