@@ -76,7 +76,8 @@ def measure(root: Path, sets: list[tuple[str, str]], flow: bool = True) -> dict[
         t = time.perf_counter()
         rep = lib.index()
         out["index_s"] = time.perf_counter() - t
-        out["chunks"] = rep.chunks_embedded + getattr(rep, "chunks_reused", 0)
+        done = rep.to_dict()
+        out["chunks"] = done["chunks_embedded"] + done.get("chunks_reused", 0)
         colls = [c.rel for c in lib.collections()]
         for label, name in sets:
             got: dict[str, list[float]] = {"r1": [], "r5": [], "mrr": [], "top1": [], "flow": []}

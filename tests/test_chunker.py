@@ -11,7 +11,6 @@ import json
 import os
 import random
 import re
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -541,11 +540,10 @@ def test_one_megabyte_is_fast_and_counts_linearly() -> None:
         counted += len(s)
         return fake_count(s)
 
-    started = time.perf_counter()
+    # How fast is bench/core.py's to say (a timed assertion fails on a loaded machine); what
+    # makes it fast is checked here: each character is counted a few times, not per piece.
     note = chunk_note(text, counting)
-    elapsed = time.perf_counter() - started
-    assert elapsed < 1.0, f"{elapsed:.2f}s for 1 MB"
-    assert counted < 6 * len(text)  # each character is counted a few times, not per piece
+    assert counted < 6 * len(text)
     check_invariants(text, note, fake_count, 400)
 
 

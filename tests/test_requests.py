@@ -110,6 +110,8 @@ def test_every_field_of_every_request_reaches_every_driver(kind):
                 want = {"max_length": p.high} if p.high else {}
                 if p.schema_min_length:
                     want["min_length"] = p.schema_min_length
+            elif p.kind == "phrasings":
+                want = {"max_length": rq.MAX_ALSO}
             assert _bounds(f) == want, (name, p.name)
             assert f.description == p.help
             if not p.required:
@@ -120,7 +122,9 @@ def test_every_field_of_every_request_reaches_every_driver(kind):
                     for q in params.values()
                     if q.required
                 }
-                value = {"int": p.low or 1, "bool": True, "tags": ["a"]}.get(p.kind, "v")
+                value = {"int": p.low or 1, "bool": True, "tags": ["a"], "phrasings": ["a"]}.get(
+                    p.kind, "v"
+                )
                 if p.kind == "choice":
                     value = p.choices[-1]
                 probe = {k: v for k, v in probe.items() if k != p.name}

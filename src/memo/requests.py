@@ -59,7 +59,8 @@ class RequestError(MemoError):
 # ---------------------------------------------------------------------- the declaration
 # kinds: path (a path in the library; '' -> default), location (a note path, maybe with
 # :LINE or :LINE-END), query (cut at its bound, never refused), text, int, bool, choice, tags
-KINDS = ("path", "location", "query", "text", "int", "bool", "choice", "tags")
+KINDS = ("path", "location", "query", "text", "int", "bool", "choice", "tags", "phrasings")
+MAX_ALSO = 3  # extra phrasings of one question (each one costs both legs once more)
 # a note's path as memo prints it in a hit: path:line or path:line-end
 LOCATION = re.compile(r"^(?P<path>.+?\.md):(?P<line>\d+)(?:-(?P<end>\d+))?$", re.IGNORECASE)
 
@@ -117,6 +118,17 @@ def _budget(what: str) -> Param:
     )
 
 
+ALSO = Param(
+    "also",
+    "phrasings",
+    "Other phrasings of the same question (a translation into the notes' language, a synonym, "
+    f"an abbreviation spelled out; at most {MAX_ALSO}): each runs through both legs and all are "
+    "fused into one ranking.",
+    aliases=("phrasings", "alternatives"),
+    flag="--also",
+)
+
+
 def _path_param(default: str = ".", required: bool = False) -> Param:
     return Param(
         "path",
@@ -172,14 +184,14 @@ class _Request:
 
 def check(p: Param, value: Any) -> Any:
     """One argument checked against its declaration (None: the default)."""
-    if value is None or (value == "" and p.kind in ("path", "choice", "tags")):
+    if value is None or (value == "" and p.kind in ("path", "choice", "tags", "phrasings")):
         if p.required and p.kind not in ("query", "location"):
             raise RequestError(f"{p.name} is required")
         value = p.default
         if value is None:
             if p.kind in ("query", "location"):
                 raise RequestError(f"{p.name} is required")
-            return () if p.kind == "tags" else None
+            return () if p.kind in ("tags", "phrasings") else None
     kind = p.kind
     if kind in ("path", "location"):
         if not isinstance(value, str):
@@ -218,6 +230,19 @@ def check(p: Param, value: Any) -> Any:
         if value not in p.choices:
             raise RequestError(f"{p.name} must be one of {', '.join(p.choices)}, got {value!r}")
         return value
+    if kind == "phrasings":
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list | tuple) or not all(isinstance(t, str) for t in value):
+            raise RequestError(f"{p.name} must be a list of strings: other phrasings")
+        kept = tuple(dict.fromkeys(" ".join(t.split()) for t in value if t.strip()))
+        if len(kept) > MAX_ALSO:
+            raise RequestError(f"{p.name} holds {len(kept)} phrasings; at most {MAX_ALSO}")
+        if any(len(t) > MAX_QUERY_CHARS for t in kept):
+            raise RequestError(
+                f"a phrasing in {p.name} is longer than {MAX_QUERY_CHARS} characters"
+            )
+        return kept
     # tags
     if isinstance(value, str):
         value = [t for t in value.replace(",", " ").split() if t]
@@ -257,6 +282,7 @@ class SearchRequest(_Request):
     since: str | None = None
     until: str | None = None
     diverse: bool | None = None
+    also: tuple[str, ...] = ()  # other phrasings of the question, fused into one ranking
     cut_from: int = 0  # the query's length before it was cut to MAX_QUERY_CHARS (0: not cut)
 
     INTERNAL: ClassVar[tuple[str, ...]] = ("cut_from",)
@@ -318,6 +344,7 @@ class SearchRequest(_Request):
             "Cap hits per note while other notes match (default: on for k >= 5).",
             flag="--diverse",
         ),
+        ALSO,
     )
 
     @classmethod
@@ -339,6 +366,7 @@ class RouteRequest(_Request):
     prefix: str | None = None
     strategy: str = "auto"
     max_tokens: int | None = None
+    also: tuple[str, ...] = ()
     cut_from: int = 0
 
     INTERNAL: ClassVar[tuple[str, ...]] = ("cut_from",)
@@ -371,6 +399,7 @@ class RouteRequest(_Request):
             flag="--strategy",
         ),
         _budget("the collections and their best hits (the ones that do not fit left out)"),
+        ALSO,
     )
 
     @classmethod
@@ -380,8 +409,6 @@ class RouteRequest(_Request):
 
     def warnings(self) -> list[str]:
         return cut_warning(self.cut_from)
-
-
 
 
 @dataclass(frozen=True, slots=True)

@@ -41,6 +41,8 @@ def _option(p: Param) -> Callable[[F], F]:
     elif p.kind == "choice":
         kw["type"] = click.Choice(p.choices)
         kw["show_default"] = True
+    elif p.kind == "phrasings":  # repeatable: --also "…" --also "…"
+        kw.update(multiple=True, default=())
     elif p.kind == "bool":
         if p.default is None:  # three states: on, off, or let memo decide
             assert p.flag is not None

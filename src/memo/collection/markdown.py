@@ -66,18 +66,22 @@ def readable_lines(lines: list[str], code: list[bool]) -> tuple[list[str], list[
         if is_code:
             out.append(line)
             continue
-        line, in_comment = _strip_comments(line, in_comment)
-        m = _CALLOUT.match(line)
-        if m:
-            line = m.group(3)
-        elif line.lstrip().startswith(">"):
-            line = _QUOTE.sub("", line)
-        if _LOGSEQ_PROP.match(line):
+        # each rewrite runs only where its mark is: most prose lines have none (1 MB: 0.1 s)
+        if in_comment or "%%" in line:
+            line, in_comment = _strip_comments(line, in_comment)
+        if line.lstrip().startswith(">"):
+            m = _CALLOUT.match(line)
+            line = m.group(3) if m else _QUOTE.sub("", line)
+        if "::" in line and _LOGSEQ_PROP.match(line):
             line = ""
-        line = _IMAGE.sub(lambda i: i.group(1), line)
-        line = _WIKILINK.sub(_link, line)
-        line = _BLOCK_ID.sub("", line)
-        if not line.lstrip().startswith("# ") and "#" in line:
+        if "[" in line:
+            if "![" in line:
+                line = _IMAGE.sub(lambda i: i.group(1), line)
+            if "[[" in line:
+                line = _WIKILINK.sub(_link, line)
+        if "^" in line:
+            line = _BLOCK_ID.sub("", line)
+        if "#" in line and not line.lstrip().startswith("# "):
             for t in _TAG.findall(line):
                 if any(c.isalpha() for c in t):
                     tags.setdefault(t.lower().rstrip("/"), None)

@@ -15,7 +15,7 @@ import apsw
 import numpy as np
 
 from ..errors import MemoError
-from .lexical import stem
+from .lexical import script, stem
 from .stopwords import ALL as STOPWORDS
 from .store import has_vector_table, reading
 
@@ -32,10 +32,15 @@ class Summary:
     headings: str  # distinct headings in file order, one per line
     stems: str  # the most frequent content stems, space-separated
     centroid: bytes | None  # normalised mean of the chunk vectors, float16; None without any
+    languages: str = ""  # share of the chunks per language, "ru:0.93 en:0.07" (LANGUAGES)
 
 
 EMPTY = Summary(0, 0, None, "", "", None)  # no index yet
 UNREADABLE = Summary(None, None, None, "", "", None)
+# The languages memo tells apart: by the alphabet a chunk's words are written in (lexical.script:
+# one alphabet twice the other). memo stems these two; a chunk in neither counts as "other".
+LANGUAGES = {"cyrl": "ru", "latn": "en"}
+LANGUAGE_SAMPLE = 400  # chunks read for the shares, evenly spread (a share, not a census)
 
 
 def summarize(index_path: Path) -> Summary:
@@ -48,10 +53,33 @@ def summarize(index_path: Path) -> Summary:
             (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
             (last,) = conn.execute("SELECT max(indexed_at) FROM files").fetchone()
             return Summary(
-                int(files), int(chunks), last, _headings(conn), _stems(conn), _centroid(conn)
+                int(files),
+                int(chunks),
+                last,
+                _headings(conn),
+                _stems(conn),
+                _centroid(conn),
+                _languages(conn, int(chunks)),
             )
     except (apsw.Error, MemoError, UnicodeDecodeError):
         return UNREADABLE
+
+
+def _languages(conn: apsw.Connection, chunks: int) -> str:
+    """The share of the chunks per language, as "ru:0.93 en:0.07" (largest first)."""
+    if not chunks:
+        return ""
+    step = max(1, chunks // LANGUAGE_SAMPLE)
+    rows = conn.execute("SELECT heading, text FROM chunks WHERE id % ? = 0", (step,))
+    counts: dict[str, int] = {}
+    for heading, text in rows:
+        lang = LANGUAGES.get(script(f"{heading} {text}") or "", "other")
+        counts[lang] = counts.get(lang, 0) + 1
+    total = sum(counts.values())
+    if not total:
+        return ""
+    ranked = sorted(counts.items(), key=lambda x: -x[1])
+    return " ".join(f"{lang}:{n / total:.2f}" for lang, n in ranked)
 
 
 def _stems(conn: apsw.Connection, terms: int = CONTENT_TERMS) -> str:

@@ -44,6 +44,7 @@ from ..search import budget
 from ..search.diversity import DIVERSITY_MIN_K, notes_cap
 from ..search.excerpt import Excerpt, read_excerpt
 from ..search.fusion import CANDIDATES, FUSION_VERSION, Legs
+from ..search.languages import translate_warning
 from ..search.results import Freshness, SearchResult
 from . import federated, syncing, targets
 from .collections import Collections
@@ -249,11 +250,13 @@ class Library:
             routed = [scope.parts[0][0].rel]  # one note or sub-folder: nothing to route
         if req.route is None or routed is not None:
             fresh, caught = self._catch_up(scope.parts)
-            ranking = rank(scope, req.query, req.mode, self._vectors, depth, flt)
+            ranking = rank(scope, req.query, req.mode, self._vectors, depth, flt, req.also)
         else:
             ranking, fresh, caught, routed, more = self._routed(scope, req, depth, flt)
             warnings += [w for w in more if w not in warnings]
         warnings += [w for w in caught + ranking.warnings if w not in warnings]
+        if said := self._language_warning(req.query, req.also, [c for c, _ in ranking.parts()]):
+            warnings.append(said)
         diverse = req.k >= DIVERSITY_MIN_K if req.diverse is None else req.diverse
         hits = ranking.hits(req.k, notes_cap(req.k) if diverse else None)
         spent = None
@@ -284,7 +287,9 @@ class Library:
         assert req.route is not None
         whole = {c.rel for c, p in scope.parts if not p}
         prefix = None if scope.target == "." else scope.target
-        ask = RouteRequest.make(req.query, k=req.route, prefix=prefix, strategy="hybrid")
+        ask = RouteRequest.make(
+            req.query, k=req.route, prefix=prefix, strategy="hybrid", also=req.also
+        )
         caught: list[tuple[dict[str, Freshness], list[str]]] = []
 
         def ready(colls: list[Collection]) -> None:
@@ -320,8 +325,13 @@ class Library:
         """
         req = query if isinstance(query, RouteRequest) else RouteRequest.make(query, **options)
         t0 = time.perf_counter()
-        res = route_by_evidence(self._colls, self._vectors, req).result
+        routed = route_by_evidence(self._colls, self._vectors, req)
+        res = routed.result
         res.warnings = req.warnings() + self._broken_warnings(req.prefix) + res.warnings
+        if routed.ranking is not None:
+            searched = [c for c, _ in routed.ranking.parts()]
+            if said := self._language_warning(req.query, req.also, searched):
+                res.warnings.append(said)
         if req.max_tokens is not None:
             counter = token_counter(self.embedder)
             res.collections, res.budget = budget.fit_route(res.collections, req.max_tokens, counter)
@@ -392,6 +402,15 @@ class Library:
 
     def _resolve(self, target: str | os.PathLike[str] | None) -> Scope:
         return resolve(self._colls, target)
+
+    def _language_warning(
+        self, query: str, also: tuple[str, ...], searched: list[Collection]
+    ) -> str | None:
+        """Say when the question is not in the language of most of what it searched."""
+        reg = self._colls.scanned()
+        entries = [reg.entry(c.rel) for c in searched]
+        parts = [(e.chunks or 0, e.language_shares()) for e in entries if e is not None]
+        return translate_warning(query, also, parts)
 
     def _broken_warnings(self, target: str | None) -> list[str]:
         """One warning per broken `_meta.yaml` under the target: those notes are not searched.

@@ -10,7 +10,7 @@ routed scope once and keeps the hits of its K best collections. Whatever went wr
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..collection.chunker import passage_text
@@ -20,7 +20,7 @@ from ..collection.queries import ChunkRow
 from ..search.confidence import confidence, signals
 from ..search.diversity import DIVERSITY_POOL, DIVERSITY_RATIO, cap_per_note
 from ..search.excerpt import cite_range
-from ..search.fusion import CANDIDATES, Legs, fuse
+from ..search.fusion import CANDIDATES, Legs, fuse, fuse_phrasings
 from ..search.results import Hit, cut_text
 from .federated import Key, QueryVectors, Reader, gather_legs
 from .targets import Scope
@@ -35,10 +35,13 @@ class Ranking:
     scores: dict[Key, float]
     ranked: list[Key] = field(default_factory=list)  # by fused score, best first
     only: set[int] | None = None  # the collections kept (positions in the scope); None: all
+    phrasings: list[Legs] = field(default_factory=list)  # every phrasing's legs (legs first)
     _rows: dict[Key, ChunkRow] = field(default_factory=dict)  # rows read so far
 
     def __post_init__(self) -> None:
         self.ranked = sorted(self.scores, key=lambda key: -self.scores[key])
+        if not self.phrasings:
+            self.phrasings = [self.legs]
 
     @property
     def scope(self) -> Scope:
@@ -60,7 +63,7 @@ class Ranking:
         if per_note:
             # A chunk either leg ranks in its top 3 is never held back: that much agreement
             # outweighs variety (measured: otherwise cross-lingual answers got pushed out).
-            sure = set(self.legs.lex_ranked[:3]) | set(self.legs.vec_ranked[:3])
+            sure = {k for legs in self.phrasings for k in legs.lex_ranked[:3] + legs.vec_ranked[:3]}
             order = cap_per_note(
                 order,
                 k,
@@ -77,7 +80,10 @@ class Ranking:
         if not order:
             return "none"
         top = rows[order[0]]
-        return confidence(signals(self.legs, passage_text(top.heading, top.text)))
+        text = passage_text(top.heading, top.text)
+        # one confidence for every phrasing: the one that sees the first hit best
+        said = [confidence(signals(legs, text)) for legs in self.phrasings]
+        return max(said, key=("none", "low", "high").index)
 
     def by_collection(self, shown: int) -> list[tuple[int, list[Key]]]:
         """Each collection that has candidates, in the order of its best one, with its best
@@ -92,17 +98,11 @@ class Ranking:
     def within(self, collections: set[int]) -> Ranking:
         """The same ranking, holding only the candidates of these collections (by position
         in the scope): what a search of just them reads, under the statistics of all."""
-        legs = Legs(
-            lex=[x for x in self.legs.lex if x[0][0] in collections],
-            vec=[x for x in self.legs.vec if x[0][0] in collections],
-            coverage=self.legs.coverage,
-            terms=self.legs.terms,
-            idf=self.legs.idf,
-            query_script=self.legs.query_script,
-            answer_script=self.legs.answer_script,
-        )
+        every = [_legs_within(legs, collections) for legs in self.phrasings]
         scores = {key: s for key, s in self.scores.items() if key[0] in collections}
-        return Ranking(self.reader, legs, scores, only=collections, _rows=self._rows)
+        return Ranking(
+            self.reader, every[0], scores, only=collections, phrasings=every, _rows=self._rows
+        )
 
     # ------------------------------------------------------------------ helpers
     def _ordered(self, pool: int) -> tuple[list[Key], dict[Key, ChunkRow]]:
@@ -148,6 +148,14 @@ class Ranking:
         return out
 
 
+def _legs_within(legs: Legs, collections: set[int]) -> Legs:
+    return replace(
+        legs,
+        lex=[x for x in legs.lex if x[0][0] in collections],
+        vec=[x for x in legs.vec if x[0][0] in collections],
+    )
+
+
 def rank(
     scope: Scope,
     query: str,
@@ -155,8 +163,11 @@ def rank(
     vectors: QueryVectors,
     depth: int = CANDIDATES,
     flt: Filter | None = None,
+    also: tuple[str, ...] = (),
 ) -> Ranking:
-    """Both legs over every collection of the scope, fused once."""
+    """Both legs over every collection of the scope, fused once; with `also`, every phrasing
+    through both legs, all fused into one ranking (search/fusion.py fuse_phrasings)."""
     reader = Reader(scope)
-    legs = gather_legs(reader, query, mode, depth, vectors, flt)
-    return Ranking(reader, legs, fuse(legs, mode))
+    every = [gather_legs(reader, q, mode, depth, vectors, flt) for q in (query, *also)]
+    scores = fuse(every[0], mode) if not also else fuse_phrasings(every, mode)
+    return Ranking(reader, every[0], scores, phrasings=every)

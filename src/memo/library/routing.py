@@ -30,7 +30,7 @@ No catch-up here: routing reads the indexes as they are; the search that follows
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..collection.collection import Collection
 from ..collection.filters import Filter
@@ -86,6 +86,16 @@ def route_by_evidence(
         ask = RouteRequest(req.query, breadth, req.prefix, "hybrid")
     summary = route_in(reg, ask, vectors.get)
     candidates = [c.path for c in summary.collections]
+    if req.also and total > breadth and strategy != "flat":
+        # each phrasing shortlists too: the union, by the best place any phrasing gave
+        more = [route_in(reg, replace(ask, query=q), vectors.get) for q in req.also]
+        best: dict[str, tuple[int, int, Candidate]] = {}
+        for n, res in enumerate([summary, *more]):
+            for place, c in enumerate(res.collections):
+                if c.path not in best or (place, n) < best[c.path][:2]:
+                    best[c.path] = (place, n, c)
+        summary.collections = [c for _, _, c in sorted(best.values(), key=lambda x: x[:2])]
+        candidates = [c.path for c in summary.collections][:breadth]
     # Only collections that have an index: a route never creates one (it only reads).
     searched = [colls.by_path(p) for p in candidates[:breadth]]
     if ready is not None:
@@ -95,7 +105,7 @@ def route_by_evidence(
     ranking = None
     if searched and req.query.strip():
         scope = Scope(".", [(c, "") for c in searched])
-        ranking = rank(scope, req.query, mode, vectors, depth, flt)
+        ranking = rank(scope, req.query, mode, vectors, depth, flt, req.also)
     order = _order(candidates, ranking, reg.entry)
     shown = _shown(ranking) if ranking is not None else {}
     by_path = {c.path: c for c in summary.collections}
@@ -106,9 +116,7 @@ def route_by_evidence(
         # for the k the caller asked about, so a 50-collection answer stays short.
         hits = shown.get(path, []) if place < req.k else []
         score = 1.0 / (RRF_K + place + 1)  # RRF-shaped: it falls with the place
-        out.append(
-            Candidate(c.name, path, c.description, c.tags, score, c.lex_rank, c.vec_rank, hits)
-        )
+        out.append(replace(c, score=score, evidence=hits))
     res = RouteResult(
         req.query, strategy, out, prefix=req.prefix, total=total, warnings=summary.warnings
     )

@@ -34,7 +34,19 @@ class Entry:
     headings: str = ""  # the notes' headings, from the collection's index: routing vocabulary
     content: str = ""  # the collection's most frequent content stems (collection/summary.py)
     content_sig: str = ""  # the index files' (mtime, size) when `content` was read
+    languages: str = ""  # share of the chunks per language: "ru:0.93 en:0.07" (summary.py)
     id: int = 0
+
+    def language_shares(self) -> dict[str, float]:
+        """{"ru": 0.93, "en": 0.07}: the share of the collection's chunks per language."""
+        out = {}
+        for part in self.languages.split():
+            lang, _, share = part.partition(":")
+            try:
+                out[lang] = float(share)
+            except ValueError:
+                continue
+        return out
 
     def meta(self) -> CollectionMeta:
         return CollectionMeta(self.name, self.description, self.tags, self.embedder, self.chunker)
@@ -62,6 +74,8 @@ class Entry:
             out["embedder"] = self.embedder
         out["files"] = self.files
         out["chunks"] = self.chunks
+        if self.languages:
+            out["languages"] = self.languages
         out["last_indexed"] = (
             time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(self.last_indexed))
             if self.last_indexed
@@ -135,6 +149,7 @@ FIELDS = (
     "headings",
     "content",
     "content_sig",
+    "languages",
 )
 COLUMNS = "id, " + ", ".join(FIELDS)
 

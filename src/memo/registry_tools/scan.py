@@ -70,6 +70,7 @@ def scan_metas(root: Path, known: dict[str, Entry]) -> MetaChanges:
                 old.content,
                 old.content_sig,
             )
+            entry.languages = old.languages
         (out.changed if old is not None else out.added).append(rel)
         out.upserts.append(entry)
     out.gone = [known[p] for p in known if p not in seen]
@@ -111,14 +112,23 @@ def read_summaries(
             s.headings,
             s.stems,
             sig if s.files is not None else "",
+            s.languages,
         )
-        old = (e.files, e.chunks, e.last_indexed, e.headings, e.content, e.content_sig)
+        old = (
+            e.files,
+            e.chunks,
+            e.last_indexed,
+            e.headings,
+            e.content,
+            e.content_sig,
+            e.languages,
+        )
         if old == new:
             continue
         if new[5]:
             centroids[rel] = s.centroid
         elif e.content_sig:  # the index is gone (or unreadable): so is its centroid
             centroids[rel] = None
-        (e.files, e.chunks, e.last_indexed, e.headings, e.content, e.content_sig) = new
+        (e.files, e.chunks, e.last_indexed, e.headings, e.content, e.content_sig, e.languages) = new
         out.append(e)
     return out

@@ -29,7 +29,7 @@ from ..errors import IndexError_
 from .entry import COLUMNS, FIELDS, Entry, from_row, to_row
 
 REGISTRY_DB = "registry.db"
-REGISTRY_SCHEMA = 5
+REGISTRY_SCHEMA = 6  # 6: languages
 # Stored vectors: description vectors (float32) and content centroids (float16, half the bytes).
 VECTOR_TABLES = {"colls_vec": np.float32, "colls_cvec": np.float16}
 _UPDATE_ROW = f"UPDATE colls SET {', '.join(f + '=?' for f in FIELDS)}, gen=? WHERE id=?"
@@ -56,6 +56,7 @@ CREATE TABLE IF NOT EXISTS colls(
     headings TEXT NOT NULL DEFAULT '',
     content TEXT NOT NULL DEFAULT '',      -- top content stems
     content_sig TEXT NOT NULL DEFAULT '',  -- index (mtime, size) they came from
+    languages TEXT NOT NULL DEFAULT '',    -- share of the chunks per language
     gen INTEGER NOT NULL DEFAULT 0         -- generation of its last change
 );
 CREATE INDEX IF NOT EXISTS colls_gen ON colls(gen);

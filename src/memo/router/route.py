@@ -54,6 +54,7 @@ class Candidate:
     vec_rank: int | None = None  # the summary's vector leg (description, centroid)
     # the collection's best hits for the question: {path, line, heading, text}
     evidence: list[dict[str, Any]] = field(default_factory=list)
+    languages: dict[str, float] = field(default_factory=dict)  # share of its chunks per language
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +66,7 @@ class Candidate:
             "lex_rank": self.lex_rank,
             "vec_rank": self.vec_rank,
             "evidence": self.evidence,
+            "languages": self.languages,
         }
 
 
@@ -154,7 +156,9 @@ def _ranked(positions: list[int]) -> list[tuple[int, float]]:
 
 
 def _candidate(e: Entry, score: float, lex: int | None, vec: int | None) -> Candidate:
-    return Candidate(e.name, e.path, e.description, e.tags, score, lex, vec)
+    return Candidate(
+        e.name, e.path, e.description, e.tags, score, lex, vec, [], e.language_shares()
+    )
 
 
 def subtree(reg: Registry, mask: np.ndarray, prefix: str | None) -> list[dict[str, Any]]:

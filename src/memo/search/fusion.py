@@ -100,3 +100,17 @@ def fuse(legs: Legs, mode: str) -> dict[Hashable, float]:
     if mode == "vec":
         return rrf([(legs.vec, 1.0)])
     return rrf([(legs.vec, VEC_WEIGHT), (legs.lex, lex_weight(legs))])
+
+
+PHRASINGS_VERSION = "sum-of-fused-v1"
+
+
+def fuse_phrasings(every: Sequence[Legs], mode: str) -> dict[Hashable, float]:
+    """One score per chunk for several phrasings of one question (the query, then `also`):
+    the sum of each phrasing's fused score (multi-query RRF; bench/phrasings.py measured the
+    rules). A chunk several phrasings find ranks above one that only one finds."""
+    scores: dict[Hashable, float] = {}
+    for legs in every:
+        for key, s in fuse(legs, mode).items():
+            scores[key] = scores.get(key, 0.0) + s
+    return scores

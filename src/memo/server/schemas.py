@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, create_model
 
-from ..requests import Param, _Request
+from ..requests import MAX_ALSO, Param, _Request
 
 
 def annotation(p: Param) -> Any:
@@ -19,7 +19,7 @@ def annotation(p: Param) -> Any:
         base = bool
     elif p.kind == "choice":
         base = Literal[p.choices]  # type: ignore[valid-type]
-    elif p.kind == "tags":
+    elif p.kind in ("tags", "phrasings"):
         base = list[str]
     else:
         base = str
@@ -36,13 +36,15 @@ def field(p: Param, *, alias: bool = True, with_default: bool = True) -> Any:
         kw.update(ge=p.low, le=p.high)
     elif p.kind in ("path", "location", "query", "text"):
         kw.update(max_length=p.high, min_length=p.schema_min_length)
+    elif p.kind == "phrasings":
+        kw.update(max_length=MAX_ALSO)
     if alias and p.aliases:
         kw["validation_alias"] = AliasChoices(p.name, *p.aliases)
     return Field(**{k: v for k, v in kw.items() if v is not None or k == "default"})
 
 
 def default(p: Param) -> Any:
-    return ... if p.required else p.default if p.kind != "tags" else None
+    return ... if p.required else p.default if p.kind not in ("tags", "phrasings") else None
 
 
 def model(request: type[_Request], name: str) -> type[BaseModel]:

@@ -31,6 +31,7 @@ ROUTE_K = 5  # collections suggested for a query
 # `scope` are aliases the declaration lists for query and path (tests/test_requests.py).
 QUERY, SCOPE = SearchRequest.param("query"), SearchRequest.param("path")
 MODE, K = SearchRequest.param("mode"), SearchRequest.param("k")
+ALSO = SearchRequest.param("also")
 DEFAULT_K = K.default
 HEADERS = {
     # No script may run on these pages, whatever a note holds; forms post only here.
@@ -96,10 +97,11 @@ def pages_router(
         scope: str = ".",
         mode: str = MODE.default,
         k: int = DEFAULT_K,
+        also: str = "",
     ) -> Response:
         """The search form and, with a query, its hits."""
         timer = Timer()
-        ctx = _search(service, timer, q, scope or ".", mode, k)
+        ctx = _search(service, timer, q, scope or ".", mode, k, also)
         return render(templates, request, "search.html", ctx, 400 if ctx["error"] else 200, timer)
 
     @router.get("/read")
@@ -136,7 +138,9 @@ def pages_router(
     return router
 
 
-def _search(service: Service, timer: Timer, q: str, scope: str, mode: str, k: int) -> dict:
+def _search(
+    service: Service, timer: Timer, q: str, scope: str, mode: str, k: int, also: str = ""
+) -> dict:
     """Everything the search page shows: the form, the hits, the receipt, the router's advice."""
     with timer.span("scopes"), service.library() as lib:
         options = views.scope_options(list(lib.registry.entries))
@@ -150,6 +154,8 @@ def _search(service: Service, timer: Timer, q: str, scope: str, mode: str, k: in
         "modes": MODE.choices,
         "scopes": options,
         "max_query": QUERY.high,
+        "also": also,
+        "also_help": ALSO.help,
         "error": None,
         "result": None,
         "routes": [],
@@ -158,7 +164,8 @@ def _search(service: Service, timer: Timer, q: str, scope: str, mode: str, k: in
         return ctx
     try:
         with timer.span("search"):
-            res = service.search(SearchRequest.make(scope, q, k=k, mode=mode))
+            phrasings = [p for p in also.split("\n") if p.strip()]  # one per line of the box
+            res = service.search(SearchRequest.make(scope, q, k=k, mode=mode, also=phrasings))
     except MemoError as e:
         ctx["error"] = _error(e)
         return ctx
