@@ -29,8 +29,9 @@ Offline parts of Hermes (it fetches a `tirith` binary from GitHub, lazy-installs
 fail on their own without failing the probe: every host command has a timeout and its
 process group is killed at it; the scripted model stops itself.
 
-Environment: HOSTS_PROBE_KEEP=1 keeps the scratch folder; HOSTS_PROBE_VENV=DIR reuses (or
-builds once) the Hermes venv there; HOSTS_PROBE_JSON=FILE writes the report as JSON.
+The Hermes venv is built once per pin under ~/.cache/memo-ci/ (XDG_CACHE_HOME) and reused
+while it holds that version; HOSTS_PROBE_VENV=DIR puts it elsewhere. HOSTS_PROBE_KEEP=1 keeps
+the scratch folder; HOSTS_PROBE_JSON=FILE writes the report as JSON.
 """
 
 from __future__ import annotations
@@ -122,10 +123,12 @@ class Probe:
     # ------------------------------------------------------------------ setup
     def setup(self) -> None:
         t = time.monotonic()
-        venv = Path(os.environ.get("HOSTS_PROBE_VENV") or self.work / "hermes-venv")
+        venv = Path(os.environ.get("HOSTS_PROBE_VENV") or _cache() / HERMES.replace("[mcp]==", "-"))
         self.hermes_py = venv / "bin" / "python"
         installs = []
+        self.report["hermes_venv"] = f"{venv} ({'reused' if self._has_hermes(venv) else 'built'})"
         if not self._has_hermes(venv):
+            venv.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
             installs.append(
                 subprocess.Popen(
@@ -198,9 +201,10 @@ class Probe:
         return got.stdout.strip() == want
 
     def _version(self, cmd: list[str]) -> str:
-        home = self.work / "version-home"  # Hermes writes an update check into its home
+        home = self.work / "version-home"  # each host writes into its home, even for this
         home.mkdir(exist_ok=True)
-        r = self.run(cmd, self.env | {"HERMES_HOME": str(home)}, 60)
+        homes = {"HERMES_HOME": str(home), "CODEX_HOME": str(home), "HOME": str(home)}
+        r = self.run(cmd, self.env | homes, 60)
         return (r.stdout.strip().splitlines() or ["?"])[0][:80]
 
     def block(self, name: str, port: int = 8765) -> str:
@@ -438,10 +442,15 @@ class Probe:
         (home / ".claude").mkdir(parents=True)
         # Approval of a project's .mcp.json servers, as the docs say (the prompt `claude` shows)
         (home / ".claude" / "settings.json").write_text('{"enabledMcpjsonServers": ["memo"]}\n')
+        # Claude Code keeps its logs in XDG_CACHE_HOME: a scratch one, where memo (which
+        # Claude Code starts with its own environment) still finds the model memo built
+        cache = home / ".cache"
+        cache.mkdir()
+        real = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memo"
+        (cache / "memo").symlink_to(real, target_is_directory=True)
         env = self.env | {
             "HOME": str(home),
-            # memo started by Claude Code finds the model it built under the real home
-            "XDG_CACHE_HOME": os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache"),
+            "XDG_CACHE_HOME": str(cache),
             "DISABLE_AUTOUPDATER": "1",
             "DISABLE_TELEMETRY": "1",
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
@@ -538,6 +547,13 @@ class Probe:
         self.phase("codex", t)
 
 
+def _cache() -> Path:
+    """Where the Hermes venv is kept between runs: built once per pin, since deleting its
+    13,000 files took longer here (~50 s) than the rest of a warm probe's cleanup."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "memo-ci"
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -605,7 +621,7 @@ def main() -> int:
 
 
 def _summary(rep: dict[str, Any]) -> str:
-    out = [f"hosts-probe: {rep.get('versions', {})}"]
+    out = [f"hosts-probe: {rep.get('versions', {})}; venv {rep.get('hermes_venv')}"]
     for transport in ("stdio", "http"):
         chat = rep.get(f"chat_{transport}")
         if chat:
