@@ -40,10 +40,11 @@ from federation import Reuse, stored_vectors  # noqa: E402  (bench/ is on sys.pa
 
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
-from memo.library import Library, federated  # noqa: E402
+from memo.library import Library  # noqa: E402
+from memo.library.ranking import rank  # noqa: E402
 from memo.search.confidence import confidence, signals  # noqa: E402
 from memo.search.diversity import notes_cap  # noqa: E402
-from memo.search.fusion import CANDIDATES, fuse  # noqa: E402
+from memo.search.fusion import CANDIDATES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 K = 5
@@ -60,8 +61,8 @@ SETS = [  # (library, qrels, language pair)
 
 def ask(lib: Library, target: str, q: dict) -> dict:
     """One search as memo runs it (hybrid, k=5), with its signals and whether it is right."""
-    scope, legs = lib._legs(target, q["question"], "hybrid", CANDIDATES)
-    hits, top_text = federated.assemble_hits(scope, fuse(legs, "hybrid"), legs, K, [], notes_cap(K))
+    ranking = rank(lib._resolve(target), q["question"], "hybrid", lib._vectors, CANDIDATES)
+    hits, top_text, legs = ranking.hits(K, notes_cap(K)), ranking.top_passage(), ranking.legs
     s = signals(legs, top_text)
     s["shipped"] = confidence(s) if hits else "none"
     low = top_text.lower()  # how the first hit's alphabets mix (exploring language detection)

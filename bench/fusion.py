@@ -39,6 +39,12 @@ TASKS = [  # (name, library, qrels)
 DEPTH = 100
 
 
+def texts(scope, keys):
+    """The chunk texts of these keys, in order."""
+    rows = federated.Reader(scope).rows(keys)
+    return [rows[k].text for k in keys if k in rows]
+
+
 def collect(lib: Library, qrels: list[dict]) -> list[dict]:
     """Per question: the qrel and both legs as lists of (path, line, score)."""
     lib.index()
@@ -60,8 +66,8 @@ def collect(lib: Library, qrels: list[dict]) -> list[dict]:
                 "coverage": legs.coverage,
                 "qs": legs.query_script,
                 "as": legs.answer_script,  # the vector leg's best chunk
-                "lex_scripts": [script(t) for t in federated.texts(scope, legs.lex_ranked[:3], [])],
-                "vec_scripts": [script(t) for t in federated.texts(scope, legs.vec_ranked[:3], [])],
+                "lex_scripts": [script(t) for t in texts(scope, legs.lex_ranked[:3])],
+                "vec_scripts": [script(t) for t in texts(scope, legs.vec_ranked[:3])],
             }
         )
     return out

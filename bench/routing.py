@@ -132,7 +132,9 @@ def study(lib: Library, qrels: list[dict], name: str) -> None:
     rules: dict[str, list[int]] = {}
     for q in qrels:
         scope = federated.Scope(".", [(colls.by_path(p), "") for p in paths])
-        legs = federated.gather_legs(scope, q["question"], "hybrid", CANDIDATES, lib._vectors, [])
+        legs = federated.gather_legs(
+            federated.Reader(scope), q["question"], "hybrid", CANDIDATES, lib._vectors
+        )
         scores = fuse(legs, "hybrid")
         ranked = sorted(scores, key=lambda key: -scores[key])
         summary = [

@@ -74,14 +74,17 @@ class Ranking:
             )
         return self._hits(order[:k], rows)
 
-    def confidence(self) -> str:
-        """high / low / none for the first hit (search/confidence.py)."""
+    def top_passage(self) -> str:
+        """The first hit's heading path and text as the model read them ('' without hits)."""
         order, rows = self._ordered(1)
-        if not order:
+        return passage_text(rows[order[0]].heading, rows[order[0]].text) if order else ""
+
+    def confidence(self) -> str:
+        """high / low / none for the first hit (search/confidence.py); with several phrasings,
+        the best any of them gives it (one phrasing in the notes' language is enough)."""
+        text = self.top_passage()
+        if not text:
             return "none"
-        top = rows[order[0]]
-        text = passage_text(top.heading, top.text)
-        # one confidence for every phrasing: the one that sees the first hit best
         said = [confidence(signals(legs, text)) for legs in self.phrasings]
         return max(said, key=("none", "low", "high").index)
 
