@@ -400,9 +400,48 @@ class Probe:
             "first_turn_s": round(chats[0]["t"] - rows[0]["t"], 1),
         }
 
+    def hermes_cross_language(self) -> None:
+        """An English question of Russian notes through Hermes: memo's warning reaches the
+        model, which asks again with the translation as `also`, and finds the section."""
+        t = time.monotonic()
+        label = "chat-cross-language"
+        log = self.work / "logs" / f"{label}-model.jsonl"
+        script = scripted_model.SCRIPTS["cross-language"]
+        model = scripted_model.ScriptedModel(script, log, max_requests=40, max_seconds=200)
+        env = self.hermes_home(label, ["hermes-stdio"], 8765, model.start())
+        r = self.run(
+            [str(self.bin / "hermes"), "chat", "-q", script["question"]],
+            env,
+            240,
+            self.cwd,
+            log=label,
+        )
+        time.sleep(1.0)
+        model.stop()
+        rows = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
+        agent = [x for x in rows if x["method"] == "POST" and (x["body"] or {}).get("tools")]
+        steps = [x["answer"]["step"] for x in agent if x.get("answer")]
+        what = "hermes chat -q, an English question of Russian notes"
+        self.check(
+            steps[-1:] == ["answer"] and "again" in steps,
+            f"{what}: memo's warning led the model to ask again with also",
+            f"steps {steps}, chat rc {r.returncode}",
+        )
+        conv = scripted_model.conversation(agent[-1]["body"]) if agent else {"calls": []}
+        again = next((c for c in conv["calls"] if c["step"] == "again" and c["result"]), None)
+        text = again["result"]["text"] if again else ""
+        self.check(
+            "1. home/cooking/sourdough.md:15" in text,
+            f"{what}: the search with also found the section (sourdough.md:15)",
+            text[:300],
+        )
+        self.report["cross_language"] = {"steps": steps}
+        self.phase("hermes chat -q (cross-language)", t)
+
     def hermes(self) -> None:
         self.hermes_registry()
         self.hermes_chat("stdio")
+        self.hermes_cross_language()
         self.check(
             not (self.root / ".memo").exists(),
             "hermes stdio: the env block reached memo (no index built beside the notes)",

@@ -105,6 +105,33 @@ SCRIPTS: dict[str, dict[str, Any]] = {
             {"id": "answer", "say": "From the notes ({search.hit}, cite {get.cite})."},
         ],
     },
+    # Across languages (issue 25): an English question of Russian notes; memo's text says to
+    # ask in Russian or pass the translation as `also`; the model does, and finds the answer.
+    "cross-language": {
+        "question": "How long is the sourdough baked with the lid on, and how hot?",
+        "vars": {"translation": "Сколько минут и при какой температуре печь хлеб под крышкой?"},
+        "steps": [
+            {
+                "id": "search",
+                "call": "memo_search",
+                "args": {"path": "home", "query": "{question}", "k": 3},
+                "capture": {"warning": r"^warning: (.*mostly \w+.*)$"},
+            },
+            {
+                "id": "again",
+                "when": {"search": r"^warning: .*mostly \w+"},
+                "call": "memo_search",
+                "args": {
+                    "path": "home",
+                    "query": "{question}",
+                    "also": ["{vars.translation}"],
+                    "k": 3,
+                },
+                "capture": {"hit": TOP_HIT},
+            },
+            {"id": "answer", "say": "From the notes ({again.hit}), asked in both languages."},
+        ],
+    },
 }
 
 _WRAP_OPEN = re.compile(r"\A<untrusted_tool_result[^>]*>\n")

@@ -304,3 +304,30 @@ def test_a_capture_that_finds_nothing_stops_the_script_with_the_reason():
     }
     stopped = scripted_model.decide(script, body)
     assert stopped["kind"] == "say" and "step route: capture top" in stopped["text"]
+
+
+def test_the_cross_language_script_asks_again_with_also_on_memos_own_text(service):
+    """An English question of Russian notes: memo's warning is in the text the model reads;
+    the script asks again with the translation as `also` and finds the section (issue 25)."""
+    script = scripted_model.SCRIPTS["cross-language"]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": script["question"]}]
+    asked = []
+    for _ in range(4):
+        body = {"model": "m", "tools": tools_offered(HERMES_TOOLS), "messages": messages}
+        answer = scripted_model.decide(script, body)
+        asked.append(answer)
+        if answer["kind"] == "say":
+            break
+        tool = answer["name"].removeprefix("mcp__memo__")
+        text = call_memo(service, tool, answer["arguments"])
+        messages += [
+            {"role": "assistant", "content": None, "tool_calls": [{
+                "id": answer["id"], "type": "function",
+                "function": {"name": answer["name"], "arguments": json.dumps(answer["arguments"])},
+            }]},
+            {"role": "tool", "tool_call_id": answer["id"], "content": as_hermes(tool, text)},
+        ]  # fmt: skip
+    first, again, final = asked
+    assert "also" not in first["arguments"]
+    assert again["arguments"]["also"] == [script["vars"]["translation"]]
+    assert final["kind"] == "say" and "home/cooking/sourdough.md:15" in final["text"]
