@@ -26,12 +26,14 @@ BOMB = (
     "g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nh: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]\n"
     "i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]\n"
 )
-PYOBJ = "!!python/object/apply:os.system ['touch /tmp/memo-pwned']\n"
+# Executed, it would leave a file beside the library, inside the test's own folder.
+PYOBJ = "!!python/object/apply:os.system ['touch {canary}']\n"
 DEEP = "[" * 20_000 + "]" * 20_000 + "\n"
 
 
 def build(root: Path) -> None:
     """A library holding every kind of bad file next to good notes."""
+    pyobj = PYOBJ.format(canary=root.parent / "memo-pwned")
     c = root / "bad"
     c.mkdir(parents=True)
     (c / "_meta.yaml").write_text("description: every kind of bad file\n")
@@ -59,13 +61,13 @@ def build(root: Path) -> None:
     with open(os.path.join(os.fsencode(c), b"bad\xffname.md"), "wb") as f:
         f.write(b"# Bad name\n\nnarwhal\n")
     (c / "fm-bomb.md").write_text("---\n" + BOMB + "tags: [*i, *i]\n---\n# Bomb\n\nbombword\n")
-    (c / "fm-pyobj.md").write_text("---\n" + PYOBJ + "---\n# Pyobj\n\npyobjword\n")
+    (c / "fm-pyobj.md").write_text("---\n" + pyobj + "---\n# Pyobj\n\npyobjword\n")
     (c / "fm-deep.md").write_text("---\ntags: " + DEEP + "---\n# Deep fm\n\ndeepfmword\n")
     # Broken collections: each is reported, none stops the others.
     for name, meta in {
         "meta-bomb": BOMB + "description: *i\n",
         "meta-bomb-extra": "description: fine\n" + BOMB,
-        "meta-pyobj": "description: x\nname: " + PYOBJ,
+        "meta-pyobj": "description: x\nname: " + pyobj,
         "meta-deep": "description: x\ntags: " + DEEP,
         "meta-binary": None,
         "meta-list": "- just\n- a list\n",
@@ -87,7 +89,7 @@ def bad_root(tmp_path: Path):
     before = checksums(root)
     yield root
     assert checksums(root) == before, "memo changed a note"
-    assert not Path("/tmp/memo-pwned").exists()
+    assert not (root.parent / "memo-pwned").exists()
 
 
 def lexical_library(root: Path, tmp_path: Path, **kw) -> Library:
@@ -274,6 +276,8 @@ def _nobody_can_run_memo(work: Path) -> str | None:
 
 def test_unreadable_files_and_folders(tmp_path: Path):
     """Root reads everything, so the part with real EACCES runs memo as `nobody` (setpriv)."""
+    # The one folder outside tmp_path, on purpose: `nobody` cannot enter pytest's base folder
+    # (mode 0700), so this test makes a private one of its own and removes it at the end.
     work = Path(tempfile.mkdtemp(prefix="memo-perm-"))
     try:
         os.chmod(work, 0o755)

@@ -168,12 +168,12 @@ def test_broken_meta_names_file_and_field_and_rest_still_indexes(notes, embedder
 @pytest.mark.edits_notes
 def test_hostile_meta_yaml_is_refused_not_executed(notes, embedder):
     (notes / "work" / "jira" / "_meta.yaml").write_text(
-        "description: !!python/object/apply:os.system ['touch /tmp/memo-pwned']\n"
+        f"description: !!python/object/apply:os.system ['touch {notes.parent}/memo-pwned']\n"
     )
     lib = Library(notes, embedder)
     rep = lib.index()
     assert any("jira/_meta.yaml" in e for e in rep.errors)
-    assert not Path("/tmp/memo-pwned").exists()
+    assert not (notes.parent / "memo-pwned").exists()  # in the test's own folder
 
 
 @pytest.mark.edits_notes

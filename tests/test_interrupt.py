@@ -19,6 +19,7 @@ from pathlib import Path
 import apsw
 import pytest
 
+from memo.collection.sync import FLUSH_CHUNKS
 from memo.config import Settings
 from memo.roots import declare
 
@@ -36,12 +37,18 @@ def _env(tmp_path: Path, **more: str) -> dict[str, str]:
     return {**env, **more}
 
 
-def _library(root: Path, notes: int) -> None:
+def _library(root: Path, notes: int, light: int = 0) -> None:
+    """`notes` notes of 6 sections in one collection. The first `light` ones (by name, the order
+    they are indexed in) have 3-word sections: a model that crawls on a busy machine still
+    embeds them quickly, so the first files are written after little work, and the long
+    embedding of the rest is where an interrupt lands."""
     rng = random.Random(11)
     words = "маршрут пакет route packet узел node queue очередь lag задержка".split()
-    body = lambda: " ".join(rng.choice(words) for _ in range(120))  # noqa: E731
+    body = lambda n: " ".join(rng.choice(words) for _ in range(n))  # noqa: E731
     notes_text = {
-        f"n{i:02}.md": "\n\n".join(f"## Part {s}\n\n{body()}" for s in range(6))
+        f"n{i:02}.md": "\n\n".join(
+            f"## Part {s}\n\n{body(3 if i < light else 120)}" for s in range(6)
+        )
         for i in range(notes)
     }
     make_collection(root / "c", notes_text)
@@ -72,7 +79,12 @@ def _indexed_files(tmp_path: Path) -> int:
 
 def test_ctrl_c_stops_memo_index_and_keeps_every_file_written(tmp_path: Path):
     root = tmp_path / "lib"
-    _library(root, notes=40)
+    # Files are written in batches of FLUSH_CHUNKS chunks: light notes fill the first batch, so
+    # it is written soon even where the model crawls; two heavy notes follow, whose embedding
+    # holds the run in the middle of its work (seconds on an idle machine, minutes on a busy one)
+    light = FLUSH_CHUNKS // 6 + 1
+    notes = light + 2
+    _library(root, notes=notes, light=light)
     proc = subprocess.Popen(
         [sys.executable, "-m", "memo", "index", str(root)],
         env=_env(tmp_path),
@@ -80,18 +92,25 @@ def test_ctrl_c_stops_memo_index_and_keeps_every_file_written(tmp_path: Path):
         stderr=subprocess.PIPE,
         text=True,
     )
-    lines = _stderr_lines(proc)
-    wait_for(lambda: any("indexing" in line for line in lines), timeout=120)
-    wait_for(lambda: _indexed_files(tmp_path) >= 2, timeout=120)  # mid-way: some written
-    time.sleep(random.uniform(0.0, 0.5))
-    proc.send_signal(signal.SIGINT)
-    t0 = time.monotonic()
-    code = proc.wait(timeout=LIVENESS)
+    try:
+        lines = _stderr_lines(proc)
+        wait_for(lambda: any("indexing" in line for line in lines), timeout=120)
+        # The moment: once `written` files are committed, while the first batch is written or,
+        # at its end, while the heavy notes embed. Chosen by what the index holds, not by time.
+        written = random.randint(2, light)
+        wait_for(lambda: _indexed_files(tmp_path) >= written, timeout=120, every=0.01)
+        proc.send_signal(signal.SIGINT)
+        t0 = time.monotonic()
+        code = proc.wait(timeout=LIVENESS)
+    finally:
+        if proc.poll() is None:  # a failed wait: do not leave it indexing on a shared machine
+            proc.kill()
+            proc.wait()
     assert time.monotonic() - t0 < LIVENESS
     assert code == 130, "".join(lines)
     assert any("interrupted" in line for line in lines), "".join(lines)
     kept = _indexed_files(tmp_path)
-    assert 2 <= kept < 40
+    assert 2 <= kept < notes
     again = subprocess.run(
         [sys.executable, "-m", "memo", "index", str(root), "--json", "--quiet"],
         env=_env(tmp_path),
@@ -101,7 +120,7 @@ def test_ctrl_c_stops_memo_index_and_keeps_every_file_written(tmp_path: Path):
     )
     assert again.returncode == 0, again.stderr
     assert '"unchanged": ' + str(kept) in again.stdout  # nothing written before is redone
-    assert _indexed_files(tmp_path) == 40
+    assert _indexed_files(tmp_path) == notes
 
 
 def test_ctrl_c_stops_memo_serve(tmp_path: Path):
