@@ -24,8 +24,12 @@ from .conftest import REPO
 SRC = REPO / "src" / "memo"
 # where else a doc may point: the tests, the benchmarks, CI (their names count as defined)
 ELSEWHERE = [REPO / "tests", REPO / "bench"]
-# names of other programs' that docs cite: SQLite pragmas, systemd keys, ONNX Runtime options
-EXTERNAL = frozenset({"integrity_check", "quick_check", "ExecStart", "reduce_range"})
+# names of other programs' that docs cite: SQLite pragmas, systemd keys, ONNX Runtime options,
+# the agent hosts' own tools
+EXTERNAL = frozenset(
+    {"integrity_check", "quick_check", "ExecStart", "reduce_range"}
+    | {"ToolSearch", "WaitForMcpServers", "tool_search"}
+)
 DOCS = sorted((REPO / "docs").glob("*.md")) + [REPO / "README.md"]
 TICKS = re.compile(r"`([^`\n]+)`")
 CAMEL = re.compile(r"^_?[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+_?$")

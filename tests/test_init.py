@@ -22,6 +22,8 @@ from .vault import NFD_FOLDER, PLUGINS, SYNC, write_vault
 def run(*args: str, monkeypatch: pytest.MonkeyPatch, cwd: Path):
     monkeypatch.chdir(cwd)
     monkeypatch.delenv("MEMO_ROOT", raising=False)
+    # CI sets MEMO_INDEX_DIR for the eval sets; these tests check what lands beside the notes
+    monkeypatch.delenv("MEMO_INDEX_DIR", raising=False)
     monkeypatch.setenv("MEMO_EMBEDDER", "none")
     return CliRunner().invoke(cli, list(args))
 

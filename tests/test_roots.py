@@ -49,6 +49,8 @@ def neighbours(tmp_path: Path) -> Path:
 def run(*args: str, cwd: Path, monkeypatch: pytest.MonkeyPatch, **env: str):
     monkeypatch.chdir(cwd)
     monkeypatch.delenv("MEMO_ROOT", raising=False)
+    # CI sets MEMO_INDEX_DIR for the eval sets; these tests check what lands beside the notes
+    monkeypatch.delenv("MEMO_INDEX_DIR", raising=False)
     monkeypatch.setenv("MEMO_EMBEDDER", "none")
     monkeypatch.setenv("HOME", str(cwd))  # no ~/notes/memo to fall back on
     for k, v in env.items():

@@ -86,11 +86,14 @@ def size_on_disk(path: Path) -> int:
 
 
 def last_write(path: Path) -> float | None:
-    """Unix time of the last write to a database (its file or its WAL), None if absent."""
+    """Unix time of the last write to a database (its file or its WAL), None if absent. An
+    empty WAL is no write: a reader that opens an index nobody holds open creates one."""
     times = []
     for suffix in ("", "-wal"):
         with contextlib.suppress(OSError):
-            times.append(os.path.getmtime(f"{path}{suffix}"))
+            st = os.stat(f"{path}{suffix}")
+            if st.st_size or not suffix:
+                times.append(st.st_mtime)
     return max(times) if times else None
 
 
