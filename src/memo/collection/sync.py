@@ -29,10 +29,12 @@ from ..caches import digest
 from ..embed.tokens import counter_within, estimate_tokens
 from ..errors import EmbedderUnavailableError
 from ..printable import shown
+from . import skips
 from .chunker import Chunk, chunk_note, decode, passage_text
 from .files import FileStat, Rejected, note_files
 from .lexical import lex_text
 from .progress import SyncProgress, SyncStopped
+from .skips import Skip
 from .store import IndexStore
 
 if TYPE_CHECKING:
@@ -150,10 +152,10 @@ class Syncer:
         coll, report = self.coll, self.report
         rejected: Rejected = []
         on_disk = note_files(coll.folder, coll.root, prefix, rejected)
-        for path, why in rejected:
-            coll.log_rejected(path, why)
+        for path, skip in rejected:
+            coll.log_rejected(path, skip.why)
             if thorough:
-                report.warnings.append(f"{coll.root_path(path)}: skipped, {why}")
+                report.warnings.append(f"{coll.root_path(path)}: skipped, {skip.why}")
         stored = self._stored_files(prefix)
         removed = sorted(set(stored) - set(on_disk))
         todo = sorted(
@@ -205,18 +207,13 @@ class Syncer:
         """Read, hash and chunk one file; None when there is nothing to embed for it."""
         limit = self.settings.max_file_bytes
         if st.size > limit:
-            why = f"too large: {st.size} bytes > limit {limit} (MEMO_MAX_FILE_BYTES)"
-            return self._skip(path, st, why)
+            return self._skip(path, st, Skip.of(skips.TOO_LARGE, size=st.size, limit=limit))
         try:
             data = read_capped(self.coll.folder / path, limit)
         except OSError as e:
-            return self._skip(path, st, f"unreadable: {e.strerror or e}")
+            return self._skip(path, st, Skip.of(skips.UNREADABLE, error=e.strerror or e))
         if data is None:
-            why = (
-                f"too large: grew past the limit {limit} bytes while being read "
-                "(MEMO_MAX_FILE_BYTES)"
-            )
-            return self._skip(path, st, why)
+            return self._skip(path, st, Skip.of(skips.GREW, limit=limit))
         file_hash = digest(data)
         if old is not None and old[2] == file_hash:
             with self.store.write():  # same bytes, new mtime: remember the stat, embed nothing
@@ -227,7 +224,7 @@ class Syncer:
             self.report.files.append(("touched", self.coll.root_path(path)))
             return None
         if b"\x00" in data[:8192]:
-            return self._skip(path, st, "binary: NUL bytes in a .md file")
+            return self._skip(path, st, Skip.of(skips.BINARY))
         return self._chunked(path, st, file_hash, data, old is None)
 
     def _chunked(
@@ -271,20 +268,20 @@ class Syncer:
             self.report.warnings.append(f"embedder unavailable, indexed lexically only: {e}")
         self.coll.vectors_ok = False
 
-    def _skip(self, path: str, st: FileStat, why: str) -> None:
-        """Record a note memo will not index, with the reason (status lists it)."""
+    def _skip(self, path: str, st: FileStat, skip: Skip) -> None:
+        """Record a note memo will not index, with its kind and reason (status lists it)."""
         with self.store.write():
             self._delete_file_rows(path)
             self.store.conn.execute(
-                "INSERT INTO files(path, mtime_ns, size, hash, indexed_at, status, note)"
-                " VALUES (?, ?, ?, '', ?, 'skipped', ?)",
-                (path, st.mtime_ns, st.size, time.time(), why),
+                "INSERT INTO files(path, mtime_ns, size, hash, indexed_at, status, skip, note)"
+                " VALUES (?, ?, ?, '', ?, 'skipped', ?, ?)",
+                (path, st.mtime_ns, st.size, time.time(), skip.kind, skip.why),
             )
         where = shown(self.coll.root_path(path))
         self.report.skipped += 1
         self.report.files.append(("skipped", self.coll.root_path(path)))
-        self.report.warnings.append(f"{where}: skipped, {why}")
-        log.warning("%s: skipped, %s", where, why)
+        self.report.warnings.append(f"{where}: skipped, {skip.why}")
+        log.warning("%s: skipped, %s", where, skip.why)
         return None
 
     # ------------------------------------------------------------------ embedding and writing
