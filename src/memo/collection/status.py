@@ -7,7 +7,7 @@ not read (a permission, an I/O error). The two are told apart by the skip's kind
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 
@@ -15,11 +15,9 @@ from .. import sqlite
 from ..errors import IndexError_
 from ..printable import shown
 from .files import FileStat, Rejected, note_files
+from .site import Site
 from .skips import UNKNOWN, Skip
 from .store import CORRUPT, reading
-
-if TYPE_CHECKING:
-    from .collection import Collection
 
 
 @dataclass(slots=True)
@@ -53,27 +51,27 @@ class CollectionStatus:
         return out
 
 
-def collection_status(coll: Collection) -> CollectionStatus:
+def collection_status(site: Site) -> CollectionStatus:
     rejected: Rejected = []
-    on_disk = note_files(coll.folder, coll.root, rejected=rejected)
-    not_notes = [(shown(coll.root_path(p)), skip) for p, skip in rejected]
+    on_disk = note_files(site.folder, site.root, rejected=rejected)
+    not_notes = [(shown(site.root_path(p)), skip) for p, skip in rejected]
     st = CollectionStatus(
-        collection=coll.name,
-        path=coll.rel,
-        description=coll.meta.description,
-        index=str(coll.index_path),
-        indexed=coll.index_path.exists(),
+        collection=site.name,
+        path=site.rel,
+        description=site.meta.description,
+        index=str(site.index_path),
+        indexed=site.index_path.exists(),
         files_on_disk=len(on_disk),
         stale=len(on_disk),
     )
     stored: list[tuple[str, Skip]] = []
     if st.indexed:
         try:
-            stored = _read_facts(coll, on_disk, st)
+            stored = _read_facts(site, on_disk, st)
         except (IndexError_, apsw.Error, *CORRUPT) as e:  # damaged: the next sync rebuilds it
             st.damaged = f"index unreadable ({e}); rebuilt on the next index or search"
         else:
-            st.size_bytes = sqlite.size_on_disk(coll.index_path)
+            st.size_bytes = sqlite.size_on_disk(site.index_path)
     for path, skip in stored + not_notes:
         if skip.failed:
             st.failed.append({"path": path, "error": skip.why})
@@ -83,10 +81,10 @@ def collection_status(coll: Collection) -> CollectionStatus:
 
 
 def _read_facts(
-    coll: Collection, on_disk: dict[str, FileStat], st: CollectionStatus
+    site: Site, on_disk: dict[str, FileStat], st: CollectionStatus
 ) -> list[tuple[str, Skip]]:
     """Fill `st` from the index; returns the notes the index records as skipped."""
-    with reading(coll.index_path) as conn:
+    with reading(site.index_path) as conn:
         profile = sqlite.read_profile(conn) or {}
         stored = {
             r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, mtime_ns, size FROM files")
@@ -94,13 +92,13 @@ def _read_facts(
         columns = {r[1] for r in conn.execute("PRAGMA table_info(files)")}
         kind = "skip" if "skip" in columns else repr(UNKNOWN)  # an index from before kinds
         skipped = [
-            (shown(coll.root_path(r[0])), Skip(r[1], r[2]))
+            (shown(site.root_path(r[0])), Skip(r[1], r[2]))
             for r in conn.execute(f"SELECT path, {kind}, note FROM files WHERE status='skipped'")
         ]
         (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
         (last,) = conn.execute("SELECT max(indexed_at) FROM files").fetchone()
         per_file = [
-            {"path": shown(coll.root_path(r[0])), "chunks": int(r[1]), "note": r[2]}
+            {"path": shown(site.root_path(r[0])), "chunks": int(r[1]), "note": r[2]}
             for r in conn.execute(
                 "SELECT f.path, count(c.id), f.note FROM files f LEFT JOIN chunks c"
                 " ON c.path = f.path WHERE f.status = 'ok' GROUP BY f.path ORDER BY f.path"
@@ -111,5 +109,5 @@ def _read_facts(
     )
     st.files, st.chunks, st.indexed_files = len(per_file), int(chunks), per_file
     st.last_indexed, st.embedder = last, profile.get("model")
-    st.current = profile == coll.profile()
+    st.current = profile == site.profile()
     return skipped
