@@ -246,13 +246,15 @@ def test_status_of_a_never_indexed_collection_splits_failed_from_skipped(
     notes: Path, embedder, monkeypatch
 ) -> None:
     """Before any index exists, what the walk could not read is `failed` too, not `skipped`."""
+    from memo.collection import skips
     from memo.collection import status as cm
+    from memo.collection.skips import Skip
 
     def walk(folder, root, prefix="", rejected=None):
         rejected.extend(
             [
-                ("sub", "folder cannot be read: Permission denied"),
-                ("f.md", "not a regular file (FIFO, socket or device)"),
+                ("sub", Skip.of(skips.FOLDER_UNREADABLE, error="Permission denied")),
+                ("f.md", Skip.of(skips.NOT_REGULAR)),
             ]
         )
         return {}

@@ -200,6 +200,23 @@ def test_skips_are_logged(bad_root: Path, tmp_path: Path, caplog):
         assert needle in logged
 
 
+def test_every_skip_kind_has_one_wording_and_failures_are_kinds():
+    """A kind is a fact, its reason is words: status splits failed from skipped by the kind."""
+    from memo.collection import skips
+
+    kinds = {v for k, v in vars(skips).items() if k.isupper() and isinstance(v, str) and v}
+    assert kinds == set(skips.MESSAGES)
+    facts = {"size": 2, "limit": 1, "error": "Permission denied"}
+    words = {k: skips.Skip.of(k, **facts).why for k in kinds}
+    assert len(set(words.values())) == len(kinds) and all("{" not in w for w in words.values())
+    assert {k for k in kinds if skips.Skip(k, words[k]).failed} == {
+        skips.UNREADABLE,
+        skips.UNSTATABLE,
+        skips.FOLDER_UNREADABLE,
+    }
+    assert not skips.Skip(skips.UNKNOWN, "unreadable: from an old index").failed
+
+
 def test_resource_limits_are_configurable_and_reported(tmp_path: Path):
     root = tmp_path / "lib"
     c = root / "c"

@@ -195,6 +195,39 @@ def test_bad_files_are_reported_and_skipped(notes, embedder):
 
 
 @pytest.mark.edits_notes
+def test_a_skip_stores_its_kind_and_an_index_from_before_kinds_is_rebuilt(notes, tmp_path):
+    """The kind of a skipped note is a column beside its reason (status splits failures from
+    choices by it). An index built before the column existed (schema 1) still answers status,
+    and the next sync rebuilds it by the profile rule."""
+    coll = notes / "work" / "jira"
+    (coll / "binary.md").write_bytes(b"\x00\x01\x02PNG" * 100)
+    (coll / "huge.md").write_text("# big\n\n" + "word " * 3000)
+    lib = Library(notes, None, Settings(max_file_bytes=10_000, index_dir=tmp_path / "idx"))
+    lib.index("work/jira")
+    jira = next(c for c in lib.collections() if c.name == "jira")
+
+    def skipped() -> dict[str, str]:
+        with dbm.reading(jira.index_path) as conn:
+            return dict(conn.execute("SELECT path, skip FROM files WHERE status='skipped'"))
+
+    assert skipped() == {"binary.md": "binary", "huge.md": "too_large"}
+    jira.close()
+    conn = dbm.connect(jira.index_path)  # what an older memo left: no column, schema 1
+    conn.execute("ALTER TABLE files DROP COLUMN skip")
+    profile = sqlite.read_profile(conn)
+    profile["schema"] = 1
+    conn.execute("UPDATE meta SET value=? WHERE key='profile'", (json.dumps(profile),))
+    conn.close()
+    st = lib.status("work/jira").collections[0]
+    assert not st.damaged and not st.current and st.files == 2
+    assert {s["path"] for s in st.skipped} == {"work/jira/binary.md", "work/jira/huge.md"}
+    rep = lib.index("work/jira")
+    assert "schema" in rep.reports[0].rebuilt
+    assert skipped() == {"binary.md": "binary", "huge.md": "too_large"}
+    lib.close()
+
+
+@pytest.mark.edits_notes
 def test_concurrent_reader_sees_whole_files(library, notes):
     """A reader connection during a write sees the old or the new file, never a mix (WAL)."""
     library.index()

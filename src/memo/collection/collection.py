@@ -4,6 +4,8 @@ The jobs live beside this module: `store` (the database and its profile), `pool`
 open databases), `sync` (bringing the index in line with the notes), `queries` (what a search
 reads), `status` and `summary` (what status and the registry are told). This class ties them to
 one folder: where its index is, which profile it must have, and healing when it is damaged.
+Sync and status get a `Site` (site.py), never the Collection; what a sync learns that outlives
+it (the model failed, how many passages one call into it takes) is its `SyncState`.
 """
 
 from __future__ import annotations
@@ -23,14 +25,12 @@ from .. import caches, sqlite
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import IndexError_
-from ..printable import shown
-from .chunker import CHUNKER_VERSION
-from .lexical import LEXICAL_VERSION
 from .meta import CollectionMeta
 from .pool import StorePool
+from .site import Site
 from .status import CollectionStatus, collection_status
-from .store import CORRUPT, SCHEMA_VERSION, IndexStore
-from .sync import Syncer, SyncProgress, SyncReport, SyncStopped
+from .store import CORRUPT, IndexStore
+from .sync import Syncer, SyncProgress, SyncReport, SyncState, SyncStopped
 
 T = TypeVar("T")
 log = logging.getLogger("memo.index")
@@ -52,11 +52,9 @@ class Collection:
         self.embedder = embedder
         self.settings = settings or Settings()
         self.pool = pool if pool is not None else StorePool()  # an empty pool is falsy
-        self.vectors_ok = embedder is not None  # False once the model failed this process
-        self.slice_size = 4  # passages per call into the model (sync.py sizes it from speed)
+        self.sync_state = SyncState(vectors_ok=embedder is not None)
         self.index_dir = caches.index_dir(folder, self.settings)
         self.index_path = self.index_dir / "index.db"
-        self._rejected_seen: set[str] = set()  # rejected notes already logged
 
     # ------------------------------------------------------------------ identity
     @property
@@ -64,33 +62,27 @@ class Collection:
         return self.meta.name
 
     @functools.cached_property
+    def site(self) -> Site:
+        """What sync and status read of this collection. Cached, and with it `rel`: a search
+        over 1,000 collections asked for `rel` 3,000 times, and os.path.relpath cost ~0.1 s
+        of it."""
+        rel = os.path.relpath(self.folder, self.root).replace(os.sep, "/")
+        return Site(
+            self.meta, self.folder, self.root, rel, self.index_path, self.settings, self.embedder
+        )
+
+    @property
     def rel(self) -> str:
-        """The folder relative to the library root, posix ('.' for the root itself). Cached:
-        a search over 1,000 collections asked for it 3,000 times, and os.path.relpath cost
-        ~0.1 s of it."""
-        return os.path.relpath(self.folder, self.root).replace(os.sep, "/")
+        """The folder relative to the library root, posix ('.' for the root itself)."""
+        return self.site.rel
 
     def root_path(self, path: str) -> str:
         """A note path relative to this collection -> relative to the library root."""
-        return path if self.rel == "." else f"{self.rel}/{path}"
+        return self.site.root_path(path)
 
     def profile(self) -> dict[str, Any]:
         """Everything that, when changed, makes the stored index wrong."""
-        e = self.embedder
-        return {
-            "schema": SCHEMA_VERSION,
-            "chunker": CHUNKER_VERSION,
-            "chunk_budget": self.settings.chunk_budget,
-            "lexical": LEXICAL_VERSION,
-            "model": e.model_id if e is not None else None,
-            "dim": e.dim if e is not None else None,
-        }
-
-    def log_rejected(self, path: str, why: str) -> None:
-        """Log a note that cannot be indexed, once per process."""
-        if path not in self._rejected_seen:
-            self._rejected_seen.add(path)
-            log.warning("%s: skipped, %s", shown(self.root_path(path)), why)
+        return self.site.profile()
 
     # ------------------------------------------------------------------ the open index
     def store(self) -> tuple[IndexStore, str]:
@@ -194,13 +186,13 @@ class Collection:
             rows = store.conn.execute("PRAGMA quick_check(1)").fetchall()
             if rows != [("ok",)]:
                 raise apsw.CorruptError(f"quick_check: {rows[0][0] if rows else 'no answer'}")
-        Syncer(self, store, report, progress).run(prefix, thorough)
+        Syncer(self.site, store, self.sync_state, report, progress).run(prefix, thorough)
         return report
 
     # ------------------------------------------------------------------ status
     def status(self) -> CollectionStatus:
         """Per-collection facts for `memo status`, computed without changing the index."""
-        return collection_status(self)
+        return collection_status(self.site)
 
     def last_write(self) -> float | None:
         return sqlite.last_write(self.index_path)

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..printable import shown
+from . import skips
 from .meta import META_FILE
+from .skips import Skip
 
 NOT_INDEXED = frozenset({"inbox.md"})
 
@@ -76,7 +78,7 @@ def is_note_name(name: str) -> bool:
     return name.lower().endswith(".md") and not _skip_name(name) and name.lower() not in NOT_INDEXED
 
 
-Rejected = list[tuple[str, str]]  # (path shown on one line, why) for notes memo cannot index
+Rejected = list[tuple[str, Skip]]  # (path shown on one line, why) of notes memo cannot index
 
 
 def _valid_name(relpath: str) -> bool:
@@ -131,7 +133,7 @@ def note_files(
         except FileNotFoundError:
             continue
         except OSError as e:
-            reject((shown(rel or "."), f"folder cannot be read: {e.strerror or e}"))
+            reject((shown(rel or "."), Skip.of(skips.FOLDER_UNREADABLE, error=e.strerror or e)))
             continue
         for e in entries:
             if _skip_name(e.name):
@@ -147,24 +149,24 @@ def note_files(
                 if not is_note_name(e.name):
                     continue
                 if not _valid_name(relpath):
-                    reject((shown(relpath), "file name is not valid UTF-8: rename the file"))
+                    reject((shown(relpath), Skip.of(skips.BAD_NAME)))
                     continue
                 if e.is_symlink():
                     target = os.path.realpath(e.path)
                     root_real = root_real or os.path.realpath(root)
                     if not os.path.exists(e.path):
-                        reject((shown(relpath), "broken symlink or symlink loop"))
+                        reject((shown(relpath), Skip.of(skips.BROKEN_LINK)))
                         continue
                     if not target.startswith(root_real + os.sep):
-                        reject((shown(relpath), "symlink leads out of the library root"))
+                        reject((shown(relpath), Skip.of(skips.LINK_OUTSIDE)))
                         continue
                 st = e.stat()
             except OSError as err:
                 if not isinstance(err, FileNotFoundError):  # vanished since listing: fine
-                    reject((shown(relpath), f"cannot stat: {err.strerror or err}"))
+                    reject((shown(relpath), Skip.of(skips.UNSTATABLE, error=err.strerror or err)))
                 continue
             if not stat.S_ISREG(st.st_mode):
-                reject((shown(relpath), "not a regular file (FIFO, socket or device)"))
+                reject((shown(relpath), Skip.of(skips.NOT_REGULAR)))
                 continue
             out[relpath] = FileStat(st.st_mtime_ns, st.st_size)
     return out

@@ -1,13 +1,13 @@
 """What `memo status` says about one collection, read without changing its index.
 
 Skipped files are memo's choice (too large, binary, a FIFO); failed files are notes memo could
-not read (a permission, an I/O error). The two are told apart by the reason's first words.
+not read (a permission, an I/O error). The two are told apart by the skip's kind (skips.py).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import apsw
 
@@ -15,13 +15,9 @@ from .. import sqlite
 from ..errors import IndexError_
 from ..printable import shown
 from .files import FileStat, Rejected, note_files
+from .site import Site
+from .skips import UNKNOWN, Skip
 from .store import CORRUPT, reading
-
-if TYPE_CHECKING:
-    from .collection import Collection
-
-# Skip reasons that are failures (the file could not be read), not choices (too large, binary).
-FAILURE_PREFIXES = ("unreadable", "cannot read", "cannot stat", "error", "folder cannot be read")
 
 
 @dataclass(slots=True)
@@ -55,46 +51,54 @@ class CollectionStatus:
         return out
 
 
-def collection_status(coll: Collection) -> CollectionStatus:
+def collection_status(site: Site) -> CollectionStatus:
     rejected: Rejected = []
-    on_disk = note_files(coll.folder, coll.root, rejected=rejected)
-    not_notes = [{"path": shown(coll.root_path(p)), "why": why} for p, why in rejected]
+    on_disk = note_files(site.folder, site.root, rejected=rejected)
+    not_notes = [(shown(site.root_path(p)), skip) for p, skip in rejected]
     st = CollectionStatus(
-        collection=coll.name,
-        path=coll.rel,
-        description=coll.meta.description,
-        index=str(coll.index_path),
-        indexed=coll.index_path.exists(),
+        collection=site.name,
+        path=site.rel,
+        description=site.meta.description,
+        index=str(site.index_path),
+        indexed=site.index_path.exists(),
         files_on_disk=len(on_disk),
         stale=len(on_disk),
     )
-    st.skipped, st.failed = _failures_apart(not_notes)
-    if not st.indexed:
-        return st
-    try:
-        _read_facts(coll, on_disk, st)
-    except (IndexError_, apsw.Error, *CORRUPT) as e:  # damaged: the next sync rebuilds it
-        st.damaged = f"index unreadable ({e}); rebuilt on the next index or search"
-        return st
-    st.skipped, st.failed = _failures_apart(st.skipped + st.failed + not_notes)
-    st.size_bytes = sqlite.size_on_disk(coll.index_path)
+    stored: list[tuple[str, Skip]] = []
+    if st.indexed:
+        try:
+            stored = _read_facts(site, on_disk, st)
+        except (IndexError_, apsw.Error, *CORRUPT) as e:  # damaged: the next sync rebuilds it
+            st.damaged = f"index unreadable ({e}); rebuilt on the next index or search"
+        else:
+            st.size_bytes = sqlite.size_on_disk(site.index_path)
+    for path, skip in stored + not_notes:
+        if skip.failed:
+            st.failed.append({"path": path, "error": skip.why})
+        else:
+            st.skipped.append({"path": path, "why": skip.why})
     return st
 
 
-def _read_facts(coll: Collection, on_disk: dict[str, FileStat], st: CollectionStatus) -> None:
-    with reading(coll.index_path) as conn:
+def _read_facts(
+    site: Site, on_disk: dict[str, FileStat], st: CollectionStatus
+) -> list[tuple[str, Skip]]:
+    """Fill `st` from the index; returns the notes the index records as skipped."""
+    with reading(site.index_path) as conn:
         profile = sqlite.read_profile(conn) or {}
         stored = {
             r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, mtime_ns, size FROM files")
         }
+        columns = {r[1] for r in conn.execute("PRAGMA table_info(files)")}
+        kind = "skip" if "skip" in columns else repr(UNKNOWN)  # an index from before kinds
         skipped = [
-            {"path": shown(coll.root_path(r[0])), "why": r[1]}
-            for r in conn.execute("SELECT path, note FROM files WHERE status='skipped'")
+            (shown(site.root_path(r[0])), Skip(r[1], r[2]))
+            for r in conn.execute(f"SELECT path, {kind}, note FROM files WHERE status='skipped'")
         ]
         (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
         (last,) = conn.execute("SELECT max(indexed_at) FROM files").fetchone()
         per_file = [
-            {"path": shown(coll.root_path(r[0])), "chunks": int(r[1]), "note": r[2]}
+            {"path": shown(site.root_path(r[0])), "chunks": int(r[1]), "note": r[2]}
             for r in conn.execute(
                 "SELECT f.path, count(c.id), f.note FROM files f LEFT JOIN chunks c"
                 " ON c.path = f.path WHERE f.status = 'ok' GROUP BY f.path ORDER BY f.path"
@@ -104,22 +108,6 @@ def _read_facts(coll: Collection, on_disk: dict[str, FileStat], st: CollectionSt
         1 for p in stored if p not in on_disk
     )
     st.files, st.chunks, st.indexed_files = len(per_file), int(chunks), per_file
-    st.skipped, st.failed = skipped, []
     st.last_indexed, st.embedder = last, profile.get("model")
-    st.current = profile == coll.profile()
-
-
-def _failures_apart(
-    items: list[dict[str, str]],
-) -> tuple[list[dict[str, str]], list[dict[str, str]]]:
-    """Split entries {path, why} into skipped (a choice) and failed {path, error} (memo could
-    not read what should have been a note). Entries already split stay as they are."""
-    skipped, failed = [], []
-    for x in items:
-        if "error" in x:
-            failed.append(x)
-        elif x["why"].startswith(FAILURE_PREFIXES):
-            failed.append({"path": x["path"], "error": x["why"]})
-        else:
-            skipped.append(x)
-    return skipped, failed
+    st.current = profile == site.profile()
+    return skipped

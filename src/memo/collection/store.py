@@ -20,7 +20,7 @@ from .. import sqlite
 from ..errors import IndexError_
 from .files import file_identity
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: files.skip, the kind of a skipped note (collection/skips.py)
 # A damaged database file: drop it and rebuild from the notes. A damaged page can also hold text
 # that is not UTF-8 (SQLite never checks it): apsw then fails to decode a value it reads.
 CORRUPT = (apsw.CorruptError, apsw.NotADBError, UnicodeDecodeError)
@@ -39,6 +39,7 @@ def create_schema(conn: apsw.Connection, dim: int | None, profile: dict[str, Any
                 hash TEXT NOT NULL,
                 indexed_at REAL NOT NULL,
                 status TEXT NOT NULL DEFAULT 'ok',   -- ok | skipped
+                skip TEXT NOT NULL DEFAULT '',       -- skipped: its kind (collection/skips.py)
                 note TEXT NOT NULL DEFAULT '',       -- why skipped, or decode warnings
                 updated TEXT,                        -- frontmatter `updated`, if any
                 tags TEXT NOT NULL DEFAULT ''        -- frontmatter tags, space-separated

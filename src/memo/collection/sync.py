@@ -21,7 +21,7 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -29,14 +29,14 @@ from ..caches import digest
 from ..embed.tokens import counter_within, estimate_tokens
 from ..errors import EmbedderUnavailableError
 from ..printable import shown
+from . import skips
 from .chunker import Chunk, chunk_note, decode, passage_text
 from .files import FileStat, Rejected, note_files
 from .lexical import lex_text
 from .progress import SyncProgress, SyncStopped
+from .site import Site
+from .skips import Skip
 from .store import IndexStore
-
-if TYPE_CHECKING:
-    from .collection import Collection
 
 FLUSH_CHUNKS = 64  # chunks read ahead before they are embedded and written
 SLICE_SECONDS = 0.4  # one call into the model takes about this long (sized from its speed)
@@ -99,6 +99,16 @@ class SyncReport:
 
 
 @dataclass(slots=True)
+class SyncState:
+    """What one collection's syncs learn in this process and hand on to the next sync: the
+    collection keeps it, a `Syncer` reads and updates it, and nothing else does."""
+
+    vectors_ok: bool  # False once the model failed in this process: index lexically only
+    slice_size: int = 4  # passages per call into the model, sized from its measured speed
+    logged: set[str] = field(default_factory=set)  # rejected notes already logged
+
+
+@dataclass(slots=True)
 class _Pending:
     """A file read and chunked, waiting for its vectors."""
 
@@ -135,25 +145,35 @@ def read_capped(path: Path, limit: int) -> bytes | None:
 
 
 class Syncer:
-    """One sync of one collection (or of a sub-path of it) over an open index."""
+    """One sync of one collection (or of a sub-path of it) over an open index.
+
+    It reads the collection through `site`, writes the index through `store` and what it did
+    into `report`; `state` is the one thing it changes that outlives it.
+    """
 
     def __init__(
-        self, coll: Collection, store: IndexStore, report: SyncReport, progress: SyncProgress
+        self,
+        site: Site,
+        store: IndexStore,
+        state: SyncState,
+        report: SyncReport,
+        progress: SyncProgress,
     ) -> None:
-        self.coll = coll
+        self.site = site
         self.store = store
+        self.state = state
         self.report = report
         self.progress = progress
-        self.settings = coll.settings
+        self.settings = site.settings
 
     def run(self, prefix: str, thorough: bool) -> None:
-        coll, report = self.coll, self.report
+        site, report = self.site, self.report
         rejected: Rejected = []
-        on_disk = note_files(coll.folder, coll.root, prefix, rejected)
-        for path, why in rejected:
-            coll.log_rejected(path, why)
+        on_disk = note_files(site.folder, site.root, prefix, rejected)
+        for path, skip in rejected:
+            self._log_rejected(path, skip)
             if thorough:
-                report.warnings.append(f"{coll.root_path(path)}: skipped, {why}")
+                report.warnings.append(f"{site.root_path(path)}: skipped, {skip.why}")
         stored = self._stored_files(prefix)
         removed = sorted(set(stored) - set(on_disk))
         todo = sorted(
@@ -162,18 +182,18 @@ class Syncer:
             if p not in stored
             or (stored[p][0], stored[p][1]) != (st.mtime_ns, st.size)
             or stored[p][2].startswith(NOVEC)
-            and coll.vectors_ok
+            and self.state.vectors_ok
         )
         report.unchanged = len(on_disk) - len(todo)
         if todo or removed:
-            label = coll.root_path(prefix.strip("/")) if prefix else coll.rel
+            label = site.root_path(prefix.strip("/")) if prefix else site.rel
             self.progress.begin(label, len(todo))
         if removed:
             with self.store.write():
                 for p in removed:
                     self._delete_file_rows(p)
             report.removed = len(removed)
-            report.files += [("removed", coll.root_path(p)) for p in removed]
+            report.files += [("removed", site.root_path(p)) for p in removed]
         pending: list[_Pending] = []
         for p in todo:
             self._check_stop()
@@ -187,9 +207,15 @@ class Syncer:
                 pending = []
         self._flush(pending)
 
+    def _log_rejected(self, path: str, skip: Skip) -> None:
+        """Log a note that cannot be indexed, once per process."""
+        if path not in self.state.logged:
+            self.state.logged.add(path)
+            log.warning("%s: skipped, %s", shown(self.site.root_path(path)), skip.why)
+
     def _check_stop(self) -> None:
         if self.progress.stop_requested():
-            raise SyncStopped(f"{self.coll.rel}: stopped; files written so far are kept")
+            raise SyncStopped(f"{self.site.rel}: stopped; files written so far are kept")
 
     def _stored_files(self, prefix: str) -> dict[str, tuple[int, int, str]]:
         rows = self.store.conn.execute("SELECT path, mtime_ns, size, hash FROM files").fetchall()
@@ -205,18 +231,13 @@ class Syncer:
         """Read, hash and chunk one file; None when there is nothing to embed for it."""
         limit = self.settings.max_file_bytes
         if st.size > limit:
-            why = f"too large: {st.size} bytes > limit {limit} (MEMO_MAX_FILE_BYTES)"
-            return self._skip(path, st, why)
+            return self._skip(path, st, Skip.of(skips.TOO_LARGE, size=st.size, limit=limit))
         try:
-            data = read_capped(self.coll.folder / path, limit)
+            data = read_capped(self.site.folder / path, limit)
         except OSError as e:
-            return self._skip(path, st, f"unreadable: {e.strerror or e}")
+            return self._skip(path, st, Skip.of(skips.UNREADABLE, error=e.strerror or e))
         if data is None:
-            why = (
-                f"too large: grew past the limit {limit} bytes while being read "
-                "(MEMO_MAX_FILE_BYTES)"
-            )
-            return self._skip(path, st, why)
+            return self._skip(path, st, Skip.of(skips.GREW, limit=limit))
         file_hash = digest(data)
         if old is not None and old[2] == file_hash:
             with self.store.write():  # same bytes, new mtime: remember the stat, embed nothing
@@ -224,24 +245,24 @@ class Syncer:
                     "UPDATE files SET mtime_ns=?, size=? WHERE path=?", (st.mtime_ns, st.size, path)
                 )
             self.report.touched += 1
-            self.report.files.append(("touched", self.coll.root_path(path)))
+            self.report.files.append(("touched", self.site.root_path(path)))
             return None
         if b"\x00" in data[:8192]:
-            return self._skip(path, st, "binary: NUL bytes in a .md file")
+            return self._skip(path, st, Skip.of(skips.BINARY))
         return self._chunked(path, st, file_hash, data, old is None)
 
     def _chunked(
         self, path: str, st: FileStat, file_hash: str, data: bytes, is_new: bool
     ) -> _Pending:
-        coll = self.coll
+        embedder = self.site.embedder
         text, warnings = decode(data)
         budget = self.settings.chunk_budget
         name = path.rsplit("/", 1)[-1][:-3]  # the title of a note without an H1
-        if coll.vectors_ok and coll.embedder is not None:
+        if self.state.vectors_ok and embedder is not None:
             try:
-                count = counter_within(coll.embedder.count_tokens, coll.embedder.max_tokens)
+                count = counter_within(embedder.count_tokens, embedder.max_tokens)
                 note = chunk_note(
-                    text, count, budget=budget, max_tokens=coll.embedder.max_tokens, name=name
+                    text, count, budget=budget, max_tokens=embedder.max_tokens, name=name
                 )
             except EmbedderUnavailableError as e:
                 self._embedder_down(e)
@@ -257,7 +278,7 @@ class Syncer:
             )
             chunks = chunks[:cap]
         for w in warnings:
-            self.report.warnings.append(f"{shown(coll.root_path(path))}: {w}")
+            self.report.warnings.append(f"{shown(self.site.root_path(path))}: {w}")
         return _Pending(
             path=path,
             stat=st,
@@ -270,24 +291,24 @@ class Syncer:
         )
 
     def _embedder_down(self, e: Exception) -> None:
-        if self.coll.vectors_ok:
+        if self.state.vectors_ok:
             self.report.warnings.append(f"embedder unavailable, indexed lexically only: {e}")
-        self.coll.vectors_ok = False
+        self.state.vectors_ok = False
 
-    def _skip(self, path: str, st: FileStat, why: str) -> None:
-        """Record a note memo will not index, with the reason (status lists it)."""
+    def _skip(self, path: str, st: FileStat, skip: Skip) -> None:
+        """Record a note memo will not index, with its kind and reason (status lists it)."""
         with self.store.write():
             self._delete_file_rows(path)
             self.store.conn.execute(
-                "INSERT INTO files(path, mtime_ns, size, hash, indexed_at, status, note)"
-                " VALUES (?, ?, ?, '', ?, 'skipped', ?)",
-                (path, st.mtime_ns, st.size, time.time(), why),
+                "INSERT INTO files(path, mtime_ns, size, hash, indexed_at, status, skip, note)"
+                " VALUES (?, ?, ?, '', ?, 'skipped', ?, ?)",
+                (path, st.mtime_ns, st.size, time.time(), skip.kind, skip.why),
             )
-        where = shown(self.coll.root_path(path))
+        where = shown(self.site.root_path(path))
         self.report.skipped += 1
-        self.report.files.append(("skipped", self.coll.root_path(path)))
-        self.report.warnings.append(f"{where}: skipped, {why}")
-        log.warning("%s: skipped, %s", where, why)
+        self.report.files.append(("skipped", self.site.root_path(path)))
+        self.report.warnings.append(f"{where}: skipped, {skip.why}")
+        log.warning("%s: skipped, %s", where, skip.why)
         return None
 
     # ------------------------------------------------------------------ embedding and writing
@@ -306,13 +327,13 @@ class Syncer:
             else:
                 self.report.changed += 1
             action = "new" if item.is_new else "changed"
-            self.report.files.append((action, self.coll.root_path(item.path)))
+            self.report.files.append((action, self.site.root_path(item.path)))
             self.progress.files_done(1)
 
     def _vectors_for(self, pending: list[_Pending]) -> np.ndarray | None:
         """Vectors for every pending chunk, reusing stored ones whose chunk text is unchanged."""
-        embedder = self.coll.embedder
-        if not self.coll.vectors_ok or embedder is None:
+        embedder = self.site.embedder
+        if not self.state.vectors_ok or embedder is None:
             return None
         passages = [p for item in pending for p in item.passages]
         hashes = [digest(p.encode("utf-8")) for p in passages]
@@ -322,7 +343,7 @@ class Syncer:
         start = 0
         while start < len(missing):
             self._check_stop()
-            part = missing[start : start + self.coll.slice_size]
+            part = missing[start : start + self.state.slice_size]
             start += len(part)
             t = time.perf_counter()
             try:
@@ -333,7 +354,7 @@ class Syncer:
             spent = time.perf_counter() - t
             self.report.embed_seconds += spent
             rate = len(part) / max(spent, 1e-6)  # passages per second, this model, this machine
-            self.coll.slice_size = max(1, min(SLICE_MAX, int(rate * SLICE_SECONDS)))
+            self.state.slice_size = max(1, min(SLICE_MAX, int(rate * SLICE_SECONDS)))
             fresh.update({hashes[i]: embedded[j] for j, i in enumerate(part)})
             self.progress.chunks_done(len(part))
         self.report.chunks_embedded += len(missing)
@@ -403,7 +424,7 @@ class Syncer:
 
     def _unchanged_since_read(self, path: str, st: FileStat) -> bool:
         try:
-            now = os.stat(self.coll.folder / path)
+            now = os.stat(self.site.folder / path)
         except OSError:
             return False
         return (now.st_mtime_ns, now.st_size) == (st.mtime_ns, st.size)

@@ -5,7 +5,7 @@
     diversity.py   one note cannot take every slot
     budget.py      fitting hits into an agent's token budget
     excerpt.py     reading lines of a note, and the citation hash
-    results.py     Hit, Freshness, SearchResult
+    results.py     Hit, Freshness, Budget, SearchResult
 
 The federated search that runs the legs over many collections is library/federated.py.
 """

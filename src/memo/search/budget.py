@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, replace
+from dataclasses import replace
 from typing import Any
 
-from .results import Hit
+from .results import Budget, Hit
 
 MIN_PIECE = 24  # tokens: a cut smaller than this is no use to a reader; drop the hit instead
 ELLIPSIS = " …"
@@ -60,19 +60,6 @@ def _cut(hit: Hit, room: int, count: Callable[[str], int]) -> str | None:
         else:
             hi = mid - 1
     return " ".join(words[:best_n]) + ELLIPSIS if best_n else None
-
-
-@dataclass(frozen=True, slots=True)
-class Budget:
-    """How a result set was fitted into `max_tokens`."""
-
-    max_tokens: int
-    used: int  # tokens the hits take
-    dropped: int  # hits left out
-    cut: int  # 1 when the last hit kept was cut at a sentence border
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def fit(hits: list[Hit], max_tokens: int, count: Callable[[str], int]) -> tuple[list[Hit], Budget]:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from .budget import Budget
+from typing import Any
 
 TEXT_LIMIT = 1200  # characters of chunk text in a hit
 
@@ -38,6 +35,19 @@ class Freshness:
     current: bool  # True when the index matched the notes before this call
     last_write: float | None  # unix time of the last index write
     rebuilt: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """How a result set was fitted into `max_tokens` (budget.py fits it)."""
+
+    max_tokens: int
+    used: int  # tokens the hits take
+    dropped: int  # hits left out
+    cut: int  # 1 when the last hit kept was cut at a sentence border
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(slots=True)

@@ -1,0 +1,59 @@
+"""Why a note is not indexed: a kind a program reads, and the reason a person reads.
+
+The walk (`files.py`) and the sync (`sync.py`) decline a note by naming its kind and the facts
+they know (a size, an OS error); this module alone words each kind. The index stores the kind
+beside the reason (`files.skip`, `files.note`), and `memo status` tells a failure (memo could
+not read what should have been a note) from a choice (too large, binary, a FIFO) by the kind,
+never by the reason's words.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Choices: memo will not index this file as it is.
+TOO_LARGE = "too_large"
+GREW = "grew"  # passed the size limit while being read
+BINARY = "binary"
+NOT_REGULAR = "not_regular"  # a FIFO, socket or device named *.md
+BAD_NAME = "bad_name"  # a file name that is not UTF-8
+BROKEN_LINK = "broken_link"
+LINK_OUTSIDE = "link_outside"  # a symlink leading out of the library root
+# Failures: the file or folder should have been read and could not be.
+UNREADABLE = "unreadable"
+UNSTATABLE = "unstatable"
+FOLDER_UNREADABLE = "folder_unreadable"
+
+UNKNOWN = ""  # a row of an index built before kinds were stored (rebuilt on its next use)
+
+MESSAGES = {
+    TOO_LARGE: "too large: {size} bytes > limit {limit} (MEMO_MAX_FILE_BYTES)",
+    GREW: "too large: grew past the limit {limit} bytes while being read (MEMO_MAX_FILE_BYTES)",
+    BINARY: "binary: NUL bytes in a .md file",
+    NOT_REGULAR: "not a regular file (FIFO, socket or device)",
+    BAD_NAME: "file name is not valid UTF-8: rename the file",
+    BROKEN_LINK: "broken symlink or symlink loop",
+    LINK_OUTSIDE: "symlink leads out of the library root",
+    UNREADABLE: "unreadable: {error}",
+    UNSTATABLE: "cannot stat: {error}",
+    FOLDER_UNREADABLE: "folder cannot be read: {error}",
+}
+FAILURES = frozenset({UNREADABLE, UNSTATABLE, FOLDER_UNREADABLE})
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    """One note memo does not index: its kind and the reason shown to people."""
+
+    kind: str
+    why: str
+
+    @classmethod
+    def of(cls, kind: str, **facts: object) -> Skip:
+        """The skip of this kind, worded from its facts (`size`, `limit`, `error`)."""
+        return cls(kind, MESSAGES[kind].format(**facts))
+
+    @property
+    def failed(self) -> bool:
+        """True when memo could not read the note; False when it chose not to index it."""
+        return self.kind in FAILURES
