@@ -114,6 +114,8 @@ def test_two_commands_from_a_bare_vault_to_the_first_answer(vault, tmp_path, mon
     assert shown.exit_code == 0 and json.loads(shown.output)["cite"] == top["cite"]
     status = run("status", str(vault), monkeypatch=monkeypatch, cwd=tmp_path)
     assert "drafted by memo: review it" in status.output
+    line = next(x for x in status.output.splitlines() if x.startswith(f"'{SYNC}'"))
+    assert "languages ru:1.00" in line and "description drafted by memo" in line
 
 
 def test_a_folder_far_past_a_collection_is_split_by_its_sub_folders(tmp_path):

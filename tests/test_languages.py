@@ -4,6 +4,7 @@ and fuses every phrasing of a question into one ranking."""
 from __future__ import annotations
 
 from memo.search.languages import language_of, main_language, translate_warning
+from memo.skill import skill_text
 
 
 def test_a_collection_knows_its_languages(library):
@@ -14,6 +15,11 @@ def test_a_collection_knows_its_languages(library):
     route = library.route("sourdough bread", k=3).to_dict()
     langs = {c["path"]: c["languages"] for c in route["collections"]}
     assert langs["home/cooking"] == {"ru": 1.0}
+    status = {c.path: c for c in library.status().collections}
+    assert status["home/cooking"].languages == "ru:1.00"
+    assert status["work/jira"].languages.startswith("en:")
+    skill = skill_text(library)
+    assert "`home/cooking` — " in skill and "(notes in ru)" in skill and "also=[" in skill
 
 
 def test_memo_says_when_to_translate_and_not_otherwise(library):

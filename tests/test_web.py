@@ -226,6 +226,7 @@ def test_library_page_lists_collections_counts_problems(http: TestClient, servic
         block = r.text.split(f'id="c-{c["path"]}"')[1].split("</article>")[0]
         assert f'<dd class="files">{c["files"]}' in block
         assert f'<dd class="chunks">{c["chunks"]}</dd>' in block
+        assert f'<dd class="languages">{c["languages"]}</dd>' in block  # "ru:1.00"
     assert status["errors"] and "home/broken/_meta.yaml" in r.text  # a broken meta is shown
     assert "blob.md" in r.text and "binary" in r.text  # a skipped file, with its reason
     assert '<span class="tag">mikrotik</span>' in r.text

@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from .library import Library
 
 MAP_LIMIT = 200  # beyond this many collections the map lists top-level folders instead
+MAIN_SHARE = 0.2  # a language holding this share of a collection's chunks is named in the map
 
 # Hermes shows a skill's description cut at 60 characters (57 and "..."): the first 57 say
 # what it is. `requires_toolsets` names the toolset Hermes registers for an MCP server called
@@ -43,6 +44,11 @@ RULES = """\
    nearest hits. `low` means read carefully before trusting.
 4. If `memo_get` returns a different `cite` than the hit, the note changed since the search:
    quote the new text, not the hit's.
+5. Ask in the notes' language (the map says which). If a result warns that the notes are in
+   another language than your question, ask again in theirs, or pass your translation with the
+   same question: `memo_search(..., query=..., also=["<the question in their language>"])`
+   (up to three extra phrasings: a translation, a synonym, an abbreviation spelled out; memo
+   fuses them into one ranking and one confidence).
 
 ## How to write
 - Search the collection before writing: if a note already covers the topic, update that note.
@@ -77,10 +83,12 @@ def skill_text(lib: Library, hermes: bool = False, server: str = "memo") -> str:
     if not colls:
         out.append("No collections yet: create one with `memo new <folder> --description ...`.\n")
     elif len(colls) <= MAP_LIMIT:
+        langs = _languages(lib)
         for c in colls:
             tags = f" [{', '.join(c.meta.tags)}]" if c.meta.tags else ""
             desc = " ".join(c.meta.description.split()) or "(no description: add one)"
-            out.append(f"- `{c.rel}` — {desc}{tags}")
+            lang = f" (notes in {langs[c.rel]})" if langs.get(c.rel) else ""
+            out.append(f"- `{c.rel}` — {desc}{tags}{lang}")
         out.append("")
     else:
         tops = Counter(c.rel.split("/")[0] for c in colls)
@@ -102,3 +110,14 @@ def skill_text(lib: Library, hermes: bool = False, server: str = "memo") -> str:
         )
     out.append(rules)
     return "\n".join(out)
+
+
+def _languages(lib: Library) -> dict[str, str]:
+    """Each indexed collection's main languages as the map shows them ("ru", "ru, en"): those
+    holding at least a fifth of its chunks, from the registry (no index is opened)."""
+    out = {}
+    for e in lib.registry.ok_entries():
+        main = [lang for lang, share in e.language_shares().items() if share >= MAIN_SHARE]
+        if main:
+            out[e.path] = ", ".join(main)
+    return out

@@ -87,8 +87,11 @@ def status(r: dict[str, Any]) -> None:
             else (
                 f"{c['files']} files, {c['chunks']} chunks, {c['stale']} changed since indexing, "
                 f"embedder {c['embedder'] or 'none (lexical only)'}, {c['size_bytes'] / 1e6:.1f} MB"
+                + (f", languages {c['languages']}" if c.get("languages") else "")
             )
         )
+        if c.get("drafted"):
+            state += ", description drafted by memo: review it"
         if c.get("damaged"):
             state = c["damaged"]
         click.echo(f"{quoted(c['path'])}  [{shown(c['collection'])}]  {state}")

@@ -12,12 +12,14 @@ from typing import Any
 import apsw
 
 from .. import sqlite
-from ..errors import IndexError_
+from ..errors import IndexError_, MemoError
 from ..printable import shown
 from .files import FileStat, Rejected, note_files
+from .meta import load_meta
 from .site import Site
 from .skips import UNKNOWN, Skip
 from .store import CORRUPT, reading
+from .summary import languages
 
 
 @dataclass(slots=True)
@@ -31,6 +33,8 @@ class CollectionStatus:
     indexed: bool  # an index exists
     files_on_disk: int
     files: int = 0
+    drafted: bool = False  # its description was drafted by `memo init`: review it
+    languages: str = ""  # share of its chunks per language, "ru:0.93 en:0.07" (summary.py)
     chunks: int = 0
     stale: int = 0  # notes changed since indexing (added, edited, removed)
     indexed_files: list[dict[str, Any]] = field(default_factory=list)  # path, chunks, note
@@ -63,6 +67,7 @@ def collection_status(site: Site) -> CollectionStatus:
         indexed=site.index_path.exists(),
         files_on_disk=len(on_disk),
         stale=len(on_disk),
+        drafted=_drafted(site),
     )
     stored: list[tuple[str, Skip]] = []
     if st.indexed:
@@ -78,6 +83,17 @@ def collection_status(site: Site) -> CollectionStatus:
         else:
             st.skipped.append({"path": path, "why": skip.why})
     return st
+
+
+def _drafted(site: Site) -> bool:
+    """The description still carries `memo init`'s `drafted: true`. Read from the file: the
+    registry keeps a collection's name, description and tags, not the rest of its meta."""
+    if "drafted" in site.meta.extra:
+        return site.meta.extra["drafted"] is True
+    try:
+        return load_meta(site.folder).extra.get("drafted") is True
+    except MemoError:  # a meta broken since the registry read it: the next scan says so
+        return False
 
 
 def _read_facts(
@@ -96,6 +112,7 @@ def _read_facts(
             for r in conn.execute(f"SELECT path, {kind}, note FROM files WHERE status='skipped'")
         ]
         (chunks,) = conn.execute("SELECT count(*) FROM chunks").fetchone()
+        st.languages = languages(conn, int(chunks))
         (last,) = conn.execute("SELECT max(indexed_at) FROM files").fetchone()
         per_file = [
             {"path": shown(site.root_path(r[0])), "chunks": int(r[1]), "note": r[2]}

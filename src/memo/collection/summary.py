@@ -59,13 +59,13 @@ def summarize(index_path: Path) -> Summary:
                 _headings(conn),
                 _stems(conn),
                 _centroid(conn),
-                _languages(conn, int(chunks)),
+                languages(conn, int(chunks)),
             )
     except (apsw.Error, MemoError, UnicodeDecodeError):
         return UNREADABLE
 
 
-def _languages(conn: apsw.Connection, chunks: int) -> str:
+def languages(conn: apsw.Connection, chunks: int) -> str:
     """The share of the chunks per language, as "ru:0.93 en:0.07" (largest first)."""
     if not chunks:
         return ""

@@ -384,10 +384,10 @@ class Library:
             if not c.description.strip()
         ]
         warnings += [
-            f"{shown(c.rel)}: description drafted by memo: review it in its {META_FILE}, "
+            f"{shown(c.path)}: description drafted by memo: review it in its {META_FILE}, "
             "then delete the `drafted` line"
-            for c, _ in scope.parts
-            if c.meta.extra.get("drafted") is True
+            for c in colls
+            if c.drafted
         ]
         report = IndexReport()
         syncing.note_broken(self._colls, confine(self.root, req.path), report)
