@@ -22,7 +22,7 @@ from mcp import Client, StdioServerParameters
 
 from .conftest import EXAMPLES, checksums
 
-pytestmark = pytest.mark.slow  # real `memo serve` / `memo mcp` processes
+slow = pytest.mark.slow  # real `memo serve` / `memo mcp` processes; the in-process tests stay fast
 
 # Shared 2-core machines can be slow: a generous timeout keeps a busy CI from failing a test
 # that is about correctness, not speed (speed is measured in bench/server.py).
@@ -158,6 +158,7 @@ def call_mcp(target: Any, *calls: tuple[str, dict[str, Any]]) -> tuple[list[str]
 
 
 # ---------------------------------------------------------------------- HTTP API
+@slow
 def test_health_and_openapi(server: Server) -> None:
     h = get(f"{server.url}/health").json()
     assert h["status"] == "ok" and h["root"].endswith("notes")
@@ -166,6 +167,7 @@ def test_health_and_openapi(server: Server) -> None:
         assert path in spec["paths"]
 
 
+@slow
 def test_http_search_answers_path_line_with_freshness(server: Server) -> None:
     r = post(f"{server.url}/search", json={"path": "home", "query": "закваска кормят мукой"})
     assert r.status_code == 200, r.text
@@ -177,6 +179,7 @@ def test_http_search_answers_path_line_with_freshness(server: Server) -> None:
     assert g.status_code == 200 and len(g.json()["results"]) == 2
 
 
+@slow
 def test_http_accepts_common_argument_names(server: Server) -> None:
     r = post(f"{server.url}/search", json={"collection": "work/jira", "q": "JQL", "top_k": 1})
     assert r.status_code == 200, r.text
@@ -184,6 +187,7 @@ def test_http_accepts_common_argument_names(server: Server) -> None:
     assert len(body["results"]) == 1 and body["results"][0]["collection"] == "jira"
 
 
+@slow
 @pytest.mark.parametrize(
     "body, code",
     [
@@ -205,6 +209,7 @@ def test_http_bad_arguments_get_one_error_shape(server: Server, body: dict, code
         assert err["code"] and err["message"] and isinstance(err["hint"], str)
 
 
+@slow
 def test_http_error_shape_for_unknown_route_and_bad_json(server: Server) -> None:
     r = get(f"{server.url}/nothing-here")
     assert r.status_code == 404 and r.json()["error"]["code"] == "http_404"
@@ -214,6 +219,7 @@ def test_http_error_shape_for_unknown_route_and_bad_json(server: Server) -> None
     assert r.status_code == 422 and "error" in r.json()
 
 
+@slow
 @pytest.mark.parametrize("path", ESCAPES)
 def test_http_path_escapes_read_nothing(server: Server, path: str) -> None:
     for r in (
@@ -226,6 +232,7 @@ def test_http_path_escapes_read_nothing(server: Server, path: str) -> None:
         assert "launch code" not in r.text
 
 
+@slow
 def test_http_whole_library_never_follows_the_symlink_out(server: Server) -> None:
     r = post(f"{server.url}/search", json={"path": ".", "query": "launch code swordfish"})
     assert r.status_code == 200
@@ -234,6 +241,7 @@ def test_http_whole_library_never_follows_the_symlink_out(server: Server) -> Non
     assert "outside" not in json.dumps([c["path"] for c in st["collections"]])
 
 
+@slow
 def test_http_status_and_reindex(server: Server) -> None:
     st = get(f"{server.url}/status", params={"path": "work"}).json()
     assert {c["collection"] for c in st["collections"]} == {"jira", "networking"}
@@ -242,6 +250,7 @@ def test_http_status_and_reindex(server: Server) -> None:
     assert r.json()["new"] == 2 and r.json()["errors"] == []
 
 
+@slow
 # ---------------------------------------------------------------------- MCP over HTTP
 def test_mcp_http_tools_and_calls(server: Server) -> None:
     names, (hit, alias, bad_k, escape, status, reindex) = call_mcp(
@@ -269,6 +278,7 @@ def test_mcp_http_tools_and_calls(server: Server) -> None:
     assert not reindex.is_error and reindex.structured_content["collections"] == 1
 
 
+@slow
 def test_mcp_prompt_carries_the_skill(server: Server) -> None:
     async def go() -> tuple[list[str], str]:
         async with Client(f"{server.url}/mcp") as c:
@@ -281,6 +291,7 @@ def test_mcp_prompt_carries_the_skill(server: Server) -> None:
     assert "`work/jira`" in text and "memo_route" in text and "inbox.md" in text
 
 
+@slow
 def test_mcp_tools_say_what_they_write_with_schemas(server: Server) -> None:
     """Four tools only read; memo_reindex writes memo's own index cache (full=true drops and
     rebuilds it), never a note: not read-only, not destructive, idempotent (issue 21)."""
@@ -304,6 +315,7 @@ def test_mcp_tools_say_what_they_write_with_schemas(server: Server) -> None:
     assert set(props["mode"]["enum"]) == {"hybrid", "lex", "vec"}
 
 
+@slow
 @pytest.mark.parametrize("path", ESCAPES)
 def test_mcp_path_escapes_read_nothing(server: Server, path: str) -> None:
     _, results = call_mcp(
@@ -316,6 +328,7 @@ def test_mcp_path_escapes_read_nothing(server: Server, path: str) -> None:
         assert "launch code" not in r.content[0].text
 
 
+@slow
 # ---------------------------------------------------------------------- MCP over stdio
 def test_mcp_stdio(lib_root: Path, index_dir: Path) -> None:
     before = checksums(lib_root.parent)
@@ -337,6 +350,7 @@ def test_mcp_stdio(lib_root: Path, index_dir: Path) -> None:
     assert checksums(lib_root.parent) == before
 
 
+@slow
 # ---------------------------------------------------------------------- exposure
 def test_token_guards_every_request(lib_root: Path, index_dir: Path) -> None:
     srv = Server(lib_root, index_dir, "--token", "s3cret-token")
@@ -360,6 +374,7 @@ def test_token_guards_every_request(lib_root: Path, index_dir: Path) -> None:
         srv.stop()
 
 
+@slow
 def test_refuses_to_listen_beyond_loopback_without_token(lib_root: Path, index_dir: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "memo", "serve", str(lib_root), "--host", "0.0.0.0"],
@@ -372,6 +387,7 @@ def test_refuses_to_listen_beyond_loopback_without_token(lib_root: Path, index_d
     assert "without a token" in out.stderr and "hint:" in out.stderr
 
 
+@slow
 def test_serve_watch_runs_the_watcher_in_the_same_process(lib_root: Path, index_dir: Path) -> None:
     srv = Server(lib_root, index_dir, "--watch")
     try:
@@ -388,6 +404,7 @@ def test_serve_watch_runs_the_watcher_in_the_same_process(lib_root: Path, index_
     assert "Traceback" not in err, err
 
 
+@slow
 def test_agent_flow_route_search_get_and_a_stale_citation(tmp_path: Path, index_dir: Path) -> None:
     """memo_route -> memo_search -> memo_get; an edit between search and get changes `cite`."""
     root = make_library(tmp_path)
@@ -427,6 +444,7 @@ def test_agent_flow_route_search_get_and_a_stale_citation(tmp_path: Path, index_
     anyio.run(go)
 
 
+@slow
 def test_http_note_and_filters(server: Server) -> None:
     r = get(f"{server.url}/note", params={"path": "work/jira/jql.md", "line": 5, "lines": 1})
     assert r.status_code == 200, r.text
