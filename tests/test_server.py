@@ -457,3 +457,46 @@ def test_http_note_and_filters(server: Server) -> None:
     assert r.status_code == 400 and r.json()["error"]["hint"]
     r = post(f"{server.url}/search", json={"query": "JQL bugs", "k": 5, "max_tokens": 50})
     assert r.status_code == 200 and r.json()["budget"]["used"] <= 50
+
+
+# ---------------------------------------------------------------------- in process (fast)
+# What Schemathesis found against `memo serve` (.ci/schemathesis-probe), each kept as a test.
+LONG_PATHS = ["0" * 300, "a/" * 2040]  # one name beyond NAME_MAX; a path beyond PATH_MAX
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from fastapi.testclient import TestClient
+
+    from memo.config import Settings
+    from memo.server.api import build_app
+    from memo.server.service import Service
+
+    base = tmp_path_factory.mktemp("api")
+    root = make_library(base)
+    service = Service(root, Settings(embedder="none", index_dir=base / "idx"), embedder=None)
+    app = build_app(service)
+    with TestClient(app, raise_server_exceptions=False, base_url="http://127.0.0.1:8765") as c:
+        yield c
+
+
+def the_error(r: Any, status: int, code: str) -> dict[str, str]:
+    """The documented shape, exactly: {"error": {"code", "message", "hint"}}."""
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert list(body) == ["error"] and sorted(body["error"]) == ["code", "hint", "message"]
+    assert body["error"]["code"] == code and body["error"]["message"], body
+    return body["error"]
+
+
+@pytest.mark.parametrize("path", LONG_PATHS)
+def test_a_path_too_long_for_the_file_system_is_refused_not_a_crash(api: Any, path: str) -> None:
+    # was a 500: pathlib's exists() raised OSError (ENAMETOOLONG) out of Library.confine
+    for r in (
+        api.get("/note", params={"path": path}),
+        api.get("/status", params={"path": path}),
+        api.post("/search", json={"path": path, "query": "x"}),
+        api.post("/reindex", json={"path": path}),
+    ):
+        err = the_error(r, 400, "target_error")
+        assert "cannot name a file" in err["message"] and len(err["message"]) < 300
