@@ -500,3 +500,24 @@ def test_a_path_too_long_for_the_file_system_is_refused_not_a_crash(api: Any, pa
     ):
         err = the_error(r, 400, "target_error")
         assert "cannot name a file" in err["message"] and len(err["message"]) < 300
+
+
+def test_405_names_every_method_the_path_answers(api: Any) -> None:
+    # was `Allow: POST` for /search and /route, which answer GET too (two routes, one path)
+    for method, path, allow in (
+        ("OPTIONS", "/search", "GET, POST"),
+        ("DELETE", "/route", "GET, POST"),
+        ("PUT", "/reindex", "POST"),
+        ("POST", "/health", "GET"),
+    ):
+        r = api.request(method, path)
+        the_error(r, 405, "http_405")
+        assert r.headers["allow"] == allow, (method, path)
+
+
+def test_a_body_that_is_not_json_is_one_422(api: Any) -> None:
+    # FastAPI answered an undecodable body with its own 400 and bad JSON with 422
+    for raw in (b"{not json", b"0Q\xb1f\xfe\xe0]3\x81\x82\x01", b"\xff\xfe"):
+        r = api.post("/reindex", content=raw, headers={"content-type": "application/json"})
+        err = the_error(r, 422, "invalid_request")
+        assert "JSON" in err["message"] and err["hint"]
