@@ -515,6 +515,30 @@ def test_405_names_every_method_the_path_answers(api: Any) -> None:
         assert r.headers["allow"] == allow, (method, path)
 
 
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/reindex", {"full": 0}),  # was accepted as false
+        ("/search", {"query": "x", "k": "5"}),  # was accepted as 5
+        ("/search", {"query": "x", "diverse": 1}),
+        ("/search", {"query": "x", "max_tokens": True}),
+        ("/route", {"query": "x", "k": "3"}),
+    ],
+)
+def test_json_bodies_are_as_strict_as_the_request(api: Any, path: str, body: dict) -> None:
+    the_error(api.post(path, json=body), 422, "invalid_request")
+
+
+def test_json_integers_may_be_written_as_whole_floats(api: Any) -> None:
+    # JSON Schema counts 17.0 as an integer; Schemathesis sends it as valid data
+    r = api.post("/route", json={"query": "vlan", "k": 2.0})
+    assert r.status_code == 200, r.text
+    r = api.post("/search", json={"query": "vlan", "k": 2.5})
+    the_error(r, 422, "invalid_request")
+    r = api.get("/search", params={"query": "vlan", "k": "2", "diverse": "false"})
+    assert r.status_code == 200, r.text  # query strings are text: read as before
+
+
 def test_a_body_that_is_not_json_is_one_422(api: Any) -> None:
     # FastAPI answered an undecodable body with its own 400 and bad JSON with 422
     for raw in (b"{not json", b"0Q\xb1f\xfe\xe0]3\x81\x82\x01", b"\xff\xfe"):

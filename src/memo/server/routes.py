@@ -2,6 +2,8 @@
 
 Every body and query model is the request's declaration (server/schemas.py): the same fields,
 bounds, help and aliases as the CLI and the MCP tools (tests/test_requests.py walks them).
+JSON bodies are validated strictly, as `Request.make` checks them: `"k": "5"` or `"full": 0`
+is refused, not coerced (query strings are text, so GET parameters are read as usual).
 """
 
 from __future__ import annotations
@@ -9,18 +11,46 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
+from pydantic import BaseModel, ConfigDict, model_validator
 
-from ..requests import IndexRequest, ReadRequest, RouteRequest, SearchRequest, StatusRequest
+from ..requests import (
+    IndexRequest,
+    ReadRequest,
+    RouteRequest,
+    SearchRequest,
+    StatusRequest,
+    _Request,
+)
 from .schemas import model
 from .service import Service
 
-SearchBody = model(SearchRequest, "SearchBody")
+
+class _Strict(BaseModel):
+    """A JSON body checked as `Request.make` checks it: no string for a number, no 0 for
+    false. JSON Schema counts 17.0 as an integer, so whole floats are taken as ints."""
+
+    model_config = ConfigDict(strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _whole_floats(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        whole = {k: int(v) for k, v in data.items() if isinstance(v, float) and v.is_integer()}
+        return {**data, **whole}
+
+
+def body(request: type[_Request], name: str) -> type[BaseModel]:
+    return type(name, (model(request, name), _Strict), {"__module__": __name__})
+
+
+SearchBody = body(SearchRequest, "SearchBody")
+RouteBody = body(RouteRequest, "RouteBody")
+ReindexBody = body(IndexRequest, "ReindexBody")
 SearchQuery = model(SearchRequest, "SearchQuery")
-RouteBody = model(RouteRequest, "RouteBody")
 RouteQuery = model(RouteRequest, "RouteQuery")
 NoteQuery = model(ReadRequest, "NoteQuery")
 StatusQuery = model(StatusRequest, "StatusQuery")
-ReindexBody = model(IndexRequest, "ReindexBody")
 
 
 def api_router(service: Service) -> APIRouter:
