@@ -545,3 +545,45 @@ def test_a_body_that_is_not_json_is_one_422(api: Any) -> None:
         r = api.post("/reindex", content=raw, headers={"content-type": "application/json"})
         err = the_error(r, 422, "invalid_request")
         assert "JSON" in err["message"] and err["hint"]
+
+
+def test_openapi_publishes_each_answer_and_the_answers_match_it(api: Any) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    spec = api.get("/openapi.json").json()
+    assert "HTTPValidationError" not in spec["components"]["schemas"]  # 422 is memo's shape
+
+    def check(body: Any, schema: dict[str, Any]) -> None:
+        jsonschema.validate(body, {**schema, "components": spec["components"]})
+
+    ops = {(p, m): op for p, item in spec["paths"].items() for m, op in item.items()}
+    for (path, _), op in ops.items():
+        answers = op["responses"]
+        assert "$ref" in answers["200"]["content"]["application/json"]["schema"], path
+        if path != "/health":
+            for status in ("400", "422", "500"):
+                schema = answers[status]["content"]["application/json"]["schema"]
+                assert schema == {"$ref": "#/components/schemas/ErrorOut"}, (path, status)
+
+    def schema_of(path: str, method: str, status: int) -> dict[str, Any]:
+        return ops[(path, method)]["responses"][str(status)]["content"]["application/json"][
+            "schema"
+        ]
+
+    calls = [
+        ("/health", "get", {}, 200),
+        ("/search", "post", {"json": {"query": "JQL", "max_tokens": 40}}, 200),
+        ("/search", "get", {"params": {"query": "vlan", "path": "work"}}, 200),
+        ("/note", "get", {"params": {"path": "work/jira/jql.md:5-6"}}, 200),
+        ("/route", "post", {"json": {"query": "sourdough"}}, 200),
+        ("/route", "get", {"params": {"query": "sourdough", "k": 1}}, 200),
+        ("/status", "get", {"params": {"path": "work"}}, 200),
+        ("/reindex", "post", {"json": {"path": "work/jira"}}, 200),
+        ("/note", "get", {"params": {"path": "../etc/passwd"}}, 400),
+        ("/search", "post", {"json": {"query": "x", "since": "soon"}}, 400),
+        ("/search", "post", {"json": {"query": ""}}, 422),
+        ("/note", "get", {}, 422),
+    ]
+    for path, method, kw, status in calls:
+        r = api.request(method.upper(), path, **kw)
+        assert r.status_code == status, (path, r.text)
+        check(r.json(), schema_of(path, method, status))
