@@ -502,6 +502,17 @@ def test_a_path_too_long_for_the_file_system_is_refused_not_a_crash(api: Any, pa
         assert "cannot name a file" in err["message"] and len(err["message"]) < 300
 
 
+def test_a_tilde_of_no_user_is_a_name_not_a_crash(api: Any) -> None:
+    # was a 500: Path.expanduser raises RuntimeError for `~name` when no user has that name
+    for r in (
+        api.get("/status", params={"path": "~ËËá"}),
+        api.get("/note", params={"path": "~nosuchuser/x.md"}),
+        api.post("/search", json={"path": "~nosuchuser", "query": "x"}),
+        api.post("/reindex", json={"path": "~nosuchuser"}),
+    ):
+        assert "does not exist" in the_error(r, 400, "target_error")["message"]
+
+
 def test_405_names_every_method_the_path_answers(api: Any) -> None:
     # was `Allow: POST` for /search and /route, which answer GET too (two routes, one path)
     for method, path, allow in (

@@ -42,7 +42,10 @@ def confine(root: Path, target: str | os.PathLike[str] | None) -> Path:
             f"{raw} looks like a Windows path",
             "Use forward slashes and a path relative to the library root, e.g. work/jira.",
         )
-    p = Path(raw).expanduser()
+    try:
+        p = Path(raw).expanduser()
+    except RuntimeError:  # `~name` where no user has that name: a file name like any other
+        p = Path(raw)
     full = p if p.is_absolute() else root / p
     try:
         if not full.exists():  # typed in NFC, written by macOS in NFD (or the other way round)
