@@ -540,6 +540,29 @@ def test_json_bodies_are_as_strict_as_the_request(api: Any, path: str, body: dic
     the_error(api.post(path, json=body), 422, "invalid_request")
 
 
+@pytest.mark.parametrize(
+    "method, path, kw",
+    [
+        ("GET", "/route?query=x&prefix=a&prefix=work", {}),  # was answered with the last one
+        ("GET", "/search?query=a&q=b", {}),
+        ("GET", "/note?path=work/jira/jql.md&lines=1&count=2", {}),
+        ("POST", "/search", {"json": {"query": "a", "q": "b"}}),  # was answered with `query`
+        ("POST", "/reindex", {"json": {"path": "work", "collection": "home"}}),
+    ],
+)
+def test_an_argument_given_twice_is_refused(api: Any, method: str, path: str, kw: dict) -> None:
+    assert (
+        "given twice" in the_error(api.request(method, path, **kw), 400, "request_error")["message"]
+    )
+
+
+def test_a_list_argument_may_repeat_in_a_query_string(api: Any) -> None:
+    r = api.get("/search?query=JQL&tags=a&tags=b")
+    assert r.status_code == 200 and r.json()["results"] == []
+    r = api.post("/search", json={"q": "JQL", "top_k": 1})  # an alias alone is fine
+    assert r.status_code == 200 and len(r.json()["results"]) == 1
+
+
 def test_json_integers_may_be_written_as_whole_floats(api: Any) -> None:
     # JSON Schema counts 17.0 as an integer; Schemathesis sends it as valid data
     r = api.post("/route", json={"query": "vlan", "k": 2.0})

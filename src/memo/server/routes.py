@@ -3,7 +3,9 @@
 Every body and query model is the request's declaration (server/schemas.py): the same fields,
 bounds, help and aliases as the CLI and the MCP tools (tests/test_requests.py walks them).
 JSON bodies are validated strictly, as `Request.make` checks them: `"k": "5"` or `"full": 0`
-is refused, not coerced (query strings are text, so GET parameters are read as usual).
+is refused, not coerced (query strings are text, so GET parameters are read as usual). An
+argument given twice (`?k=1&k=50`, `{"query": …, "q": …}`) is refused too, not resolved by
+keeping one of them.
 
 OpenAPI tells what each endpoint answers: its result is the MCP tool's output model (one
 declaration: the two servers cannot drift apart), and every error it can give has the one
@@ -15,21 +17,23 @@ published schema.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Iterable
+from typing import Annotated, Any, get_args, get_origin
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..requests import (
     IndexRequest,
     ReadRequest,
+    RequestError,
     RouteRequest,
     SearchRequest,
     StatusRequest,
     _Request,
 )
 from .mcp_tools import TOOLS
-from .schemas import model
+from .schemas import aliases, annotation, model
 from .service import Service
 
 
@@ -48,8 +52,46 @@ class _Strict(BaseModel):
         return {**data, **whole}
 
 
+def _is_list(tp: Any) -> bool:
+    return get_origin(tp) is list or any(_is_list(a) for a in get_args(tp))
+
+
+def refuse_twice(request: type[_Request], keys: Iterable[str], repeatable: bool = False) -> None:
+    """RequestError when the keys give one argument twice (`query` and its alias `q`; `k`
+    twice in a query string), as `Request.make` refuses it: a model would keep one silently.
+    `repeatable`: list arguments may repeat (a query string's `?tags=a&tags=b`)."""
+    names = {p.name: p.name for p in request.PARAMS} | aliases(request)
+    lists = {p.name for p in request.PARAMS if _is_list(annotation(p))} if repeatable else set()
+    seen: dict[str, str] = {}
+    for key in keys:
+        name = names.get(key)
+        if name is None or name in lists:
+            continue  # an unknown name is the model's to refuse
+        if name in seen:
+            raise RequestError(
+                f"{name} given twice"
+                + (f" (as {seen[name]} and {key})" if seen[name] != key else "")
+            )
+        seen[name] = key
+
+
 def body(request: type[_Request], name: str) -> type[BaseModel]:
-    return type(name, (model(request, name), _Strict), {"__module__": __name__})
+    def once(cls: type[BaseModel], data: Any) -> Any:
+        if isinstance(data, dict):
+            refuse_twice(request, data)
+        return data
+
+    namespace = {"__module__": __name__, "_once": model_validator(mode="before")(classmethod(once))}
+    return type(name, (model(request, name), _Strict), namespace)
+
+
+def once(request: type[_Request]) -> Any:
+    """The dependency that refuses a query string giving one argument twice."""
+
+    def check(http: Request) -> None:
+        refuse_twice(request, (k for k, _ in http.query_params.multi_items()), repeatable=True)
+
+    return Depends(check)
 
 
 SearchBody = body(SearchRequest, "SearchBody")
@@ -115,11 +157,13 @@ ERRORS: dict[int | str, dict[str, Any]] = {400: BAD_TARGET, 422: INVALID, 500: B
 OUTPUT = {t.operation: t.output for t in TOOLS}  # the MCP tools' output models
 
 
-def answers(operation: str) -> dict[str, Any]:
-    """The decorator arguments that publish an operation's result and errors."""
+def answers(operation: str, query: type[_Request] | None = None) -> dict[str, Any]:
+    """The decorator arguments that publish an operation's result and errors (and, for a GET,
+    refuse an argument given twice)."""
     return {
         "response_model": None,
         "responses": {200: {"model": OUTPUT[operation]}, **ERRORS},
+        "dependencies": [once(query)] if query else [],
     }
 
 
@@ -139,12 +183,12 @@ def api_router(service: Service) -> APIRouter:
         """Hybrid search in a collection, folder or note; hits carry `path` and `line`."""
         return service.search(SearchRequest.make(**body.model_dump())).to_dict()
 
-    @router.get("/search", tags=["notes"], **answers("search"))
+    @router.get("/search", tags=["notes"], **answers("search", SearchRequest))
     def search_get(q: Annotated[SearchQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
         """The same search for `curl` and browsers."""
         return service.search(SearchRequest.make(**q.model_dump())).to_dict()
 
-    @router.get("/note", tags=["notes"], **answers("get"))
+    @router.get("/note", tags=["notes"], **answers("get", ReadRequest))
     def note(q: Annotated[NoteQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
         """Lines of a note from `line` (a hit's path and line, or `path:line`), with their
         citation hash."""
@@ -155,12 +199,12 @@ def api_router(service: Service) -> APIRouter:
         """Rank the collections whose notes answer the question, each with its best hits."""
         return service.route(RouteRequest.make(**body.model_dump())).to_dict()
 
-    @router.get("/route", tags=["notes"], **answers("route"))
+    @router.get("/route", tags=["notes"], **answers("route", RouteRequest))
     def route_get(q: Annotated[RouteQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
         """The same route for `curl` and browsers."""
         return service.route(RouteRequest.make(**q.model_dump())).to_dict()
 
-    @router.get("/status", tags=["index"], **answers("status"))
+    @router.get("/status", tags=["index"], **answers("status", StatusRequest))
     def status(q: Annotated[StatusQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
         """Per collection: files, chunks, staleness, skipped files and why."""
         return service.status(StatusRequest.make(**q.model_dump())).to_dict()
