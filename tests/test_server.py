@@ -22,7 +22,7 @@ from mcp import Client, StdioServerParameters
 
 from .conftest import EXAMPLES, checksums
 
-pytestmark = pytest.mark.slow  # real `memo serve` / `memo mcp` processes
+slow = pytest.mark.slow  # real `memo serve` / `memo mcp` processes; the in-process tests stay fast
 
 # Shared 2-core machines can be slow: a generous timeout keeps a busy CI from failing a test
 # that is about correctness, not speed (speed is measured in bench/server.py).
@@ -158,6 +158,7 @@ def call_mcp(target: Any, *calls: tuple[str, dict[str, Any]]) -> tuple[list[str]
 
 
 # ---------------------------------------------------------------------- HTTP API
+@slow
 def test_health_and_openapi(server: Server) -> None:
     h = get(f"{server.url}/health").json()
     assert h["status"] == "ok" and h["root"].endswith("notes")
@@ -166,6 +167,7 @@ def test_health_and_openapi(server: Server) -> None:
         assert path in spec["paths"]
 
 
+@slow
 def test_http_search_answers_path_line_with_freshness(server: Server) -> None:
     r = post(f"{server.url}/search", json={"path": "home", "query": "закваска кормят мукой"})
     assert r.status_code == 200, r.text
@@ -177,6 +179,7 @@ def test_http_search_answers_path_line_with_freshness(server: Server) -> None:
     assert g.status_code == 200 and len(g.json()["results"]) == 2
 
 
+@slow
 def test_http_accepts_common_argument_names(server: Server) -> None:
     r = post(f"{server.url}/search", json={"collection": "work/jira", "q": "JQL", "top_k": 1})
     assert r.status_code == 200, r.text
@@ -184,6 +187,7 @@ def test_http_accepts_common_argument_names(server: Server) -> None:
     assert len(body["results"]) == 1 and body["results"][0]["collection"] == "jira"
 
 
+@slow
 @pytest.mark.parametrize(
     "body, code",
     [
@@ -205,6 +209,7 @@ def test_http_bad_arguments_get_one_error_shape(server: Server, body: dict, code
         assert err["code"] and err["message"] and isinstance(err["hint"], str)
 
 
+@slow
 def test_http_error_shape_for_unknown_route_and_bad_json(server: Server) -> None:
     r = get(f"{server.url}/nothing-here")
     assert r.status_code == 404 and r.json()["error"]["code"] == "http_404"
@@ -214,6 +219,7 @@ def test_http_error_shape_for_unknown_route_and_bad_json(server: Server) -> None
     assert r.status_code == 422 and "error" in r.json()
 
 
+@slow
 @pytest.mark.parametrize("path", ESCAPES)
 def test_http_path_escapes_read_nothing(server: Server, path: str) -> None:
     for r in (
@@ -226,6 +232,7 @@ def test_http_path_escapes_read_nothing(server: Server, path: str) -> None:
         assert "launch code" not in r.text
 
 
+@slow
 def test_http_whole_library_never_follows_the_symlink_out(server: Server) -> None:
     r = post(f"{server.url}/search", json={"path": ".", "query": "launch code swordfish"})
     assert r.status_code == 200
@@ -234,6 +241,7 @@ def test_http_whole_library_never_follows_the_symlink_out(server: Server) -> Non
     assert "outside" not in json.dumps([c["path"] for c in st["collections"]])
 
 
+@slow
 def test_http_status_and_reindex(server: Server) -> None:
     st = get(f"{server.url}/status", params={"path": "work"}).json()
     assert {c["collection"] for c in st["collections"]} == {"jira", "networking"}
@@ -242,6 +250,7 @@ def test_http_status_and_reindex(server: Server) -> None:
     assert r.json()["new"] == 2 and r.json()["errors"] == []
 
 
+@slow
 # ---------------------------------------------------------------------- MCP over HTTP
 def test_mcp_http_tools_and_calls(server: Server) -> None:
     names, (hit, alias, bad_k, escape, status, reindex) = call_mcp(
@@ -269,6 +278,7 @@ def test_mcp_http_tools_and_calls(server: Server) -> None:
     assert not reindex.is_error and reindex.structured_content["collections"] == 1
 
 
+@slow
 def test_mcp_prompt_carries_the_skill(server: Server) -> None:
     async def go() -> tuple[list[str], str]:
         async with Client(f"{server.url}/mcp") as c:
@@ -281,6 +291,7 @@ def test_mcp_prompt_carries_the_skill(server: Server) -> None:
     assert "`work/jira`" in text and "memo_route" in text and "inbox.md" in text
 
 
+@slow
 def test_mcp_tools_say_what_they_write_with_schemas(server: Server) -> None:
     """Four tools only read; memo_reindex writes memo's own index cache (full=true drops and
     rebuilds it), never a note: not read-only, not destructive, idempotent (issue 21)."""
@@ -304,6 +315,7 @@ def test_mcp_tools_say_what_they_write_with_schemas(server: Server) -> None:
     assert set(props["mode"]["enum"]) == {"hybrid", "lex", "vec"}
 
 
+@slow
 @pytest.mark.parametrize("path", ESCAPES)
 def test_mcp_path_escapes_read_nothing(server: Server, path: str) -> None:
     _, results = call_mcp(
@@ -316,6 +328,7 @@ def test_mcp_path_escapes_read_nothing(server: Server, path: str) -> None:
         assert "launch code" not in r.content[0].text
 
 
+@slow
 # ---------------------------------------------------------------------- MCP over stdio
 def test_mcp_stdio(lib_root: Path, index_dir: Path) -> None:
     before = checksums(lib_root.parent)
@@ -337,6 +350,7 @@ def test_mcp_stdio(lib_root: Path, index_dir: Path) -> None:
     assert checksums(lib_root.parent) == before
 
 
+@slow
 # ---------------------------------------------------------------------- exposure
 def test_token_guards_every_request(lib_root: Path, index_dir: Path) -> None:
     srv = Server(lib_root, index_dir, "--token", "s3cret-token")
@@ -360,6 +374,7 @@ def test_token_guards_every_request(lib_root: Path, index_dir: Path) -> None:
         srv.stop()
 
 
+@slow
 def test_refuses_to_listen_beyond_loopback_without_token(lib_root: Path, index_dir: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-m", "memo", "serve", str(lib_root), "--host", "0.0.0.0"],
@@ -372,6 +387,7 @@ def test_refuses_to_listen_beyond_loopback_without_token(lib_root: Path, index_d
     assert "without a token" in out.stderr and "hint:" in out.stderr
 
 
+@slow
 def test_serve_watch_runs_the_watcher_in_the_same_process(lib_root: Path, index_dir: Path) -> None:
     srv = Server(lib_root, index_dir, "--watch")
     try:
@@ -388,6 +404,7 @@ def test_serve_watch_runs_the_watcher_in_the_same_process(lib_root: Path, index_
     assert "Traceback" not in err, err
 
 
+@slow
 def test_agent_flow_route_search_get_and_a_stale_citation(tmp_path: Path, index_dir: Path) -> None:
     """memo_route -> memo_search -> memo_get; an edit between search and get changes `cite`."""
     root = make_library(tmp_path)
@@ -427,6 +444,7 @@ def test_agent_flow_route_search_get_and_a_stale_citation(tmp_path: Path, index_
     anyio.run(go)
 
 
+@slow
 def test_http_note_and_filters(server: Server) -> None:
     r = get(f"{server.url}/note", params={"path": "work/jira/jql.md", "line": 5, "lines": 1})
     assert r.status_code == 200, r.text
@@ -439,3 +457,167 @@ def test_http_note_and_filters(server: Server) -> None:
     assert r.status_code == 400 and r.json()["error"]["hint"]
     r = post(f"{server.url}/search", json={"query": "JQL bugs", "k": 5, "max_tokens": 50})
     assert r.status_code == 200 and r.json()["budget"]["used"] <= 50
+
+
+# ---------------------------------------------------------------------- in process (fast)
+# What Schemathesis found against `memo serve` (.ci/schemathesis-probe), each kept as a test.
+LONG_PATHS = ["0" * 300, "a/" * 2040]  # one name beyond NAME_MAX; a path beyond PATH_MAX
+
+
+@pytest.fixture(scope="module")
+def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from fastapi.testclient import TestClient
+
+    from memo.config import Settings
+    from memo.server.api import build_app
+    from memo.server.service import Service
+
+    base = tmp_path_factory.mktemp("api")
+    root = make_library(base)
+    service = Service(root, Settings(embedder="none", index_dir=base / "idx"), embedder=None)
+    app = build_app(service)
+    with TestClient(app, raise_server_exceptions=False, base_url="http://127.0.0.1:8765") as c:
+        yield c
+
+
+def the_error(r: Any, status: int, code: str) -> dict[str, str]:
+    """The documented shape, exactly: {"error": {"code", "message", "hint"}}."""
+    assert r.status_code == status, r.text
+    body = r.json()
+    assert list(body) == ["error"] and sorted(body["error"]) == ["code", "hint", "message"]
+    assert body["error"]["code"] == code and body["error"]["message"], body
+    return body["error"]
+
+
+@pytest.mark.parametrize("path", LONG_PATHS)
+def test_a_path_too_long_for_the_file_system_is_refused_not_a_crash(api: Any, path: str) -> None:
+    # was a 500: pathlib's exists() raised OSError (ENAMETOOLONG) out of Library.confine
+    for r in (
+        api.get("/note", params={"path": path}),
+        api.get("/status", params={"path": path}),
+        api.post("/search", json={"path": path, "query": "x"}),
+        api.post("/reindex", json={"path": path}),
+    ):
+        err = the_error(r, 400, "target_error")
+        assert "cannot name a file" in err["message"] and len(err["message"]) < 300
+
+
+def test_a_tilde_of_no_user_is_a_name_not_a_crash(api: Any) -> None:
+    # was a 500: Path.expanduser raises RuntimeError for `~name` when no user has that name
+    for r in (
+        api.get("/status", params={"path": "~ËËá"}),
+        api.get("/note", params={"path": "~nosuchuser/x.md"}),
+        api.post("/search", json={"path": "~nosuchuser", "query": "x"}),
+        api.post("/reindex", json={"path": "~nosuchuser"}),
+    ):
+        assert "does not exist" in the_error(r, 400, "target_error")["message"]
+
+
+def test_405_names_every_method_the_path_answers(api: Any) -> None:
+    # was `Allow: POST` for /search and /route, which answer GET too (two routes, one path)
+    for method, path, allow in (
+        ("OPTIONS", "/search", "GET, POST"),
+        ("DELETE", "/route", "GET, POST"),
+        ("PUT", "/reindex", "POST"),
+        ("POST", "/health", "GET"),
+    ):
+        r = api.request(method, path)
+        the_error(r, 405, "http_405")
+        assert r.headers["allow"] == allow, (method, path)
+
+
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/reindex", {"full": 0}),  # was accepted as false
+        ("/search", {"query": "x", "k": "5"}),  # was accepted as 5
+        ("/search", {"query": "x", "diverse": 1}),
+        ("/search", {"query": "x", "max_tokens": True}),
+        ("/route", {"query": "x", "k": "3"}),
+    ],
+)
+def test_json_bodies_are_as_strict_as_the_request(api: Any, path: str, body: dict) -> None:
+    the_error(api.post(path, json=body), 422, "invalid_request")
+
+
+@pytest.mark.parametrize(
+    "method, path, kw",
+    [
+        ("GET", "/route?query=x&prefix=a&prefix=work", {}),  # was answered with the last one
+        ("GET", "/search?query=a&q=b", {}),
+        ("GET", "/note?path=work/jira/jql.md&lines=1&count=2", {}),
+        ("POST", "/search", {"json": {"query": "a", "q": "b"}}),  # was answered with `query`
+        ("POST", "/reindex", {"json": {"path": "work", "collection": "home"}}),
+    ],
+)
+def test_an_argument_given_twice_is_refused(api: Any, method: str, path: str, kw: dict) -> None:
+    assert (
+        "given twice" in the_error(api.request(method, path, **kw), 400, "request_error")["message"]
+    )
+
+
+def test_a_list_argument_may_repeat_in_a_query_string(api: Any) -> None:
+    r = api.get("/search?query=JQL&tags=a&tags=b")
+    assert r.status_code == 200 and r.json()["results"] == []
+    r = api.post("/search", json={"q": "JQL", "top_k": 1})  # an alias alone is fine
+    assert r.status_code == 200 and len(r.json()["results"]) == 1
+
+
+def test_json_integers_may_be_written_as_whole_floats(api: Any) -> None:
+    # JSON Schema counts 17.0 as an integer; Schemathesis sends it as valid data
+    r = api.post("/route", json={"query": "vlan", "k": 2.0})
+    assert r.status_code == 200, r.text
+    r = api.post("/search", json={"query": "vlan", "k": 2.5})
+    the_error(r, 422, "invalid_request")
+    r = api.get("/search", params={"query": "vlan", "k": "2", "diverse": "false"})
+    assert r.status_code == 200, r.text  # query strings are text: read as before
+
+
+def test_a_body_that_is_not_json_is_one_422(api: Any) -> None:
+    # FastAPI answered an undecodable body with its own 400 and bad JSON with 422
+    for raw in (b"{not json", b"0Q\xb1f\xfe\xe0]3\x81\x82\x01", b"\xff\xfe"):
+        r = api.post("/reindex", content=raw, headers={"content-type": "application/json"})
+        err = the_error(r, 422, "invalid_request")
+        assert "JSON" in err["message"] and err["hint"]
+
+
+def test_openapi_publishes_each_answer_and_the_answers_match_it(api: Any) -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    spec = api.get("/openapi.json").json()
+    assert "HTTPValidationError" not in spec["components"]["schemas"]  # 422 is memo's shape
+
+    def check(body: Any, schema: dict[str, Any]) -> None:
+        jsonschema.validate(body, {**schema, "components": spec["components"]})
+
+    ops = {(p, m): op for p, item in spec["paths"].items() for m, op in item.items()}
+    for (path, _), op in ops.items():
+        answers = op["responses"]
+        assert "$ref" in answers["200"]["content"]["application/json"]["schema"], path
+        if path != "/health":
+            for status in ("400", "422", "500"):
+                schema = answers[status]["content"]["application/json"]["schema"]
+                assert schema == {"$ref": "#/components/schemas/ErrorOut"}, (path, status)
+
+    def schema_of(path: str, method: str, status: int) -> dict[str, Any]:
+        return ops[(path, method)]["responses"][str(status)]["content"]["application/json"][
+            "schema"
+        ]
+
+    calls = [
+        ("/health", "get", {}, 200),
+        ("/search", "post", {"json": {"query": "JQL", "max_tokens": 40}}, 200),
+        ("/search", "get", {"params": {"query": "vlan", "path": "work"}}, 200),
+        ("/note", "get", {"params": {"path": "work/jira/jql.md:5-6"}}, 200),
+        ("/route", "post", {"json": {"query": "sourdough"}}, 200),
+        ("/route", "get", {"params": {"query": "sourdough", "k": 1}}, 200),
+        ("/status", "get", {"params": {"path": "work"}}, 200),
+        ("/reindex", "post", {"json": {"path": "work/jira"}}, 200),
+        ("/note", "get", {"params": {"path": "../etc/passwd"}}, 400),
+        ("/search", "post", {"json": {"query": "x", "since": "soon"}}, 400),
+        ("/search", "post", {"json": {"query": ""}}, 422),
+        ("/note", "get", {}, 422),
+    ]
+    for path, method, kw, status in calls:
+        r = api.request(method.upper(), path, **kw)
+        assert r.status_code == status, (path, r.text)
+        check(r.json(), schema_of(path, method, status))

@@ -42,16 +42,23 @@ def confine(root: Path, target: str | os.PathLike[str] | None) -> Path:
             f"{raw} looks like a Windows path",
             "Use forward slashes and a path relative to the library root, e.g. work/jira.",
         )
-    p = Path(raw).expanduser()
+    try:
+        p = Path(raw).expanduser()
+    except RuntimeError:  # `~name` where no user has that name: a file name like any other
+        p = Path(raw)
     full = p if p.is_absolute() else root / p
-    if not full.exists():  # typed in NFC, written by macOS in NFD (or the other way round)
-        full = _same_text(full)
-    real = Path(os.path.realpath(full))
-    root_real = Path(os.path.realpath(root))
-    if real != root_real and root_real not in real.parents:
-        raise TargetError(f"{raw} is outside the library root {root}")
-    if not real.exists():
-        raise TargetError(f"{raw} does not exist under {root}")
+    try:
+        if not full.exists():  # typed in NFC, written by macOS in NFD (or the other way round)
+            full = _same_text(full)
+        real = Path(os.path.realpath(full))
+        root_real = Path(os.path.realpath(root))
+        if real != root_real and root_real not in real.parents:
+            raise TargetError(f"{raw} is outside the library root {root}")
+        if not real.exists():
+            raise TargetError(f"{raw} does not exist under {root}")
+    except OSError as e:  # a name longer than the file system takes (ENAMETOOLONG), a loop…
+        shown = raw if len(raw) <= 80 else f"{raw[:80]}… ({len(raw)} characters)"
+        raise TargetError(f"{shown} cannot name a file here: {e.strerror or e}") from None
     # Keep the root's spelling (not the resolved one) so relative paths stay readable.
     return root / real.relative_to(root_real)
 

@@ -26,7 +26,9 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.applications import Starlette
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Match
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
@@ -219,6 +221,32 @@ def build_app(
     return app
 
 
+HTTP_HINTS = {
+    404: "See /docs for the endpoints.",
+    405: "See /docs for the endpoints; the Allow header names this path's methods.",
+}
+
+
+METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(app: Starlette, scope: Scope) -> list[str]:
+    """Every method some route answers at this request's path. GET and POST /search are two
+    routes, and the one that refuses a method names only its own in `Allow`; asking each
+    route whether it would take the path with each method needs no router internals."""
+    return [
+        m
+        for m in METHODS
+        if any(r.matches({**scope, "method": m})[0] == Match.FULL for r in app.router.routes)
+    ]
+
+
+def invalid_request(message: str) -> JSONResponse:
+    """422: the arguments do not fit their declaration, or the body is not JSON."""
+    hint = "See /docs for each endpoint's parameters and their bounds; bodies are JSON objects."
+    return JSONResponse(error_body("invalid_request", message, hint), status_code=422)
+
+
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(MemoError)
     async def memo_error(_: Request, e: MemoError) -> JSONResponse:
@@ -228,27 +256,28 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def invalid(_: Request, e: RequestValidationError) -> JSONResponse:
         problems = []
         for err in e.errors():
+            if err.get("type") == "json_invalid":
+                why = (err.get("ctx") or {}).get("error") or err.get("msg")
+                problems.append(f"the body is not valid JSON ({why})")
+                continue
             loc = list(err.get("loc", ()))
             if loc and loc[0] in ("body", "query", "path", "header"):
                 loc = loc[1:]  # where in the request, not which parameter
             where = ".".join(str(x) for x in loc)
             problems.append(f"{where or 'request'}: {err.get('msg')}")
-        return JSONResponse(
-            error_body(
-                "invalid_request",
-                "; ".join(problems),
-                "See /docs for each endpoint's parameters and their bounds.",
-            ),
-            status_code=422,
-        )
+        return invalid_request("; ".join(problems))
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, e: StarletteHTTPException) -> JSONResponse:
-        hint = "See /docs for the endpoints." if e.status_code in (404, 405) else ""
+    async def http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
+        if e.status_code == 400:  # FastAPI could not decode the body (not UTF-8): as bad JSON
+            return invalid_request(f"the body is not JSON in UTF-8 ({e.detail})")
+        headers = dict(getattr(e, "headers", None) or {})
+        if e.status_code == 405:  # Starlette names only the first route's methods
+            headers["Allow"] = ", ".join(allowed_methods(request.app, request.scope))
         return JSONResponse(
-            error_body(f"http_{e.status_code}", str(e.detail), hint),
+            error_body(f"http_{e.status_code}", str(e.detail), HTTP_HINTS.get(e.status_code, "")),
             status_code=e.status_code,
-            headers=getattr(e, "headers", None),
+            headers=headers or None,
         )
 
     @app.exception_handler(Exception)

@@ -2,68 +2,214 @@
 
 Every body and query model is the request's declaration (server/schemas.py): the same fields,
 bounds, help and aliases as the CLI and the MCP tools (tests/test_requests.py walks them).
+JSON bodies are validated strictly, as `Request.make` checks them: `"k": "5"` or `"full": 0`
+is refused, not coerced (query strings are text, so GET parameters are read as usual). An
+argument given twice (`?k=1&k=50`, `{"query": …, "q": …}`) is refused too, not resolved by
+keeping one of them.
+
+OpenAPI tells what each endpoint answers: its result is the MCP tool's output model (one
+declaration: the two servers cannot drift apart), and every error it can give has the one
+shape `{"error": {"code", "message", "hint"}}` (`ErrorOut`). Results are returned as built,
+not re-serialised through the models (`response_model=None`), so the CLI's delegated output
+stays byte-identical to its own; `.ci/schemathesis-probe` checks every response against the
+published schema.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Iterable
+from typing import Annotated, Any, get_args, get_origin
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query, Request
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..requests import IndexRequest, ReadRequest, RouteRequest, SearchRequest, StatusRequest
-from .schemas import model
+from ..requests import (
+    IndexRequest,
+    ReadRequest,
+    RequestError,
+    RouteRequest,
+    SearchRequest,
+    StatusRequest,
+    _Request,
+)
+from .mcp_tools import TOOLS
+from .schemas import aliases, annotation, model
 from .service import Service
 
-SearchBody = model(SearchRequest, "SearchBody")
+
+class _Strict(BaseModel):
+    """A JSON body checked as `Request.make` checks it: no string for a number, no 0 for
+    false. JSON Schema counts 17.0 as an integer, so whole floats are taken as ints."""
+
+    model_config = ConfigDict(strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _whole_floats(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        whole = {k: int(v) for k, v in data.items() if isinstance(v, float) and v.is_integer()}
+        return {**data, **whole}
+
+
+def _is_list(tp: Any) -> bool:
+    return get_origin(tp) is list or any(_is_list(a) for a in get_args(tp))
+
+
+def refuse_twice(request: type[_Request], keys: Iterable[str], repeatable: bool = False) -> None:
+    """RequestError when the keys give one argument twice (`query` and its alias `q`; `k`
+    twice in a query string), as `Request.make` refuses it: a model would keep one silently.
+    `repeatable`: list arguments may repeat (a query string's `?tags=a&tags=b`)."""
+    names = {p.name: p.name for p in request.PARAMS} | aliases(request)
+    lists = {p.name for p in request.PARAMS if _is_list(annotation(p))} if repeatable else set()
+    seen: dict[str, str] = {}
+    for key in keys:
+        name = names.get(key)
+        if name is None or name in lists:
+            continue  # an unknown name is the model's to refuse
+        if name in seen:
+            raise RequestError(
+                f"{name} given twice"
+                + (f" (as {seen[name]} and {key})" if seen[name] != key else "")
+            )
+        seen[name] = key
+
+
+def body(request: type[_Request], name: str) -> type[BaseModel]:
+    def once(cls: type[BaseModel], data: Any) -> Any:
+        if isinstance(data, dict):
+            refuse_twice(request, data)
+        return data
+
+    namespace = {"__module__": __name__, "_once": model_validator(mode="before")(classmethod(once))}
+    return type(name, (model(request, name), _Strict), namespace)
+
+
+def once(request: type[_Request]) -> Any:
+    """The dependency that refuses a query string giving one argument twice."""
+
+    def check(http: Request) -> None:
+        refuse_twice(request, (k for k, _ in http.query_params.multi_items()), repeatable=True)
+
+    return Depends(check)
+
+
+SearchBody = body(SearchRequest, "SearchBody")
+RouteBody = body(RouteRequest, "RouteBody")
+ReindexBody = body(IndexRequest, "ReindexBody")
 SearchQuery = model(SearchRequest, "SearchQuery")
-RouteBody = model(RouteRequest, "RouteBody")
 RouteQuery = model(RouteRequest, "RouteQuery")
 NoteQuery = model(ReadRequest, "NoteQuery")
 StatusQuery = model(StatusRequest, "StatusQuery")
-ReindexBody = model(IndexRequest, "ReindexBody")
+
+
+# ---------------------------------------------------------------------- what they answer
+class ErrorDetail(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(
+        description="What went wrong, for programs: target_error, request_error, filter_error, "
+        "invalid_request, index_error, internal_error, unauthorized, forbidden_host, or "
+        "http_<status> (http_404, http_405...)."
+    )
+    message: str = Field(description="What went wrong, for people.")
+    hint: str = Field(description="What to do about it ('' when there is nothing to add).")
+
+
+class ErrorOut(BaseModel):
+    """Every error of the HTTP API, whatever raised it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    error: ErrorDetail
+
+
+class HealthOut(BaseModel):
+    model_config = ConfigDict(extra="allow")  # later versions may add keys
+
+    status: str = Field(description="Always 'ok' when the server answers.")
+    version: str
+    root: str = Field(description="The library root this server serves.")
+    embedder: str | None = Field(description="The embedding model and its engine; null: none.")
+    model_loaded: bool = Field(description="The model has loaded (it loads after the start).")
+    model_error: str | None = Field(description="Why the model could not load, if it could not.")
+    uptime_s: float
+
+
+def _error(description: str) -> dict[str, Any]:
+    return {"model": ErrorOut, "description": description}
+
+
+BAD_TARGET = _error(
+    "The request is well-formed but names what memo cannot use: a path outside the library "
+    "root or that does not exist there, a folder with no collection, a line past a note's end, "
+    "a date or tag it cannot read."
+)
+INVALID = _error(
+    "An argument outside its declared type or bounds, an unknown argument, a missing required "
+    "one, or a body that is not a JSON object (code `invalid_request`)."
+)
+BROKEN = _error(
+    "An index that cannot be opened or written (`index_error`), or a bug in memo "
+    "(`internal_error`; the details are in the server log)."
+)
+ERRORS: dict[int | str, dict[str, Any]] = {400: BAD_TARGET, 422: INVALID, 500: BROKEN}
+OUTPUT = {t.operation: t.output for t in TOOLS}  # the MCP tools' output models
+
+
+def answers(operation: str, query: type[_Request] | None = None) -> dict[str, Any]:
+    """The decorator arguments that publish an operation's result and errors (and, for a GET,
+    refuse an argument given twice)."""
+    return {
+        "response_model": None,
+        "responses": {200: {"model": OUTPUT[operation]}, **ERRORS},
+        "dependencies": [once(query)] if query else [],
+    }
 
 
 def api_router(service: Service) -> APIRouter:
     """Every REST endpoint, bound to one service."""
     router = APIRouter()
 
-    @router.get("/health", tags=["service"])
+    @router.get(
+        "/health", tags=["service"], response_model=None, responses={200: {"model": HealthOut}}
+    )
     def health() -> dict[str, Any]:
         """Liveness, version, library root and whether the model is loaded."""
         return service.health()
 
-    @router.post("/search", tags=["notes"])
+    @router.post("/search", tags=["notes"], **answers("search"))
     def search(body: SearchBody) -> dict[str, Any]:  # type: ignore[valid-type]
         """Hybrid search in a collection, folder or note; hits carry `path` and `line`."""
         return service.search(SearchRequest.make(**body.model_dump())).to_dict()
 
-    @router.get("/search", tags=["notes"])
+    @router.get("/search", tags=["notes"], **answers("search", SearchRequest))
     def search_get(q: Annotated[SearchQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
         """The same search for `curl` and browsers."""
         return service.search(SearchRequest.make(**q.model_dump())).to_dict()
 
-    @router.get("/note", tags=["notes"])
+    @router.get("/note", tags=["notes"], **answers("get", ReadRequest))
     def note(q: Annotated[NoteQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
         """Lines of a note from `line` (a hit's path and line, or `path:line`), with their
         citation hash."""
         return service.get(ReadRequest.make(**q.model_dump())).to_dict()
 
-    @router.post("/route", tags=["notes"])
+    @router.post("/route", tags=["notes"], **answers("route"))
     def route(body: RouteBody) -> dict[str, Any]:  # type: ignore[valid-type]
         """Rank the collections whose notes answer the question, each with its best hits."""
         return service.route(RouteRequest.make(**body.model_dump())).to_dict()
 
-    @router.get("/route", tags=["notes"])
+    @router.get("/route", tags=["notes"], **answers("route", RouteRequest))
     def route_get(q: Annotated[RouteQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
         """The same route for `curl` and browsers."""
         return service.route(RouteRequest.make(**q.model_dump())).to_dict()
 
-    @router.get("/status", tags=["index"])
+    @router.get("/status", tags=["index"], **answers("status", StatusRequest))
     def status(q: Annotated[StatusQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
         """Per collection: files, chunks, staleness, skipped files and why."""
         return service.status(StatusRequest.make(**q.model_dump())).to_dict()
 
-    @router.post("/reindex", tags=["index"])
+    @router.post("/reindex", tags=["index"], **answers("reindex"))
     def reindex(body: ReindexBody) -> dict[str, Any]:  # type: ignore[valid-type]
         """Bring a path's index up to date now (full=true rebuilds it). Notes are never written."""
         return service.reindex(IndexRequest.make(**body.model_dump())).to_dict()
