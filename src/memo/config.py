@@ -13,6 +13,7 @@
 | MEMO_REGISTRY_TTL | registry_ttl | by size |
 | MEMO_TOKEN | token | - |
 | MEMO_MCP_STRUCTURED | mcp_structured | off (MCP tools answer with text only) |
+| MEMO_EMBED_CACHE_MB | embed_cache_mb | 1024 (the embedding cache's cap in MiB; 0 turns it off) |
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ class Settings:
     root: Path | None = None  # MEMO_ROOT: the library root when no path names one
     token: str | None = None  # the bearer token `memo serve` requires (and the CLI sends)
     mcp_structured: bool = False  # MCP tools also return JSON (+ output schemas)
+    # the embedding cache (embed/cache.py) in the user cache: its cap in MiB, 0 = off
+    embed_cache_mb: int = 1024
 
     @property
     def library_root(self) -> Path:
@@ -67,7 +70,16 @@ class Settings:
             token=env.get("MEMO_TOKEN") or None,
             mcp_structured=env.get("MEMO_MCP_STRUCTURED", "").strip().lower()
             in ("1", "true", "yes"),
+            embed_cache_mb=_cache_mb(env.get("MEMO_EMBED_CACHE_MB"), d.embed_cache_mb),
         )
+
+
+def _cache_mb(v: str | None, default: int) -> int:
+    """MiB, or 0 for off ("0", "off", "no", "false")."""
+    v = (v or "").strip().lower()
+    if v in ("off", "no", "false", "none"):
+        return 0
+    return int(v) if v.isdigit() else default
 
 
 def _float(v: str | None) -> float | None:

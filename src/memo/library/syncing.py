@@ -46,6 +46,7 @@ class IndexReport:
     outside: list[str] = field(default_factory=list)  # paths asked about that no collection owns
     stopped: bool = False  # a stop request ended it early (what was written stays)
     seconds: float = 0.0
+    chunks_cached: int = 0  # of chunks_embedded, served by the embedding cache (embed/cache.py)
 
     @property
     def errors(self) -> list[str]:
@@ -57,6 +58,7 @@ class IndexReport:
 
     def totals(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: sum(getattr(r, k) for r in self.reports) for k in SYNC_COUNTERS}
+        out["chunks_cached"] = self.chunks_cached
         out["collections"] = len(self.reports)
         out["rebuilt"] = sum(1 for r in self.reports if r.rebuilt)
         out["seconds"] = round(self.seconds, 3)
