@@ -28,6 +28,7 @@ from ..collection.progress import SyncProgress, SyncStopped
 from ..collection.sync import SYNC_COUNTERS, SyncReport
 from ..errors import MemoError
 from .collections import Collections
+from .plan import PLAN_MAX, plan
 
 BULK = 16  # more changed paths than this in one collection: one sync of the whole collection
 
@@ -94,6 +95,8 @@ def sync_parts(
     changed: list[Path] = []
     if progress is not None:
         progress.collections(len(parts))
+        if progress.wants_plan and len(parts) <= PLAN_MAX:
+            progress.plan(plan(parts, full))
     for coll, prefix in parts:
         try:
             rep = coll.sync(prefix, full=full, progress=progress, thorough=thorough)
