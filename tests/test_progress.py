@@ -77,3 +77,81 @@ def test_memo_index_in_a_pipe_says_it_began_unless_quiet(tmp_path: Path, quiet: 
     assert '"new": 5' in done.stdout  # stdout is the JSON alone
     began = [x for x in done.stderr.splitlines() if x.startswith("indexing collection 1/3, ")]
     assert began == [] if quiet else len(began) == 1
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _part(label: str, files: list[tuple[str, int]]):
+    from memo.library.plan import PlannedPart
+
+    return PlannedPart(label, files)
+
+
+def test_with_the_work_counted_first_the_time_left_shows_within_seconds():
+    """Issue 24, item 4: an estimate from the first seconds, not after the last collection."""
+    out, clock = io.StringIO(), Clock()
+    p = IndexProgress(out, every=0, clock=clock)
+    p.collections(2)
+    p.plan([_part("a", [("x.md", 50_000)] * 4), _part("b", [("y.md", 50_000)] * 4)])
+    p.begin("a", 4)
+    assert "0/8 notes (0.4 MB)" in out.getvalue()  # counted: no "8+"
+    clock.now = 1.0
+    p.chunks_done(2)  # the first slice: the pace is measured from here
+    assert "left" not in out.getvalue()
+    clock.now = 3.0
+    p.chunks_done(10)  # 10 more chunks of ~2,500 bytes in 2 s: 12.5 kB/s
+    last = out.getvalue().splitlines()[-1]
+    assert "indexing collection 1/2, 0/8 notes (0.4 MB), 12 chunks embedded" in last
+    assert "30 s left)" in last  # (400,000 - 30,000) bytes at 12,500 bytes/s
+    clock.now = 4.0
+    p.files_done(1)  # x.md: 50 kB in 10 chunks; the pace learns 5 kB per chunk
+    p.chunks_done(10)
+    assert " left)" in out.getvalue().splitlines()[-1]
+
+
+def test_a_note_that_would_take_minutes_says_so_when_it_starts():
+    out, clock = io.StringIO(), Clock()
+    p = IndexProgress(out, every=1000, clock=clock)  # progress lines: only the first
+    p.collections(1)
+    p.plan([_part("docs", [("small.md", 5_000), ("huge.md", 20_000_000)])])
+    p.begin("docs", 2)
+    clock.now = 1.0
+    p.chunks_done(2)  # small.md's 2 chunks
+    clock.now = 2.0
+    p.chunks_done(2)  # 5 kB/s, and huge.md is being embedded
+    said = [x for x in out.getvalue().splitlines() if not x.startswith("indexing")]
+    assert said == ["docs/huge.md: 20.0 MB, about 8,000 chunks: ~67 min at this pace"]
+    clock.now = 3.0
+    p.chunks_done(2)
+    assert len([x for x in out.getvalue().splitlines() if "huge.md" in x]) == 1  # once
+
+
+def test_the_plan_counts_what_a_sync_will_reindex(library, notes):
+    """`memo index` counts the notes it will reindex and their bytes before it starts."""
+    from memo.collection.progress import SyncProgress
+
+    class Recorder(SyncProgress):
+        wants_plan = True
+
+        def __init__(self) -> None:
+            self.parts: list = []
+
+        def plan(self, parts: list) -> None:
+            self.parts = parts
+
+    rec = Recorder()
+    library.index(progress=rec)
+    counted = {(p.label, f) for p in rec.parts for f, _ in p.files}
+    assert len(counted) == 5
+    on_disk = sum((notes / label / f).stat().st_size for label, f in counted)
+    assert sum(p.bytes for p in rec.parts) == on_disk > 0
+    library.index(progress=rec)
+    assert [f for p in rec.parts for f in p.files] == []  # nothing to do: nothing counted
+    library.index(full=True, progress=rec)
+    assert len([f for p in rec.parts for f in p.files]) == 5

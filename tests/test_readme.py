@@ -69,6 +69,12 @@ def here(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]
     env = {**os.environ, "MEMO_INDEX_DIR": str(cwd / "indexes")}
     for key in ("MEMO_ROOT", "MEMO_TOKEN", "MEMO_EMBEDDER", "MEMO_MODEL_DIR"):
         env.pop(key, None)  # the defaults a reader has
+    env.pop("MEMO_EMBED_CACHE_MB", None)
+    # a reader's first run: an empty embedding cache, the session's built model
+    xdg = cwd / "xdg"
+    (xdg / "memo").mkdir(parents=True)
+    (xdg / "memo" / "models").symlink_to(Path(os.environ["XDG_CACHE_HOME"]) / "memo" / "models")
+    env["XDG_CACHE_HOME"] = str(xdg)
     return cwd, env
 
 

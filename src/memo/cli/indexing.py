@@ -4,7 +4,9 @@ and `skill`, printed from the registry."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from .progress import IndexProgress
 def index(path: str | None, root: str | None, full: bool, quiet: bool, as_json: bool) -> None:
     """Index the collections at or below PATH (default: the whole library)."""
     progress = None if quiet else IndexProgress(sys.stderr)
+    stopped_by = _stop_on_sigterm()
     try:
         IndexRequest.make(path, full)  # the bounds, checked before any work
         lib, target = open_library(root, path, purpose="index", declaring=True)
@@ -38,22 +41,43 @@ def index(path: str | None, root: str | None, full: bool, quiet: bool, as_json: 
         if progress is not None:
             progress.close()
         done = f" ({progress.files} notes written)" if progress is not None else ""
+        cached = (
+            ", and every chunk embedded is in the embedding cache"
+            if Settings.from_env().embed_cache_mb > 0
+            else ""
+        )
         click.echo(
-            f"interrupted{done}: every note written so far is kept; `memo index` goes on "
-            "from there",
+            f"interrupted{done}: every note written so far is kept{cached}; `memo index` "
+            "goes on from there",
             err=True,
         )
-        # Leave at once: each file's rows are committed or rolled back already, and tearing
-        # down a model runtime can take seconds (Ctrl-C must stop memo within one).
+        # Leave at once: each file's rows and each cached vector are committed or rolled back
+        # already, and tearing down a model runtime can take seconds (Ctrl-C must stop memo
+        # within one).
         sys.stdout.flush()
         sys.stderr.flush()
-        os._exit(130)
+        os._exit(143 if stopped_by else 130)
     if progress is not None:
         progress.close()
     out = report.to_dict()
     emit(out) if as_json else text.index(out)
     if report.errors:  # a broken _meta.yaml or a collection that failed: the rest is indexed
         sys.exit(1)
+
+
+def _stop_on_sigterm() -> list[int]:
+    """SIGTERM (systemd, `kill`, a container stopping) ends `memo index` as Ctrl-C does: what
+    was written and embedded is kept and the process says so. Returns a list that holds the
+    signal once it came."""
+    came: list[int] = []
+
+    def stop(signum: int, frame: object) -> None:
+        came.append(signum)
+        raise KeyboardInterrupt
+
+    with contextlib.suppress(ValueError):  # not the main thread (a test runner): leave it
+        signal.signal(signal.SIGTERM, stop)
+    return came
 
 
 @click.group()

@@ -101,10 +101,33 @@ def status(r: dict[str, Any]) -> None:
             click.echo(f"    failed {f['path']}: {f['error']}")
     for b in r.get("broken", []):
         click.echo(f"{b['path']}  [broken: not indexed]  {b['error']}")
+    if r.get("embed_cache"):
+        click.echo(embed_cache(r["embed_cache"]))
     for w in r.get("warnings", []):
         click.echo(f"warning: {w}", err=True)
     for err in r["errors"]:
         click.echo(f"error: {err}", err=True)
+
+
+def embed_cache(c: dict[str, Any]) -> str:
+    """`memo status`'s line about the embedding cache (embed/cache.py)."""
+    if not c.get("enabled"):
+        return "embedding cache: off (MEMO_EMBED_CACHE_MB=0)"
+    size = f"{c['size_bytes'] / 2**20:.1f} MiB of {c['cap_bytes'] / 2**20:.0f} MiB"
+    rate = c.get("hit_rate")
+    looked = c["hits"] + c["misses"]
+    hits = (
+        f"hit rate {rate:.0%} ({c['hits']:,} of {looked:,} passages)"
+        if rate is not None
+        else "no lookups yet"
+    )
+    extra = f"; {c['error']}" if c.get("error") else ""
+    return f"embedding cache: {size}, {c['vectors']:,} vectors, {hits}{extra}"
+
+
+def _cached(r: dict[str, Any]) -> str:
+    n = r.get("chunks_cached") or 0
+    return f" ({n} from the cache)" if n else ""
 
 
 def index(r: dict[str, Any]) -> None:
@@ -123,7 +146,7 @@ def index(r: dict[str, Any]) -> None:
         click.echo(
             f"{r['collections']} collections: {r['new']} new, {r['changed']} changed, "
             f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped; "
-            f"{r['chunks_embedded']} chunks embedded in {r['seconds']:.1f} s{broken}"
+            f"{r['chunks_embedded']} chunks embedded{_cached(r)} in {r['seconds']:.1f} s{broken}"
         )
     for b in r.get("broken", []):
         click.echo(f"broken: {b['path']}: {b['error']}")

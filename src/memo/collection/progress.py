@@ -17,8 +17,14 @@ class SyncProgress:
     slices: True ends the sync with SyncStopped, keeping every file written so far.
     """
 
+    wants_plan = False  # True: the pass counts its work first and calls `plan` (library/plan.py)
+
     def collections(self, n: int) -> None:
         """A pass over n collections starts (each then calls `begin`)."""
+
+    def plan(self, parts: list) -> None:
+        """The work counted before the pass (when `wants_plan`): one PlannedPart per
+        (collection, sub-path), with the notes it will (re)index and their sizes."""
 
     def begin(self, label: str, files: int) -> None:
         """A collection (or part of one, `label`) starts: `files` notes to (re)index."""

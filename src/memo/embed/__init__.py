@@ -50,9 +50,18 @@ __all__ = [
 ]
 
 
-def open_choice(choice: Choice) -> Embedder:
+def open_choice(choice: Choice, settings: Settings | None = None) -> Embedder:
     """The embedder `choice` names (cheap: the model loads, or is built, on first use), with
-    the fallback it names."""
+    the fallback it names, behind the user's embedding cache (embed/cache.py) unless
+    `settings` turn it off (MEMO_EMBED_CACHE_MB=0)."""
+    engine = _open_choice(choice)
+    from .cache import CachingEmbedder, open_cache
+
+    cache = open_cache(settings or Settings())
+    return engine if cache is None else CachingEmbedder(engine, cache)
+
+
+def _open_choice(choice: Choice) -> Embedder:
     folder = choice.folder
     if choice.engine == "onnx-built":
         from .default_backend import DefaultEmbedder
@@ -82,7 +91,13 @@ def _open_engine(engine: str, folder: Path | None) -> Embedder:
 
 
 def _settings(backend: str, model_dir: str | os.PathLike[str] | None) -> Settings:
-    return Settings(embedder=backend or "auto", model_dir=Path(model_dir) if model_dir else None)
+    """These engine settings, with the environment's for the cache (MEMO_EMBED_CACHE_MB)."""
+    cache_mb = Settings.from_env().embed_cache_mb
+    return Settings(
+        embedder=backend or "auto",
+        model_dir=Path(model_dir) if model_dir else None,
+        embed_cache_mb=cache_mb,
+    )
 
 
 def make_embedder(
@@ -91,18 +106,21 @@ def make_embedder(
     purpose: str = "index",
 ) -> Embedder:
     """A new embedder for `backend` (MEMO_EMBEDDER's values) and `purpose` (see PURPOSES)."""
-    return open_choice(choose(_settings(backend, model_dir), purpose))
+    settings = _settings(backend, model_dir)
+    return open_choice(choose(settings, purpose), settings)
 
 
-_shared: dict[tuple[str, str], Embedder] = {}
+_shared: dict[tuple[str, str, str, int], Embedder] = {}
 _shared_lock = threading.Lock()
 
 
-def _shared_for(choice: Choice) -> Embedder:
-    key = (choice.engine, str(choice.folder or ""))
+def _shared_for(choice: Choice, settings: Settings) -> Embedder:
+    from .cache import cache_path
+
+    key = (choice.engine, str(choice.folder or ""), str(cache_path()), settings.embed_cache_mb)
     with _shared_lock:
         if key not in _shared:
-            _shared[key] = open_choice(choice)
+            _shared[key] = open_choice(choice, settings)
         return _shared[key]
 
 
@@ -112,11 +130,12 @@ def get_embedder(
     purpose: str = "serve",
 ) -> Embedder:
     """The process-wide embedder for these settings: built once, model loaded on first use."""
-    return _shared_for(choose(_settings(backend, model_dir), purpose))
+    settings = _settings(backend, model_dir)
+    return _shared_for(choose(settings, purpose), settings)
 
 
 def embedder_for(settings: Settings, purpose: str = "serve") -> Embedder | None:
     """The embedder the settings ask for, for this job (None for MEMO_EMBEDDER=none), shared
     by the process: what every driver and `Library.from_env` use (see PURPOSES)."""
     choice = choose(settings, purpose)
-    return None if choice.engine == "none" else _shared_for(choice)
+    return None if choice.engine == "none" else _shared_for(choice, settings)

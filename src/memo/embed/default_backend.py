@@ -54,7 +54,13 @@ class DefaultEmbedder:
     def _open(self) -> Embedder:
         try:
             info = ensure_model()
-            emb = OrtEmbedder(info.model, info.tokenizer)
+            files = info.manifest.get("files", {})
+            hashes = {  # the manifest vouches for them (model_cache checked): no rehash
+                kind: files[name]["sha256"]
+                for kind, name in (("model", info.model.name), ("tokenizer", info.tokenizer.name))
+                if isinstance(files.get(name), dict) and files[name].get("sha256")
+            }
+            emb = OrtEmbedder(info.model, info.tokenizer, hashes=hashes)
             emb.embed_query("warm up")  # load now, so a broken file falls back here too
             return emb
         except EmbedderUnavailableError as e:
@@ -73,6 +79,11 @@ class DefaultEmbedder:
         log.warning(msg)
         warnings.warn(msg, EngineFallbackWarning, stacklevel=4)
         return emb
+
+    def build_id(self, cache: object = None) -> str | None:
+        """The build of the engine that serves (the built model, or the fallback's)."""
+        get = getattr(self._engine(), "build_id", None)
+        return get(cache) if callable(get) else None
 
     def count_tokens(self, passage: str) -> int:
         return self._engine().count_tokens(passage)

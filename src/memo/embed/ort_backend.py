@@ -33,6 +33,15 @@ SHORT = 64  # tokens: longer texts run alone
 BATCH_TOKENS = 1024  # padded tokens per batch of short texts
 PAD_SLACK = 1.15
 MAX_BATCH = 32
+# What memo does around session.run (windows, pooling, batching): part of every vector's
+# build (embed/cache.py), so bump it when a change here can change a vector.
+PATH_VERSION = "memo-ort/1"
+
+
+def _file_sha256(path: Path) -> str:
+    from .e5image import file_sha256
+
+    return file_sha256(path)
 
 
 def model_file(folder: Path) -> Path:
@@ -123,9 +132,12 @@ class OrtEmbedder:
         tokenizer: str | os.PathLike[str],
         threads: int | None = None,
         spinning: bool = False,
+        hashes: dict[str, str] | None = None,
     ) -> None:
         self.model_path = Path(model)
         self.tokenizer_path = Path(tokenizer)
+        # sha256 of the files when the caller knows them (the built model's manifest)
+        self.hashes = dict(hashes or {})
         self.threads = threads or cpu_threads()
         self.spinning = spinning  # see session_options: off measured faster on busy cores
         self.batch_tokens = BATCH_TOKENS  # padded tokens per batch of short texts (1: none)
@@ -160,6 +172,22 @@ class OrtEmbedder:
             self._pooled = "mean_pooled" in {o.name for o in sess.get_outputs()}
             self._tokenizer = tok
             self._session = sess
+
+    def build_id(self, cache: Any = None) -> str:
+        """What decides this engine's vectors: both files' sha256, ONNX Runtime's version and
+        memo's path around it (embed/cache.py keys vectors with it). Loads the model, so the
+        files hashed are the ones loaded; `cache` remembers hashes of unchanged files."""
+        self._load()
+        import onnxruntime as ort
+
+        def sha(kind: str, path: Path) -> str:
+            if kind not in self.hashes:
+                self.hashes[kind] = cache.file_sha256(path) if cache else _file_sha256(path)
+            return self.hashes[kind]
+
+        model = sha("model", self.model_path)
+        tok = sha("tokenizer", self.tokenizer_path)
+        return f"onnx model={model} tokenizer={tok} ort={ort.__version__} {PATH_VERSION}"
 
     def _ids(self, texts: Sequence[str]) -> list[list[int]]:
         # one text at a time: encode_batch is no faster at these sizes (~0.5 ms a chunk) and

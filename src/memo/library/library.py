@@ -33,6 +33,7 @@ from ..collection.progress import SyncProgress
 from ..collection.status import CollectionStatus
 from ..config import Settings
 from ..embed import Embedder, embedder_for
+from ..embed.cache import cache_status, counts_of
 from ..embed.tokens import token_counter
 from ..errors import LibraryNotFoundError, MemoError, TargetError
 from ..printable import shown
@@ -64,6 +65,7 @@ class StatusReport:
     broken: list[dict[str, str]] = field(default_factory=list)  # {path, error}: not indexed
     warnings: list[str] = field(default_factory=list)
     fusion: str = FUSION_VERSION  # the rule search results come from
+    embed_cache: dict[str, Any] | None = None  # the user's embedding cache (embed/cache.py)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -73,6 +75,7 @@ class StatusReport:
             "broken": self.broken,
             "warnings": self.warnings,
             "fusion": self.fusion,
+            "embed_cache": self.embed_cache,
         }
 
 
@@ -170,9 +173,11 @@ class Library:
         self._colls.registry(force=True)
         scope = self._resolve(target)
         syncing.note_broken(self._colls, confine(self.root, target), report)
+        hits = counts_of(self.embedder)[0]
         syncing.sync_parts(
             self._colls, scope.parts, report, full=full, thorough=True, progress=progress
         )
+        report.chunks_cached = counts_of(self.embedder)[0] - hits
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -391,7 +396,10 @@ class Library:
         ]
         report = IndexReport()
         syncing.note_broken(self._colls, confine(self.root, req.path), report)
-        return StatusReport(str(self.root), colls, report.errors, report.broken, warnings)
+        cache = cache_status(self.settings)
+        return StatusReport(
+            str(self.root), colls, report.errors, report.broken, warnings, embed_cache=cache
+        )
 
     # ------------------------------------------------------------------ helpers
     def _legs(self, target: str | None, query: str, mode: str, depth: int) -> tuple[Scope, Legs]:

@@ -28,6 +28,7 @@ from ..collection.progress import SyncProgress, SyncStopped
 from ..collection.sync import SYNC_COUNTERS, SyncReport
 from ..errors import MemoError
 from .collections import Collections
+from .plan import PLAN_MAX, plan
 
 BULK = 16  # more changed paths than this in one collection: one sync of the whole collection
 
@@ -46,6 +47,7 @@ class IndexReport:
     outside: list[str] = field(default_factory=list)  # paths asked about that no collection owns
     stopped: bool = False  # a stop request ended it early (what was written stays)
     seconds: float = 0.0
+    chunks_cached: int = 0  # of chunks_embedded, served by the embedding cache (embed/cache.py)
 
     @property
     def errors(self) -> list[str]:
@@ -57,6 +59,7 @@ class IndexReport:
 
     def totals(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: sum(getattr(r, k) for r in self.reports) for k in SYNC_COUNTERS}
+        out["chunks_cached"] = self.chunks_cached
         out["collections"] = len(self.reports)
         out["rebuilt"] = sum(1 for r in self.reports if r.rebuilt)
         out["seconds"] = round(self.seconds, 3)
@@ -92,6 +95,8 @@ def sync_parts(
     changed: list[Path] = []
     if progress is not None:
         progress.collections(len(parts))
+        if progress.wants_plan and len(parts) <= PLAN_MAX:
+            progress.plan(plan(parts, full))
     for coll, prefix in parts:
         try:
             rep = coll.sync(prefix, full=full, progress=progress, thorough=thorough)

