@@ -89,6 +89,12 @@ def built(
     done = _timed_build(cache)
     what = "built" if done["info"].built else "reused"
     print(f"\nmodel {what}: {done['seconds']:.1f} s (load {os.getloadavg()})")
+    # The session runs in an XDG cache of its own that shares only the model: the embedding
+    # cache starts empty every session, so no test's result depends on an earlier run.
+    session = tmp_path_factory.mktemp("xdg-session")
+    (session / "memo").mkdir()
+    (session / "memo" / "models").symlink_to(cache / "memo" / "models")
+    os.environ["XDG_CACHE_HOME"] = done["xdg"] = str(session)
     yield done
     if before is None:
         os.environ.pop("XDG_CACHE_HOME", None)
@@ -107,7 +113,7 @@ def fresh_build(built: dict, tmp_path_factory: pytest.TempPathFactory) -> dict:
     try:
         return _timed_build(cache)
     finally:
-        os.environ["XDG_CACHE_HOME"] = str(built["cache"])
+        os.environ["XDG_CACHE_HOME"] = built["xdg"]
 
 
 def _timed_build(cache: Path) -> dict:

@@ -6,6 +6,7 @@ import json
 import re
 import shutil
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -198,21 +199,25 @@ def test_ties_break_by_mtime_newer_first(notes, embedder):
 
 
 @pytest.mark.parametrize("query", ["как настроить kafka consumer lag", "sourdough starter"])
-def test_small_collection_scan_ranks_like_vec0(indexed, monkeypatch, query):
-    """Up to VEC_SCAN_MAX chunks the vector leg is scored in numpy instead of a vec0 KNN
-    (cheaper for small collections): both must give the same ranking and cosines."""
+def test_vec0_knn_ranks_like_every_vector_scored(indexed, query):
+    """The vector leg's vec0 KNN (chunks of store.VEC_CHUNK slots) gives the ranking and cosines
+    of scoring every stored vector in numpy, and an index is close to what it holds."""
     from memo.collection import queries as cm
+    from memo.collection.store import VEC_CHUNK
 
-    qvec = indexed.embedder.embed_query(query)
+    qvec = np.asarray(indexed.embedder.embed_query(query), dtype=np.float32)
     for coll in indexed.collections():
         store = coll.store()[0]
-        monkeypatch.setattr(cm, "VEC_SCAN_MAX", 0)
         knn = cm.vec_candidates(store, qvec, 5)
-        monkeypatch.setattr(cm, "VEC_SCAN_MAX", 10**9)
-        scan = cm.vec_candidates(store, qvec, 5)
+        rows = store.conn.execute("SELECT rowid, embedding FROM chunks_vec").fetchall()
+        every = cm.nearest(rows, qvec, 5)
         assert knn, coll.rel
-        assert [i for i, _ in scan] == [i for i, _ in knn], coll.rel
-        assert [s for _, s in scan] == pytest.approx([s for _, s in knn], abs=1e-5)
+        assert [i for i, _ in every] == [i for i, _ in knn], coll.rel
+        assert [s for _, s in every] == pytest.approx([s for _, s in knn], abs=1e-5)
+        sql = "SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'"
+        assert f"chunk_size={VEC_CHUNK}" in store.conn.execute(sql).fetchone()[0]
+        # a vec0 chunk is VEC_CHUNK x 384 float32 (98 KB): a few chunks' worth, not 1.6 MB
+        assert coll.status().size_bytes < 600_000, coll.rel
 
 
 @pytest.mark.parametrize(

@@ -20,8 +20,6 @@ from ..search.bm25 import Postings
 from .filters import Filter
 from .store import IndexStore
 
-VEC_SCAN_MAX = 32  # up to this many chunks, score vectors in numpy instead of a vec0 KNN
-
 
 @dataclass(frozen=True, slots=True)
 class ChunkRow:
@@ -144,11 +142,9 @@ def vec_candidates(
             tuple(params),
         ).fetchall()
         return nearest(rows, q, n)
-    if store.chunk_count() <= VEC_SCAN_MAX:
-        # A vec0 KNN reads its whole 1,024-slot chunk (1.5 MB at 384 dims): ~0.45 ms even
-        # for 4 vectors. Reading them row by row costs ~8 us each (bench/scope_star.py).
-        rows = conn.execute("SELECT rowid, embedding FROM chunks_vec").fetchall()
-        return nearest(rows, q, n)
+    # vec0 chunks of 64 slots (store.VEC_CHUNK): a KNN beats reading the rows into numpy at
+    # every size (0.04 against 0.08 ms at 32 vectors), so small collections need no path of
+    # their own any more (bench/vec_chunks.py).
     rows = conn.execute(
         "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?",
         (q.tobytes(), n),

@@ -20,7 +20,12 @@ from .. import sqlite
 from ..errors import IndexError_
 from .files import file_identity
 
-SCHEMA_VERSION = 2  # 2: files.skip, the kind of a skipped note (collection/skips.py)
+SCHEMA_VERSION = 3  # 2: files.skip, the kind of a skipped note (collection/skips.py); 3: VEC_CHUNK
+# Slots per vec0 chunk. vec0 allocates a chunk whole: its default 1,024 slots of 384 float32 made
+# every index >= 1.6 MB, 37 chunks or 1,000. At 64 a 37-chunk index is 0.13 MB; a KNN is 8x
+# faster there, 1.6x faster at 500 chunks and 1.5x slower (+2 ms) at 5,000, where the query's
+# embedding costs more anyway (bench/vec_chunks.py, docs/benchmarks.md). Divisible by 8.
+VEC_CHUNK = 64
 # A damaged database file: drop it and rebuild from the notes. A damaged page can also hold text
 # that is not UTF-8 (SQLite never checks it): apsw then fails to decode a value it reads.
 CORRUPT = (apsw.CorruptError, apsw.NotADBError, UnicodeDecodeError)
@@ -64,7 +69,7 @@ def create_schema(conn: apsw.Connection, dim: int | None, profile: dict[str, Any
         if dim:
             conn.execute(
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
-                f"embedding float[{int(dim)}] distance_metric=cosine)"
+                f"embedding float[{int(dim)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
             )
         sqlite.write_profile(conn, profile)
 
