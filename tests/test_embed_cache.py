@@ -123,6 +123,33 @@ def test_deleting_every_index_and_full_reembed_nothing(tmp_path, model, cache):
     assert model.asked == [] and full.chunks_cached == n
 
 
+def test_an_index_rebuilt_for_a_new_schema_reembeds_nothing(tmp_path, model, cache, monkeypatch):
+    """An index built before the cache existed (here: with the cache off), then dropped because
+    memo's schema changed: its own vectors go to the cache first, so the rebuild asks the model
+    for nothing, and serves exactly the vectors it had."""
+    from memo.collection import site, store
+
+    root = make_library(tmp_path / "lib")
+    Library(root, model, Settings()).index()  # no cache: an index from an older memo
+    before = {
+        c.rel: c.read(
+            lambda s: s.conn.execute("SELECT rowid, embedding FROM chunks_vec").fetchall()
+        )[0]
+        for c in Library(root, model, Settings()).collections()
+    }
+    model.asked.clear()
+    monkeypatch.setattr(store, "SCHEMA_VERSION", store.SCHEMA_VERSION + 1)
+    monkeypatch.setattr(site, "SCHEMA_VERSION", store.SCHEMA_VERSION)
+    lib = lib_at(root, model, cache)
+    report = lib.index()
+    assert report.to_dict()["rebuilt"] == 2, report.to_dict()
+    held = passages_in(lib)
+    assert held and not set(model.asked) & held, "a salvaged passage was embedded again"
+    for c in lib.collections():
+        after = c.read(lambda s: s.conn.execute("SELECT embedding FROM chunks_vec").fetchall())[0]
+        assert sorted(bytes(v[0]) for v in after) == sorted(bytes(v[1]) for v in before[c.rel])
+
+
 def test_served_vectors_are_the_ones_the_model_made(tmp_path, model, cache):
     root = make_library(tmp_path / "lib")
     lib_at(root, model, cache).index()

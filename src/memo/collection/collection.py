@@ -25,6 +25,7 @@ from .. import caches, sqlite
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import IndexError_
+from .chunker import passage_text
 from .meta import CollectionMeta
 from .pool import StorePool
 from .site import Site
@@ -96,9 +97,25 @@ class Collection:
             return store, ""
         if store is not None:
             self.pool.close(self.index_path)
-        store, reason = IndexStore.open(self.index_path, self.profile(), self.folder)
+        store, reason = IndexStore.open(
+            self.index_path, self.profile(), self.folder, salvage=self._salvage
+        )
         self.pool.add(store)
         return store, reason
+
+    def _salvage(self, conn: apsw.Connection) -> None:
+        """Hand an index's passages and vectors to the embedding cache before the index is
+        rebuilt for a new schema, chunker or analyser (same model): a chunk whose text did not
+        change is then not embedded again. The vectors served that index until now."""
+        remember = getattr(self.embedder, "remember", None)
+        if remember is None:
+            return
+        rows = conn.execute(
+            "SELECT c.heading, c.text, v.embedding FROM chunks c"
+            " JOIN chunks_vec v ON v.rowid = c.id"
+        ).fetchall()
+        if rows:
+            remember([passage_text(h, t) for h, t, _ in rows], [bytes(v) for _, _, v in rows])
 
     def close(self) -> None:
         self.pool.close(self.index_path)

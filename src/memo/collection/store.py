@@ -9,7 +9,7 @@ notes are the truth, the database a cache.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,6 +106,10 @@ def compatible(have: dict[str, Any] | None, want: dict[str, Any]) -> bool:
     return strip(have) == strip(want)
 
 
+def _same_model(have: dict[str, Any], want: dict[str, Any]) -> bool:
+    return all(have.get(k) == want.get(k) for k in MODEL_KEYS)
+
+
 @dataclass(slots=True)
 class IndexStore:
     """An open index whose profile matches this process's: the connection and what was learnt
@@ -117,9 +121,17 @@ class IndexStore:
     ino: tuple[int, int] | None  # (device, inode) of the file when opened
 
     @classmethod
-    def open(cls, path: Path, want: dict[str, Any], folder: Path) -> tuple[IndexStore, str]:
+    def open(
+        cls,
+        path: Path,
+        want: dict[str, Any],
+        folder: Path,
+        salvage: Callable[[apsw.Connection], None] | None = None,
+    ) -> tuple[IndexStore, str]:
         """Open the index at `path`, or drop and create it; returns it with why it was (re)built
-        ('' when an existing index was simply opened)."""
+        ('' when an existing index was simply opened). `salvage` reads an index about to be
+        dropped whose vectors are this process's model's (same model and dimension: only the
+        schema, chunker or analyser changed), so a rebuild need not embed its passages again."""
         reason = ""
         if path.exists():
             conn: apsw.Connection | None = None
@@ -131,6 +143,10 @@ class IndexStore:
             if conn is not None and compatible(have, want):
                 return cls._of(path, conn), ""
             if conn is not None:
+                if salvage and have and want.get("model") and _same_model(have, want):
+                    with contextlib.suppress(apsw.Error, *CORRUPT):  # best effort: a cache
+                        if has_vector_table(conn):
+                            salvage(conn)
                 conn.close()
             if not reason:
                 diff = sorted(k for k in want if (have or {}).get(k) != want[k])

@@ -24,6 +24,12 @@ SIGTERM, `kill -9`) leaves every vector it stored before, and the watcher, the s
 CLI share the file safely. The embedder stores after every group of GROUP passages it embeds,
 so an interrupted index loses at most one group of work: the next run reuses the rest.
 
+One exception, on purpose: an index memo drops because its schema, chunker or analyser
+changed (same model and dimension) hands its own passages and vectors to the cache first
+(`CachingEmbedder.remember`, never replacing a stored vector), so upgrading memo does not
+re-embed a library. Those vectors served that index until then, under memo's rule that one
+model's vectors are interchangeable across its engines (collection/store.py `compatible`).
+
 Queries are not cached: they are cheap to embed, and a search never writes.
 """
 
@@ -229,8 +235,15 @@ class EmbeddingCache:
             self._write(conn, refresh)
         return found
 
-    def put(self, items: Sequence[tuple[bytes, np.ndarray]], hits: int, misses: int) -> None:
-        """Store vectors (key, float32 vector) and count one lookup's hits and misses."""
+    def put(
+        self,
+        items: Sequence[tuple[bytes, np.ndarray]],
+        hits: int,
+        misses: int,
+        replace: bool = True,
+    ) -> None:
+        """Store vectors (key, float32 vector) and count one lookup's hits and misses;
+        `replace=False` keeps a vector already stored under the same key."""
         import apsw
 
         with self._lock:
@@ -238,14 +251,19 @@ class EmbeddingCache:
             if conn is None:
                 return
             try:
-                self._write(conn, lambda: self._put(conn, items, hits, misses))
+                self._write(conn, lambda: self._put(conn, items, hits, misses, replace))
                 if items:
                     self._bound(conn)
             except (apsw.CorruptError, apsw.NotADBError) as e:
                 self._damaged(e)
 
     def _put(
-        self, conn: Any, items: Sequence[tuple[bytes, np.ndarray]], hits: int, misses: int
+        self,
+        conn: Any,
+        items: Sequence[tuple[bytes, np.ndarray]],
+        hits: int,
+        misses: int,
+        replace: bool,
     ) -> None:
         now = int(_now())
         added = 0
@@ -257,7 +275,7 @@ class EmbeddingCache:
             )
             if conn.changes():
                 added += 1
-            else:  # stored meanwhile by another process, or a colliding id: the newer wins
+            elif replace:  # stored meanwhile by another process, or a colliding id: the newer wins
                 conn.execute(
                     "UPDATE vectors SET key=?, vec=?, sum=?, used=? WHERE id=?", (*row[1:], row[0])
                 )
@@ -474,6 +492,22 @@ class CachingEmbedder:
 
     def embed_query(self, text: str) -> np.ndarray:
         return self.inner.embed_query(text)
+
+    def remember(self, texts: Sequence[str], vectors: Sequence[bytes]) -> None:
+        """Store vectors this process's model made for these passages elsewhere (an index
+        being rebuilt for a new schema: collection.Collection._salvage). Counted as neither
+        hits nor misses; a vector of the wrong size is skipped."""
+        build = self.build_id()
+        if build is None:
+            return
+        size = self.dim * 4
+        items = [
+            (passage_key(build, t), np.frombuffer(v, dtype=np.float32))
+            for t, v in zip(texts, vectors, strict=True)
+            if len(v) == size
+        ]
+        for a in range(0, len(items), GROUP * 32):
+            self.cache.put(items[a : a + GROUP * 32], 0, 0, replace=False)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
