@@ -80,12 +80,17 @@ class Ranking:
         return passage_text(rows[order[0]].heading, rows[order[0]].text) if order else ""
 
     def confidence(self) -> str:
-        """high / low / none for the first hit (search/confidence.py); with several phrasings,
-        the best any of them gives it (one phrasing in the notes' language is enough)."""
+        """high / low / none for the first hit (search/confidence.py). With several phrasings,
+        the best any phrasing in the first hit's own language gives it: across languages
+        cosines overlap (an unanswerable English question of Russian notes looks as close as
+        an answerable one), so once the agent passes a translation, that phrasing decides.
+        Only when no phrasing shares the hit's language do they all count."""
         text = self.top_passage()
         if not text:
             return "none"
-        said = [confidence(signals(legs, text)) for legs in self.phrasings]
+        every = [signals(legs, text) for legs in self.phrasings]
+        same = [s for s in every if not s["languages_differ"]]
+        said = [confidence(s) for s in (same or every)]
         return max(said, key=("none", "low", "high").index)
 
     def by_collection(self, shown: int) -> list[tuple[int, list[Key]]]:
