@@ -176,6 +176,20 @@ def as_hermes(tool: str, text: str) -> str:
     )
 
 
+def tool_turn(answer: dict, tool: str, text: str) -> list[dict]:
+    """The two messages an OpenAI-style chat loop appends for one tool call: the model's call
+    and memo's answer, as Hermes hands it back."""
+    call = {"name": answer["name"], "arguments": json.dumps(answer["arguments"])}
+    return [
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": answer["id"], "type": "function", "function": call}],
+        },
+        {"role": "tool", "tool_call_id": answer["id"], "content": as_hermes(tool, text)},
+    ]
+
+
 def tools_offered(names: list[str]) -> list[dict[str, Any]]:
     return [{"type": "function", "function": {"name": n, "parameters": {}}} for n in names]
 
@@ -223,13 +237,7 @@ def test_the_scripted_flow_runs_on_memos_own_text(service):
         tool = answer["name"].removeprefix("mcp__memo__")
         text = call_memo(service, tool, answer["arguments"])
         assert wire_len(text) <= 300 * CHARS_PER_TOKEN
-        messages += [
-            {"role": "assistant", "content": None, "tool_calls": [{
-                "id": answer["id"], "type": "function",
-                "function": {"name": answer["name"], "arguments": json.dumps(answer["arguments"])},
-            }]},
-            {"role": "tool", "tool_call_id": answer["id"], "content": as_hermes(tool, text)},
-        ]  # fmt: skip
+        messages += tool_turn(answer, tool, text)
     route, search, get, final = asked
     assert route["name"] == "mcp__memo__memo_route"
     assert route["arguments"] == {"query": question, "max_tokens": 300}
@@ -320,13 +328,7 @@ def test_the_cross_language_script_asks_again_with_also_on_memos_own_text(servic
             break
         tool = answer["name"].removeprefix("mcp__memo__")
         text = call_memo(service, tool, answer["arguments"])
-        messages += [
-            {"role": "assistant", "content": None, "tool_calls": [{
-                "id": answer["id"], "type": "function",
-                "function": {"name": answer["name"], "arguments": json.dumps(answer["arguments"])},
-            }]},
-            {"role": "tool", "tool_call_id": answer["id"], "content": as_hermes(tool, text)},
-        ]  # fmt: skip
+        messages += tool_turn(answer, tool, text)
     first, again, final = asked
     assert "also" not in first["arguments"]
     assert again["arguments"]["also"] == [script["vars"]["translation"]]
