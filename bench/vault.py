@@ -35,7 +35,15 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "vault"
-SETS = {"ru": [("ru", "ru.jsonl"), ("en>ru", "en-ru.jsonl")], "en": [("en", "en.jsonl")]}
+# (label, questions, the same questions in the notes' language, passed as `also`: same ids)
+SETS = {
+    "ru": [
+        ("ru", "ru.jsonl", None),
+        ("en>ru", "en-ru.jsonl", None),
+        ("en>ru+also", "en-ru.jsonl", "ru.jsonl"),
+    ],
+    "en": [("en", "en.jsonl", None)],
+}
 
 
 def qrels(name: str) -> list[dict[str, Any]]:
@@ -63,7 +71,9 @@ def rank_of(hits: list[Any], q: dict[str, Any]) -> int | None:
     return None
 
 
-def measure(root: Path, sets: list[tuple[str, str]], flow: bool = True) -> dict[str, Any]:
+def measure(
+    root: Path, sets: list[tuple[str, str, str | None]], flow: bool = True
+) -> dict[str, Any]:
     """Retrieval on one adopted library, with whatever memo is importable (this checkout's,
     or --baseline's): the Library API all of them share."""
     from memo.config import Settings
@@ -79,22 +89,27 @@ def measure(root: Path, sets: list[tuple[str, str]], flow: bool = True) -> dict[
         done = rep.to_dict()
         out["chunks"] = done["chunks_embedded"] + done.get("chunks_reused", 0)
         colls = [c.rel for c in lib.collections()]
-        for label, name in sets:
+        for label, name, also_name in sets:
             got: dict[str, list[float]] = {"r1": [], "r5": [], "mrr": [], "top1": [], "flow": []}
             ms = []
+            said = {x["id"]: x["question"] for x in qrels(also_name)} if also_name else {}
             for q in qrels(name):
+                # older memo has no `also`: only sets without it are passed to a baseline
+                extra = {"also": [said[q["id"]]]} if also_name else {}
                 t = time.perf_counter()
-                hits = lib.search(".", q["question"], k=10).hits
+                hits = lib.search(".", q["question"], k=10, **extra).hits
                 ms.append((time.perf_counter() - t) * 1000)
                 r = rank_of(hits, q)
                 got["r1"].append(float(r == 1))
                 got["r5"].append(float(r is not None and r <= 5))
                 got["mrr"].append(1.0 / r if r else 0.0)
                 if flow:
-                    routed = [c.path for c in lib.route(q["question"], k=3).collections]
+                    routed = [c.path for c in lib.route(q["question"], k=3, **extra).collections]
                     want = home(q["path"], colls)
                     got["top1"].append(float(routed[:1] == [want]))
-                    first = lib.search(routed[0], q["question"], k=5).hits if routed else []
+                    first = (
+                        lib.search(routed[0], q["question"], k=5, **extra).hits if routed else []
+                    )
                     got["flow"].append(float(ok(first, q, 5)))
             out[label] = {k: statistics.fmean(v) for k, v in got.items() if v}
             out[label]["p50_ms"] = statistics.median(ms)
@@ -129,7 +144,7 @@ def hand_written(root: Path, lang: str) -> None:
             )
 
 
-def baseline(src: Path, root: Path, sets: list[tuple[str, str]]) -> dict[str, Any]:
+def baseline(src: Path, root: Path, sets: list[tuple[str, str, str | None]]) -> dict[str, Any]:
     code = (
         "import json, sys; sys.path.insert(0, sys.argv[1]); import vault; "
         "print(json.dumps(vault.measure(__import__('pathlib').Path(sys.argv[2]), "
@@ -175,7 +190,7 @@ def main() -> None:
         if args.baseline:
             old = scratch / f"{lang}-baseline"
             shutil.copytree(hand, old, ignore=shutil.ignore_patterns("_library.yaml"))
-            base = baseline(args.baseline, old, sets)
+            base = baseline(args.baseline, old, [x for x in sets if x[2] is None])
             print(f"{lang}: baseline {json.dumps(base)}", flush=True)
         rows.append((lang, init, res, res_hand, base, sets))
     print(f"\n## Obsidian Help vault, {time.strftime('%Y-%m-%d')}, load {os.getloadavg()}\n")
@@ -193,9 +208,9 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|")
     for _lang, _init, res, hand, base, sets in rows:
-        for label, _ in sets:
+        for label, _, _ in sets:
             r, h = res[label], hand[label]
-            b = base[label] if base else None
+            b = base.get(label) if base else None
             old = f"{b['r1']:.3f} / {b['r5']:.3f} / {b['mrr']:.3f}" if b else "—"
             print(
                 f"| {label} | {r['r1']:.3f} / {r['r5']:.3f} / {r['mrr']:.3f} | {old} | "
