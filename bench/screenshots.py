@@ -11,6 +11,11 @@ Starts `memo serve --watch` on a copy of the example library, then:
     python bench/screenshots.py                 # both
     python bench/screenshots.py --no-shots      # timing only
     python bench/screenshots.py --rounds 50 --out /tmp/shots
+    python bench/screenshots.py --vault CLONE/ru  # the library page of a vault after memo init
+
+With `--vault`, a bare copy of that folder (an Obsidian vault: no `_meta.yaml`) is adopted as a
+new user does (`memo init --yes --index`), served, and its library page saved as
+docs/web-library-vault.png (the drafted descriptions and their "review it" marks, languages).
 """
 
 from __future__ import annotations
@@ -147,12 +152,47 @@ def screenshots(url: str, out: Path) -> None:
         )
 
 
+def vault_shot(vault: Path, out: Path) -> None:
+    """The library page of a bare vault adopted with `memo init --yes --index`."""
+    from playwright.sync_api import sync_playwright
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / vault.name
+        shutil.copytree(vault, root, ignore=shutil.ignore_patterns(".obsidian", ".memo"))
+        env = {**os.environ, "MEMO_INDEX_DIR": str(Path(tmp) / "idx")}
+        init = [sys.executable, "-m", "memo", "init", str(root), "--yes", "--index"]
+        subprocess.run(init, env=env, check=True, stdout=subprocess.DEVNULL)
+        os.environ["MEMO_INDEX_DIR"] = env["MEMO_INDEX_DIR"]
+        proc, url = start_server(root, Path(env["MEMO_INDEX_DIR"]))
+        try:
+            with sync_playwright() as p:
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
+                width, height, scale = SIZES["desktop"]
+                ctx = browser.new_context(
+                    viewport={"width": width, "height": height},
+                    device_scale_factor=scale,
+                    java_script_enabled=False,
+                )
+                page = ctx.new_page()
+                page.goto(f"{url}/library")
+                page.screenshot(path=out / "web-library-vault.png", full_page=True)
+                browser.close()
+        finally:
+            proc.terminate()
+            proc.wait(timeout=30)
+    print(f"  {out / 'web-library-vault.png'}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--out", type=Path, default=REPO / "docs")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--no-shots", action="store_true")
+    ap.add_argument("--vault", type=Path, help="a bare vault: screenshot its library page only")
     args = ap.parse_args()
+    if args.vault:
+        vault_shot(args.vault, args.out)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "notes"
         shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memo"))
