@@ -20,7 +20,9 @@ from .. import sqlite
 from ..errors import IndexError_
 from .files import file_identity
 
-SCHEMA_VERSION = 3  # 2: files.skip, the kind of a skipped note (collection/skips.py); 3: VEC_CHUNK
+# 2: files.skip, the kind of a skipped note (collection/skips.py); 3: VEC_CHUNK; 4: int8 vectors
+# (collection/vectors.py: 384 bytes a vector, not 1,536; the rebuild salvages the float32 ones)
+SCHEMA_VERSION = 4
 # Slots per vec0 chunk. vec0 allocates a chunk whole: its default 1,024 slots of 384 float32 made
 # every index >= 1.6 MB, 37 chunks or 1,000. At 64 a 37-chunk index is 0.13 MB; a KNN is 8x
 # faster there, 1.6x faster at 500 chunks and 1.5x slower (+2 ms) at 5,000, where the query's
@@ -66,10 +68,10 @@ def create_schema(conn: apsw.Connection, dim: int | None, profile: dict[str, Any
             CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
             """
         )
-        if dim:
+        if dim:  # int8 codes, one scale per vector (collection/vectors.py)
             conn.execute(
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
-                f"embedding float[{int(dim)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
+                f"embedding int8[{int(dim)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
             )
         sqlite.write_profile(conn, profile)
 
