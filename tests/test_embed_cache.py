@@ -185,13 +185,18 @@ def test_an_index_of_float32_vectors_is_rebuilt_as_int8_and_reembeds_nothing(
     the cache as they are (1,536 bytes each), the rebuilt index holds their int8 codes, and the
     model is asked for nothing."""
     from memo.collection.chunker import passage_text
+    from memo.collection.summary import summarize
     from memo.collection.vectors import quantize
 
     root = make_library(tmp_path / "lib")
     Library(root, model, Settings()).index()  # no cache: an index from an older memo
-    old = {}
+    old, centroid = {}, {}
     for c in Library(root, model, Settings()).collections():
         old[c.rel] = _as_float32_index(c, model)
+        # the router reads an index not rebuilt yet as it is: float32 vectors
+        centroid[c.rel] = np.frombuffer(summarize(c.index_path).centroid, np.float16)
+        mean = np.mean(list(old[c.rel].values()), axis=0)
+        assert centroid[c.rel] @ (mean / np.linalg.norm(mean)) == pytest.approx(1, abs=1e-3)
     model.asked.clear()
     lib = lib_at(root, model, cache)
     report = lib.index()
@@ -204,6 +209,8 @@ def test_an_index_of_float32_vectors_is_rebuilt_as_int8_and_reembeds_nothing(
         assert rows
         for h, t, codes in rows:
             assert bytes(codes) == quantize(old[c.rel][passage_text(h, t)]).tobytes()
+        now = np.frombuffer(summarize(c.index_path).centroid, np.float16).astype(np.float32)
+        assert now @ centroid[c.rel] == pytest.approx(1, abs=2e-3)  # the same through int8
     # the cache holds the old index's float32 vectors exactly, not an int8 round trip of them
     texts = sorted(held)
     every = {t: v for vs in old.values() for t, v in vs.items()}
