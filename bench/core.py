@@ -27,6 +27,7 @@ import numpy as np  # noqa: E402
 from fusion import TASKS  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 from memo.collection.lexical import fts_query  # noqa: E402
+from memo.collection.vectors import quantize  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
@@ -138,8 +139,9 @@ def bench_search(lib: Library, eval_dir: Path, n_queries: int) -> None:
         t = time.perf_counter()
         for conn in conns:
             conn.execute(
-                "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?",
-                (qv.astype(np.float32).tobytes(), CANDIDATES),
+                "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH vec_int8(?)"
+                " AND k = ?",
+                (quantize(qv).tobytes(), CANDIDATES),
             ).fetchall()
         t_knn.append(time.perf_counter() - t)
         t = time.perf_counter()

@@ -27,6 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 import numpy as np  # noqa: E402
 
 from memo.caches import digest  # noqa: E402
+from memo.collection.vectors import dequantize  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import Embedder, get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
@@ -65,7 +66,7 @@ def stored_vectors(lib: Library) -> dict[str, np.ndarray]:
         for h, blob in conn.execute(
             "SELECT c.hash, v.embedding FROM chunks c JOIN chunks_vec v ON v.rowid = c.id"
         ):
-            out[h] = np.frombuffer(blob, dtype=np.float32).copy()
+            out[h] = dequantize(blob)  # int8 codes; written again, the same codes
     return out
 
 

@@ -150,6 +150,75 @@ def test_an_index_rebuilt_for_a_new_schema_reembeds_nothing(tmp_path, model, cac
         assert sorted(bytes(v[0]) for v in after) == sorted(bytes(v[1]) for v in before[c.rel])
 
 
+def _as_float32_index(coll, model: Model) -> dict[str, np.ndarray]:
+    """Make a collection's index what memo before schema 4 wrote: float32[384] vectors, the
+    model's own, and schema 3 in its profile. Returns passage -> the vector it holds."""
+    from memo import sqlite
+    from memo.collection import store
+    from memo.collection.chunker import passage_text
+
+    coll.close()
+    conn = store.connect(coll.index_path)
+    rows = conn.execute("SELECT id, heading, text FROM chunks").fetchall()
+    texts = [passage_text(h, t) for _, h, t in rows]
+    vecs = np.asarray(model.inner.embed_passages(texts), dtype=np.float32)
+    with conn:
+        conn.execute("DROP TABLE chunks_vec")
+        conn.execute(
+            "CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[384]"
+            f" distance_metric=cosine, chunk_size={store.VEC_CHUNK})"
+        )
+        for (cid, _, _), v in zip(rows, vecs, strict=True):
+            conn.execute(
+                "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)", (cid, v.tobytes())
+            )
+        profile = sqlite.read_profile(conn)
+        sqlite.write_profile(conn, {**profile, "schema": 3})
+    conn.close()
+    return dict(zip(texts, vecs, strict=True))
+
+
+def test_an_index_of_float32_vectors_is_rebuilt_as_int8_and_reembeds_nothing(
+    tmp_path, model, cache
+):
+    """Upgrading from schema 3 (float32 vectors) to int8: the old index's float32 vectors go to
+    the cache as they are (1,536 bytes each), the rebuilt index holds their int8 codes, and the
+    model is asked for nothing."""
+    from memo.collection.chunker import passage_text
+    from memo.collection.summary import summarize
+    from memo.collection.vectors import quantize
+
+    root = make_library(tmp_path / "lib")
+    Library(root, model, Settings()).index()  # no cache: an index from an older memo
+    old, centroid = {}, {}
+    for c in Library(root, model, Settings()).collections():
+        old[c.rel] = _as_float32_index(c, model)
+        # the router reads an index not rebuilt yet as it is: float32 vectors
+        centroid[c.rel] = np.frombuffer(summarize(c.index_path).centroid, np.float16)
+        mean = np.mean(list(old[c.rel].values()), axis=0)
+        assert centroid[c.rel] @ (mean / np.linalg.norm(mean)) == pytest.approx(1, abs=1e-3)
+    model.asked.clear()
+    lib = lib_at(root, model, cache)
+    report = lib.index()
+    assert report.to_dict()["rebuilt"] == 2, report.to_dict()
+    held = passages_in(lib)
+    assert held and not set(model.asked) & held, "a salvaged passage was embedded again"
+    sql = "SELECT c.heading, c.text, v.embedding FROM chunks c JOIN chunks_vec v ON v.rowid = c.id"
+    for c in lib.collections():
+        rows = c.read(lambda s: s.conn.execute(sql).fetchall())[0]
+        assert rows
+        for h, t, codes in rows:
+            assert bytes(codes) == quantize(old[c.rel][passage_text(h, t)]).tobytes()
+        now = np.frombuffer(summarize(c.index_path).centroid, np.float16).astype(np.float32)
+        assert now @ centroid[c.rel] == pytest.approx(1, abs=2e-3)  # the same through int8
+    # the cache holds the old index's float32 vectors exactly, not an int8 round trip of them
+    texts = sorted(held)
+    every = {t: v for vs in old.values() for t, v in vs.items()}
+    served = CachingEmbedder(model, cache).embed_passages(texts)
+    assert model.asked == []
+    assert np.array_equal(served, np.vstack([every[t] for t in texts]))
+
+
 def test_served_vectors_are_the_ones_the_model_made(tmp_path, model, cache):
     root = make_library(tmp_path / "lib")
     lib_at(root, model, cache).index()

@@ -50,15 +50,28 @@ def test_touch_without_change_reembeds_nothing(library, notes, embedder):
     assert library.index().totals()["nothing_to_do"]
 
 
+def _codes(library: Library, rel: str) -> dict[str, bytes]:
+    """Chunk hash -> the vector's int8 codes as the collection's index stores them."""
+    coll = next(c for c in library.collections() if c.rel == rel)
+    sql = "SELECT c.hash, v.embedding FROM chunks c JOIN chunks_vec v ON v.rowid = c.id"
+    return dict(coll.read(lambda s: s.conn.execute(sql).fetchall())[0])
+
+
 @pytest.mark.edits_notes
 def test_edit_reembeds_only_the_changed_section(library, notes, embedder):
     library.index()
+    before = _codes(library, "work/jira")
     embedder.passages.clear()
     note = notes / "work" / "jira" / "automation.md"
     note.write_text(note.read_text() + "\n## Budget\n\nThe quota resets on the 1st.\n")
     t = library.index().totals()
     assert t["changed"] == 1 and t["unchanged"] == 4
     assert len(embedder.passages) == 1 and "quota resets" in embedder.passages[0]
+    # the note's unchanged sections keep their vectors: read back, written again, same codes
+    after = _codes(library, "work/jira")
+    kept = set(before) & set(after)
+    assert len(kept) == len(before) and all(after[h] == before[h] for h in kept)
+    assert all(len(v) == 384 for v in after.values())  # int8[384], not float32
     hits = library.search("work/jira", "when does the quota reset", k=3).hits
     assert hits[0].path == "work/jira/automation.md" and "quota resets" in hits[0].text
 

@@ -200,8 +200,9 @@ def test_ties_break_by_mtime_newer_first(notes, embedder):
 
 @pytest.mark.parametrize("query", ["как настроить kafka consumer lag", "sourdough starter"])
 def test_vec0_knn_ranks_like_every_vector_scored(indexed, query):
-    """The vector leg's vec0 KNN (chunks of store.VEC_CHUNK slots) gives the ranking and cosines
-    of scoring every stored vector in numpy, and an index is close to what it holds."""
+    """The vector leg's vec0 KNN (int8 codes in chunks of store.VEC_CHUNK slots) gives the
+    ranking and cosines of scoring every stored vector in numpy, and an index is close to what
+    it holds."""
     from memo.collection import queries as cm
     from memo.collection.store import VEC_CHUNK
 
@@ -215,8 +216,9 @@ def test_vec0_knn_ranks_like_every_vector_scored(indexed, query):
         assert [i for i, _ in every] == [i for i, _ in knn], coll.rel
         assert [s for _, s in every] == pytest.approx([s for _, s in knn], abs=1e-5)
         sql = "SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'"
-        assert f"chunk_size={VEC_CHUNK}" in store.conn.execute(sql).fetchone()[0]
-        # a vec0 chunk is VEC_CHUNK x 384 float32 (98 KB): a few chunks' worth, not 1.6 MB
+        declared = store.conn.execute(sql).fetchone()[0]
+        assert f"chunk_size={VEC_CHUNK}" in declared and "int8[384]" in declared
+        # a vec0 chunk is VEC_CHUNK x 384 int8 (25 KB): a few chunks' worth, not 1.6 MB
         assert coll.status().size_bytes < 600_000, coll.rel
 
 

@@ -32,6 +32,7 @@ from .site import Site
 from .status import CollectionStatus, collection_status
 from .store import CORRUPT, IndexStore
 from .sync import Syncer, SyncProgress, SyncReport, SyncState, SyncStopped
+from .vectors import stored
 
 T = TypeVar("T")
 log = logging.getLogger("memo.index")
@@ -115,7 +116,13 @@ class Collection:
             " JOIN chunks_vec v ON v.rowid = c.id"
         ).fetchall()
         if rows:
-            remember([passage_text(h, t) for h, t, _ in rows], [bytes(v) for _, _, v in rows])
+            # float32 bytes whichever schema wrote them: int8 codes (schema 4 on) dequantized,
+            # an older index's float32 as they are (`remember` skips any other size: b"")
+            vecs = [stored(v, self.embedder.dim) for _, _, v in rows]
+            remember(
+                [passage_text(h, t) for h, t, _ in rows],
+                [b"" if v is None else v.tobytes() for v in vecs],
+            )
 
     def close(self) -> None:
         self.pool.close(self.index_path)

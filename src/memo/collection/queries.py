@@ -19,6 +19,7 @@ import numpy as np
 from ..search.bm25 import Postings
 from .filters import Filter
 from .store import IndexStore
+from .vectors import dequantize, dequantize_rows, quantize
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,8 +147,8 @@ def vec_candidates(
     # every size (0.04 against 0.08 ms at 32 vectors), so small collections need no path of
     # their own any more (bench/vec_chunks.py).
     rows = conn.execute(
-        "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH ? AND k = ?",
-        (q.tobytes(), n),
+        "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH vec_int8(?) AND k = ?",
+        (quantize(q).tobytes(), n),
     ).fetchall()
     return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
 
@@ -165,11 +166,14 @@ def chunk_rows(store: IndexStore, ids: Sequence[int]) -> dict[int, ChunkRow]:
 
 
 def nearest(rows: list[Any], q: np.ndarray, n: int) -> list[tuple[int, float]]:
-    """The n (rowid, embedding blob) rows most similar to q, as (rowid, cosine), best first."""
+    """The n (rowid, embedding blob) rows most similar to q, as (rowid, cosine), best first.
+
+    Both sides int8 as vec0's KNN compares them (the query quantized too, collection/vectors.py),
+    so a filtered search scores a chunk exactly as an unfiltered one does."""
     if not rows:
         return []
-    mat = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32).reshape(len(rows), -1)
-    sims = mat @ q
+    mat = dequantize_rows([r[1] for r in rows])
+    sims = mat @ dequantize(quantize(q))
     order = np.argsort(-sims, kind="stable")[:n]
     return [(int(rows[i][0]), float(sims[i])) for i in order]
 

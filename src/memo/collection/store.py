@@ -20,11 +20,15 @@ from .. import sqlite
 from ..errors import IndexError_
 from .files import file_identity
 
-SCHEMA_VERSION = 3  # 2: files.skip, the kind of a skipped note (collection/skips.py); 3: VEC_CHUNK
+# 2: files.skip, the kind of a skipped note (collection/skips.py); 3: VEC_CHUNK; 4: int8 vectors
+# (collection/vectors.py: 384 bytes a vector, not 1,536; the rebuild salvages the float32 ones)
+SCHEMA_VERSION = 4
 # Slots per vec0 chunk. vec0 allocates a chunk whole: its default 1,024 slots of 384 float32 made
 # every index >= 1.6 MB, 37 chunks or 1,000. At 64 a 37-chunk index is 0.13 MB; a KNN is 8x
 # faster there, 1.6x faster at 500 chunks and 1.5x slower (+2 ms) at 5,000, where the query's
 # embedding costs more anyway (bench/vec_chunks.py, docs/benchmarks.md). Divisible by 8.
+# Measured again for int8 (schema 4): a 64-slot chunk is 24.6 KB, a 37-chunk vec0 table 0.06 MB;
+# its KNN is slower than float32's by 0.03 ms at 37 chunks, 0.1-0.2 ms at 500, even at 5,000.
 VEC_CHUNK = 64
 # A damaged database file: drop it and rebuild from the notes. A damaged page can also hold text
 # that is not UTF-8 (SQLite never checks it): apsw then fails to decode a value it reads.
@@ -66,10 +70,10 @@ def create_schema(conn: apsw.Connection, dim: int | None, profile: dict[str, Any
             CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
             """
         )
-        if dim:
+        if dim:  # int8 codes, one scale per vector (collection/vectors.py)
             conn.execute(
                 f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
-                f"embedding float[{int(dim)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
+                f"embedding int8[{int(dim)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
             )
         sqlite.write_profile(conn, profile)
 

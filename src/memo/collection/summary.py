@@ -14,10 +14,12 @@ from pathlib import Path
 import apsw
 import numpy as np
 
+from .. import sqlite
 from ..errors import MemoError
 from .lexical import script, stem
 from .stopwords import ALL as STOPWORDS
 from .store import has_vector_table, reading
+from .vectors import stored
 
 HEADINGS_CHARS = 4000
 CONTENT_TERMS = 256  # content stems per collection in the router's FTS row
@@ -92,12 +94,16 @@ def _stems(conn: apsw.Connection, terms: int = CONTENT_TERMS) -> str:
 
 
 def _centroid(conn: apsw.Connection) -> bytes | None:
-    """The normalised mean of the chunk vectors, float16 (None without vectors)."""
+    """The normalised mean of the chunk vectors, float16 (None without vectors). Read as the
+    index holds them: int8 codes, or float32 in an index from before schema 4 (vectors.py)."""
     if not has_vector_table(conn):
         return None
+    dim = int((sqlite.read_profile(conn) or {}).get("dim") or 0)
     acc: np.ndarray | None = None
     for (blob,) in conn.execute("SELECT embedding FROM chunks_vec"):
-        v = np.frombuffer(blob, dtype=np.float32)
+        v = stored(blob, dim)
+        if v is None:
+            continue
         acc = v.astype(np.float64) if acc is None else acc + v
     if acc is None:
         return None

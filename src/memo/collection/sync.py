@@ -37,6 +37,7 @@ from .progress import SyncProgress, SyncStopped
 from .site import Site
 from .skips import Skip
 from .store import IndexStore
+from .vectors import dequantize, quantize
 
 FLUSH_CHUNKS = 64  # chunks read ahead before they are embedded and written
 SLICE_SECONDS = 0.4  # one call into the model takes about this long (sized from its speed)
@@ -375,8 +376,8 @@ class Syncer:
                 (path,),
             ).fetchall()
             for h, blob in rows:
-                if h in wanted:
-                    out[h] = np.frombuffer(blob, dtype=np.float32)
+                if h in wanted:  # written back as the same codes (vectors.quantize)
+                    out[h] = dequantize(blob)
         return out
 
     def _write_file(self, item: _Pending, vecs: np.ndarray | None) -> None:
@@ -407,6 +408,7 @@ class Syncer:
                     tag_text,
                 ),
             )
+            codes = quantize(vecs) if vecs is not None and has_vec else None
             for i, (c, passage) in enumerate(zip(item.chunks, item.passages, strict=True)):
                 conn.execute(
                     "INSERT INTO chunks(path, heading, line, ord, text, hash) VALUES (?,?,?,?,?,?)",
@@ -416,10 +418,10 @@ class Syncer:
                 conn.execute(
                     "INSERT INTO chunks_fts(rowid, lex) VALUES (?, ?)", (cid, lex_text(passage))
                 )
-                if vecs is not None and has_vec:
+                if codes is not None:
                     conn.execute(
-                        "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)",
-                        (cid, vecs[i].astype(np.float32).tobytes()),
+                        "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, vec_int8(?))",
+                        (cid, codes[i].tobytes()),
                     )
 
     def _unchanged_since_read(self, path: str, st: FileStat) -> bool:
