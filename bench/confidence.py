@@ -200,9 +200,8 @@ def fit(rows: list[dict]) -> dict[str, float]:
         for st in [*np.arange(0.80, 0.951, 0.01), 9.0]:
             for sa in np.arange(0.74, 0.861, 0.005):
                 none = weak_share & (strength < np.where(differ, sa, st))
-                if (
-                    none[same_pos].mean() > SAME_NONE_MAX
-                    or any(none[a].mean() > ACROSS_NONE_MAX for a in across_pos if a.any())
+                if none[same_pos].mean() > SAME_NONE_MAX or any(
+                    none[a].mean() > ACROSS_NONE_MAX for a in across_pos if a.any()
                 ):
                     continue
                 found = [none[g].mean() for g in neg]
