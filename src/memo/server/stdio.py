@@ -89,17 +89,23 @@ class Wire:
 class Backend:
     """The official SDK server on a thread, fed the client's lines through a queue."""
 
-    def __init__(self, build: Callable[[], Any], wire: Wire) -> None:
-        self.build, self.wire = build, wire
+    def __init__(
+        self, build: Callable[[], Any], wire: Wire, early: Callable[[], None] | None = None
+    ) -> None:
+        self.build, self.wire, self.early = build, wire, early
         self.lines: queue.Queue[str | None] = queue.Queue()
         self.ready = threading.Event()
         self.error: BaseException | None = None
         self.thread: threading.Thread | None = None
 
     def start(self) -> None:
+        """Import and build the SDK server on its thread; `early` (the model's load) begins
+        beside it."""
         if self.thread is None:
             self.thread = threading.Thread(target=self._run, name="memo-mcp", daemon=True)
             self.thread.start()
+            if self.early is not None:
+                self.early()
 
     def _run(self) -> None:
         try:
@@ -144,18 +150,23 @@ class Backend:
 
 
 def serve(
-    build: Callable[[], Any], warm: Callable[[], None], static: dict[str, Any] | None
+    build: Callable[[], Any],
+    warm: Callable[[], None],
+    static: dict[str, Any] | None,
+    early: Callable[[], None] | None = None,
 ) -> None:
     """Serve stdin/stdout until the client closes stdin; then leave with exit code 0.
 
     `build` makes the SDK server (memo's tools over a Service); `warm` loads the model and the
-    indexes (on a thread of its own once the server is built). Without a recording (`static`
-    None: another SDK, or structured output asked for), every message goes to the SDK."""
+    indexes (on a thread of its own once the server is built); `early`, called once when
+    tools/list is answered, may start loading what the first call needs beside the SDK's
+    import. Without a recording (`static` None: another SDK, or structured output asked for),
+    every message goes to the SDK."""
     static = static or {"versions": [], "latest": None, "initialize": {}, "tools": {}}
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     wire = Wire()
-    backend = Backend(lambda: _built(build, warm), wire)
+    backend = Backend(lambda: _built(build, warm), wire, early)
     replay: list[str] = []  # the handshake the front answered, for the SDK's session
     handed = False
     stdin = sys.stdin.buffer
@@ -171,7 +182,7 @@ def serve(
             method = msg.get("method") if msg else None
             if method in FRONT_METHODS and _answer(msg, static, wire, replay, line):
                 if method == "tools/list":
-                    backend.start()  # the model loads while the host is busy with its turn
+                    backend.start()  # the SDK and the model load while the host takes its turn
                 continue
             backend.start()
             backend.ready.wait()
