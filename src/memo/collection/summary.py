@@ -40,7 +40,8 @@ class Summary:
 EMPTY = Summary(0, 0, None, "", "", None)  # no index yet
 UNREADABLE = Summary(None, None, None, "", "", None)
 # The languages memo tells apart: by the alphabet a chunk's words are written in (lexical.script:
-# one alphabet twice the other). memo stems these two; a chunk in neither counts as "other".
+# one alphabet twice the other). memo stems these two; a chunk where neither dominates (Russian
+# prose around English code and names, or no letters at all) counts as "mixed".
 LANGUAGES = {"cyrl": "ru", "latn": "en"}
 LANGUAGE_SAMPLE = 400  # chunks read for the shares, evenly spread (a share, not a census)
 
@@ -75,7 +76,7 @@ def languages(conn: apsw.Connection, chunks: int) -> str:
     rows = conn.execute("SELECT heading, text FROM chunks WHERE id % ? = 0", (step,))
     counts: dict[str, int] = {}
     for heading, text in rows:
-        lang = LANGUAGES.get(script(f"{heading} {text}") or "", "other")
+        lang = LANGUAGES.get(script(f"{heading} {text}") or "", "mixed")
         counts[lang] = counts.get(lang, 0) + 1
     total = sum(counts.values())
     if not total:

@@ -388,12 +388,15 @@ class Library:
             for c in colls
             if not c.description.strip()
         ]
-        warnings += [
-            f"{shown(c.path)}: description drafted by memo: review it in its {META_FILE}, "
-            "then delete the `drafted` line"
-            for c in colls
-            if c.drafted
-        ]
+        drafted = [shown(c.path) for c in colls if c.drafted]
+        if drafted:  # one warning for all: each collection's own line says which
+            warnings.append(
+                f"{drafted[0]}: description drafted by memo: review it in its {META_FILE}, "
+                "then delete the `drafted` line"
+                if len(drafted) == 1
+                else f"{len(drafted)} descriptions drafted by memo: review each in its "
+                f"{META_FILE}, then delete its `drafted` line"
+            )
         report = IndexReport()
         syncing.note_broken(self._colls, confine(self.root, req.path), report)
         cache = cache_status(self.settings)
