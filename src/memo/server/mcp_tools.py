@@ -48,6 +48,8 @@ The library is folders of notes, each topic folder a "collection" described by i
 3. Read the hit yourself: open the note (paths are under the library root the results name) at
    its line with your file tools, or memo_get(path:line-end). Hits are pointers; the note is
    the truth.
+4. If a result warns that the notes are in another language than your question, ask again in
+   theirs, or pass your translation as also=["..."]: memo fuses every phrasing into one ranking.
 memo never writes notes: write them with your own file tools; the index follows by itself."""
 
 
