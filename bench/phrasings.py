@@ -9,7 +9,7 @@ translation: what an agent hands back after memo's warning. On each Russian libr
 - the route-then-search flow (memo_route, then memo_search on the first collection), each with
   the same phrasings: R@5, against searching everything;
 - the fusion rules for several phrasings, scored on the same legs: the sum of each phrasing's
-  fused score (shipped), the max, the English phrasing at half weight, RRF over the phrasings'
+  fused score, the max (shipped), the English phrasing at half weight, RRF over the phrasings'
   fused rankings;
 - the warning: how often it fires on same-language questions (ru>ru here, en>en on the English
   library: the target is never) and on en>ru (it should, always);
@@ -80,8 +80,8 @@ def _rrf(every: list[Legs]) -> dict[Hashable, float]:
 
 
 RULES: dict[str, Rule] = {
-    "sum (shipped)": _sum,
-    "max": _max,
+    "sum": _sum,
+    "max (shipped)": _max,
     "query at 0.5": _weighted(0.5),
     "rrf k=10": _rrf,
 }
