@@ -33,6 +33,7 @@ from mcp.client.session import ClientSession
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from memo.config import Settings  # noqa: E402
+from memo.requests import IndexRequest, SearchRequest, StatusRequest  # noqa: E402
 from memo.server.service import Service  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -198,15 +199,15 @@ def main() -> None:
 
     service = Service(root, Settings.from_env())
     t = time.perf_counter()
-    rep = service.reindex("docs")
-    chunks = service.status("docs")["collections"][0]["chunks"]
+    rep = service.reindex(IndexRequest.make("docs")).to_dict()
+    chunks = service.status(StatusRequest.make("docs")).to_dict()["collections"][0]["chunks"]
     print(
         f"library: 1 collection, {chunks} chunks ({rep['new'] + rep['changed']} notes indexed "
         f"now in {time.perf_counter() - t:.0f} s); embedder {service.health()['embedder']}; "
         f"{len(qs)} questions (ru and en)\n"
     )
-    service.search("docs", "warm up")
-    inproc = timed(lambda q: service.search("docs", q), qs)
+    service.search(SearchRequest.make("docs", "warm up"))
+    inproc = timed(lambda q: service.search(SearchRequest.make("docs", q)), qs)
     service.close()
 
     _time_client_validation()
