@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
 from fusion import TASKS  # noqa: E402  (bench/ is on sys.path when run as a script)
+from judged import rank_of, scores  # noqa: E402
 
 from memo.collection.lexical import fts_query  # noqa: E402
 from memo.collection.vectors import quantize  # noqa: E402
@@ -185,17 +186,8 @@ def bench_search(lib: Library, eval_dir: Path, n_queries: int) -> None:
 
 
 def score(lib: Library, qrels: list[dict], mode: str) -> tuple[float, float, float]:
-    r1 = r5 = mrr = 0.0
-    for q in qrels:
-        hits = lib.search(".", q["question"], k=10, mode=mode).hits
-        for rank, h in enumerate(hits, start=1):
-            if h.path == q["path"] and q["line_start"] <= h.line <= q["line_end"]:
-                r1 += rank == 1
-                r5 += rank <= 5
-                mrr += 1 / rank
-                break
-    n = len(qrels)
-    return r1 / n, r5 / n, mrr / n
+    s = scores(rank_of(lib.search(".", q["question"], k=10, mode=mode).hits, q) for q in qrels)
+    return s["r1"], s["r5"], s["mrr"]
 
 
 def bench_retrieval(eval_dir: Path, embedder, index_dir: Path, tasks: list[str]) -> None:

@@ -15,19 +15,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from fusion import TASKS  # noqa: E402  (bench/ is on sys.path when run as a script)
+from judged import rank_of  # noqa: E402
 
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def rank_of(hits, q) -> int | None:
-    for rank, h in enumerate(hits, start=1):
-        if h.path == q["path"] and q["line_start"] <= h.line <= q["line_end"]:
-            return rank
-    return None
 
 
 def main() -> None:

@@ -31,6 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from judged import rank_of, scores  # noqa: E402  (bench/ is on sys.path as a script)
+
 from memo.config import Settings  # noqa: E402
 from memo.embed import embedder_for  # noqa: E402
 from memo.library import Library  # noqa: E402
@@ -93,19 +95,7 @@ def qrels(path: Path) -> dict[str, dict]:
 
 
 def place(r: Ranking, q: dict, k: int = K) -> int | None:
-    for i, h in enumerate(r.hits(k), start=1):
-        if h.path == q["path"] and q["line_start"] <= h.line <= q["line_end"]:
-            return i
-    return None
-
-
-def scores(places: list[int | None]) -> dict[str, float]:
-    n = max(1, len(places))
-    return {
-        "r1": sum(p == 1 for p in places) / n,
-        "r5": sum(p is not None and p <= 5 for p in places) / n,
-        "mrr": sum(1 / p for p in places if p) / n,
-    }
+    return rank_of(r.hits(k), q)
 
 
 def line(name: str, s: dict[str, float]) -> str:

@@ -226,17 +226,10 @@ class QueryMemo:
 
 
 def score(lib: Library, qrels: list[dict], mode: str) -> dict[str, float]:
-    r1 = r5 = mrr = 0.0
-    for q in qrels:
-        hits = lib.search(".", q["question"], k=K, mode=mode).hits
-        for rank, h in enumerate(hits, start=1):
-            if h.path == q["path"] and q["line_start"] <= h.line <= q["line_end"]:
-                r1 += rank == 1
-                r5 += rank <= 5
-                mrr += 1 / rank
-                break
-    n = max(len(qrels), 1)
-    return {"r1": round(r1 / n, 4), "r5": round(r5 / n, 4), "mrr": round(mrr / n, 4)}
+    from judged import rank_of, scores
+
+    ranks = [rank_of(lib.search(".", q["question"], k=K, mode=mode).hits, q) for q in qrels]
+    return {name: round(v, 4) for name, v in scores(ranks).items()}
 
 
 def evaluate(out: Path, routes: list[str], sets: list[str], cache_file: Path | None) -> None:

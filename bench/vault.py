@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from judged import rank_of  # bench/ is on sys.path when run as a script
+
 HERE = Path(__file__).resolve().parent
 QUESTIONS = HERE / "vault"
 # (label, questions, the same questions in the notes' language, passed as `also`: same ids)
@@ -58,17 +60,6 @@ def home(path: str, collections: list[str]) -> str:
         if c != "." and (path == c or path.startswith(c + "/")) and len(c) > len(best):
             best = c
     return best
-
-
-def ok(hits: list[Any], q: dict[str, Any], k: int) -> bool:
-    return any(h.path == q["path"] and q["line_start"] <= h.line <= q["line_end"] for h in hits[:k])
-
-
-def rank_of(hits: list[Any], q: dict[str, Any]) -> int | None:
-    for i, h in enumerate(hits[:10], start=1):
-        if h.path == q["path"] and q["line_start"] <= h.line <= q["line_end"]:
-            return i
-    return None
 
 
 def measure(
@@ -99,7 +90,7 @@ def measure(
                 t = time.perf_counter()
                 hits = lib.search(".", q["question"], k=10, **extra).hits
                 ms.append((time.perf_counter() - t) * 1000)
-                r = rank_of(hits, q)
+                r = rank_of(hits, q, 10)
                 got["r1"].append(float(r == 1))
                 got["r5"].append(float(r is not None and r <= 5))
                 got["mrr"].append(1.0 / r if r else 0.0)
@@ -110,7 +101,7 @@ def measure(
                     first = (
                         lib.search(routed[0], q["question"], k=5, **extra).hits if routed else []
                     )
-                    got["flow"].append(float(ok(first, q, 5)))
+                    got["flow"].append(float(rank_of(first, q, 5) is not None))
             out[label] = {k: statistics.fmean(v) for k, v in got.items() if v}
             out[label]["p50_ms"] = statistics.median(ms)
     return out
