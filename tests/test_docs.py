@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
@@ -72,17 +73,23 @@ def names() -> tuple[frozenset[str], dict[str, frozenset[str]], str]:
     return frozenset(defined), frozen, "\n".join(text)
 
 
-def code_names(doc: Path) -> list[tuple[int, str]]:
-    out = []
+def doc_lines(doc: Path) -> Iterator[tuple[int, str, bool]]:
+    """(line number, line, inside a code block) of every line but the fences themselves."""
     fence = False
     for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), start=1):
         if line.startswith("```"):
             fence = not fence
             continue
-        if fence:
-            continue
-        out += [(n, m.group(1).strip()) for m in TICKS.finditer(line)]
-    return out
+        yield n, line, fence
+
+
+def code_names(doc: Path) -> list[tuple[int, str]]:
+    return [
+        (n, m.group(1).strip())
+        for n, line, fence in doc_lines(doc)
+        if not fence
+        for m in TICKS.finditer(line)
+    ]
 
 
 def unknown(token: str) -> str | None:
@@ -122,11 +129,7 @@ def documented_commands(doc: Path) -> list[tuple[int, list[str], list[str]]]:
     """(line, command path, flags) of every `memo …` a doc shows: an inline code span, or a
     line of a code block, that starts with it."""
     out = []
-    fence = False
-    for n, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), start=1):
-        if line.startswith("```"):
-            fence = not fence
-            continue
+    for n, line, fence in doc_lines(doc):
         spans = [line.strip()] if fence else [m.group(1) for m in TICKS.finditer(line)]
         for span in spans:
             m = MEMO_LINE.match(span)

@@ -214,6 +214,25 @@ def call_memo(service: Service, name: str, args: dict[str, Any]) -> str:
     return anyio.run(go)
 
 
+def converse(
+    service: Service, script: dict, messages: list[dict[str, Any]], tools: list[str]
+) -> tuple[list[dict], list[str]]:
+    """Hermes's loop on loopback, in-process: the scripted model decides from the conversation,
+    memo answers each tool call, until the model says something (at most 4 turns). Returns
+    the model's answers and memo's texts; `messages` grows as Hermes's would."""
+    asked, texts = [], []
+    for _ in range(4):
+        body = {"model": "m", "tools": tools_offered(tools), "messages": messages}
+        answer = scripted_model.decide(script, body)
+        asked.append(answer)
+        if answer["kind"] == "say":
+            break
+        tool = answer["name"].removeprefix("mcp__memo__")
+        texts.append(call_memo(service, tool, answer["arguments"]))
+        messages += tool_turn(answer, tool, texts[-1])
+    return asked, texts
+
+
 def test_the_scripted_flow_runs_on_memos_own_text(service):
     """route → search on the route's top collection → get on the search's top hit → answer,
     each decided from a conversation as Hermes sends it, each result memo's real text."""
@@ -223,21 +242,8 @@ def test_the_scripted_flow_runs_on_memos_own_text(service):
         {"role": "system", "content": "You are Hermes."},
         {"role": "user", "content": question},
     ]
-    asked = []
-    for _ in range(4):
-        body = {
-            "model": "m",
-            "tools": tools_offered(["terminal", *HERMES_TOOLS]),
-            "messages": messages,
-        }
-        answer = scripted_model.decide(script, body)
-        asked.append(answer)
-        if answer["kind"] == "say":
-            break
-        tool = answer["name"].removeprefix("mcp__memo__")
-        text = call_memo(service, tool, answer["arguments"])
-        assert wire_len(text) <= 300 * CHARS_PER_TOKEN
-        messages += tool_turn(answer, tool, text)
+    asked, texts = converse(service, script, messages, ["terminal", *HERMES_TOOLS])
+    assert all(wire_len(text) <= 300 * CHARS_PER_TOKEN for text in texts)
     route, search, get, final = asked
     assert route["name"] == "mcp__memo__memo_route"
     assert route["arguments"] == {"query": question, "max_tokens": 300}
@@ -319,16 +325,7 @@ def test_the_cross_language_script_asks_again_with_also_on_memos_own_text(servic
     the script asks again with the translation as `also` and finds the section (issue 25)."""
     script = scripted_model.SCRIPTS["cross-language"]
     messages: list[dict[str, Any]] = [{"role": "user", "content": script["question"]}]
-    asked = []
-    for _ in range(4):
-        body = {"model": "m", "tools": tools_offered(HERMES_TOOLS), "messages": messages}
-        answer = scripted_model.decide(script, body)
-        asked.append(answer)
-        if answer["kind"] == "say":
-            break
-        tool = answer["name"].removeprefix("mcp__memo__")
-        text = call_memo(service, tool, answer["arguments"])
-        messages += tool_turn(answer, tool, text)
+    asked, _ = converse(service, script, messages, HERMES_TOOLS)
     first, again, final = asked
     assert "also" not in first["arguments"]
     assert again["arguments"]["also"] == [script["vars"]["translation"]]
