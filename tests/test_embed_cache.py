@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memo.collection.store import unpack_text
 from memo.config import Settings
 from memo.embed import embedder_for, make_embedder
 from memo.embed.cache import (
@@ -102,7 +103,7 @@ def passages_in(lib: Library) -> set[str]:
     out = set()
     for coll in lib.collections():
         rows = coll.read(lambda s: s.conn.execute("SELECT heading, text FROM chunks").fetchall())[0]
-        out |= {passage_text(h, t) for h, t in rows}
+        out |= {passage_text(h, unpack_text(t)) for h, t in rows}
     return out
 
 
@@ -152,7 +153,7 @@ def test_an_index_rebuilt_for_a_new_schema_reembeds_nothing(tmp_path, model, cac
 
 def _as_float32_index(coll, model: Model) -> dict[str, np.ndarray]:
     """Make a collection's index what memo before schema 4 wrote: float32[384] vectors, the
-    model's own, and schema 3 in its profile. Returns passage -> the vector it holds."""
+    model's own, the chunk text plain (schema 5 deflates it), and schema 3 in its profile. Returns passage -> the vector it holds."""
     from memo import sqlite
     from memo.collection import store
     from memo.collection.chunker import passage_text
@@ -160,7 +161,7 @@ def _as_float32_index(coll, model: Model) -> dict[str, np.ndarray]:
     coll.close()
     conn = store.connect(coll.index_path)
     rows = conn.execute("SELECT id, heading, text FROM chunks").fetchall()
-    texts = [passage_text(h, t) for _, h, t in rows]
+    texts = [passage_text(h, unpack_text(t)) for _, h, t in rows]
     vecs = np.asarray(model.inner.embed_passages(texts), dtype=np.float32)
     with conn:
         conn.execute("DROP TABLE chunks_vec")
@@ -168,10 +169,11 @@ def _as_float32_index(coll, model: Model) -> dict[str, np.ndarray]:
             "CREATE VIRTUAL TABLE chunks_vec USING vec0(embedding float[384]"
             f" distance_metric=cosine, chunk_size={store.VEC_CHUNK})"
         )
-        for (cid, _, _), v in zip(rows, vecs, strict=True):
+        for (cid, _, text), v in zip(rows, vecs, strict=True):
             conn.execute(
                 "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, ?)", (cid, v.tobytes())
             )
+            conn.execute("UPDATE chunks SET text=? WHERE id=?", (unpack_text(text), cid))
         profile = sqlite.read_profile(conn)
         sqlite.write_profile(conn, {**profile, "schema": 3})
     conn.close()
@@ -208,7 +210,7 @@ def test_an_index_of_float32_vectors_is_rebuilt_as_int8_and_reembeds_nothing(
         rows = c.read(lambda s: s.conn.execute(sql).fetchall())[0]
         assert rows
         for h, t, codes in rows:
-            assert bytes(codes) == quantize(old[c.rel][passage_text(h, t)]).tobytes()
+            assert bytes(codes) == quantize(old[c.rel][passage_text(h, unpack_text(t))]).tobytes()
         now = np.frombuffer(summarize(c.index_path).centroid, np.float16).astype(np.float32)
         assert now @ centroid[c.rel] == pytest.approx(1, abs=2e-3)  # the same through int8
     # the cache holds the old index's float32 vectors exactly, not an int8 round trip of them

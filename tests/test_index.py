@@ -316,3 +316,80 @@ def test_open_indexes_stay_within_the_pool_bound(tmp_path: Path):
         assert lib.search("*", "chess openings", k=5).hits
         assert open_indexes() - before <= 4
     assert open_indexes() == before
+
+
+@pytest.mark.edits_notes
+def test_an_index_is_laid_out_small_and_reads_its_text_back(notes):
+    """A new index has memo's page size and incremental vacuum, deflates a chunk's text when
+    that is shorter (a one-word chunk stays plain TEXT), and every reader gets the text back as
+    written: emoji, combining marks, Cyrillic."""
+    from memo.collection.chunker import chunk_note
+    from memo.embed.tokens import estimate_tokens
+
+    odd = (
+        "# Заметка\n\n"
+        + "Строка про кафку и брокеры, 🚀 и e\u0301 посреди. " * 40
+        + "\n\n# Short\n\nok\n"
+    )
+    (notes / "work" / "jira" / "odd.md").write_text(odd, encoding="utf-8")
+    with Library(notes, None, Settings()) as lib:
+        lib.index()
+        (coll,) = [c for c in lib.collections() if c.rel == "work/jira"]
+        conn = dbm.connect(coll.index_path, readonly=True)
+        try:
+            assert conn.execute("PRAGMA page_size").fetchone()[0] == dbm.PAGE_SIZE
+            assert conn.execute("PRAGMA auto_vacuum").fetchone()[0] == 2  # incremental
+            rows = conn.execute(
+                "SELECT typeof(text), text FROM chunks WHERE path='odd.md' ORDER BY ord"
+            ).fetchall()
+        finally:
+            conn.close()
+        want = [c.text for c in chunk_note(odd, estimate_tokens).chunks]
+        assert [dbm.unpack_text(t) for _, t in rows] == want
+        kinds = {dbm.unpack_text(t): k for k, t in rows}
+        assert kinds["ok"] == "text" and "blob" in kinds.values()
+        hit = lib.search("work/jira", "кафку брокеры", k=1).hits[0]
+        assert hit.path.endswith("odd.md") and "🚀 и e\u0301 посреди" in hit.text
+
+
+@pytest.mark.edits_notes
+def test_a_sync_gives_free_pages_back(notes):
+    """Deleting most of a collection leaves its index no larger than what it holds needs: the
+    free pages go back to the disk (over an eighth of the file is never left free)."""
+    big = notes / "work" / "jira" / "big.md"
+    big.write_text(
+        "".join(f"# Part {i}\n\nbroker {i} lag partition consumer offset\n\n" for i in range(3000)),
+        encoding="utf-8",
+    )
+
+    def pages(path: Path) -> tuple[int, int]:
+        conn = dbm.connect(path, readonly=True)
+        try:
+            return tuple(
+                conn.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "freelist_count")
+            )
+        finally:
+            conn.close()
+
+    with Library(notes, None, Settings()) as lib:
+        lib.index()
+        (coll,) = [c for c in lib.collections() if c.rel == "work/jira"]
+        full, _ = pages(coll.index_path)
+        big.unlink()
+        lib.index()
+        now, free = pages(coll.index_path)
+        assert free * dbm.FREE_SHARE <= now
+        assert now < full / 4, (now, full)
+
+
+def test_opening_an_index_writes_nothing(library):
+    """Another process's open leaves the file and its WAL as they were: the registry re-reads an
+    index's summary whenever their (mtime, size) move (setting auto_vacuum on an existing
+    file rewrote its first page)."""
+    library.index()
+    for coll in library.collections():
+        before = sqlite.signature(coll.index_path)  # the library holds it open
+        conn = dbm.connect(coll.index_path)
+        conn.execute("SELECT count(*) FROM chunks").fetchall()
+        assert sqlite.signature(coll.index_path) == before
+        conn.close()

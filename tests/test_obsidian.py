@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from memo.collection.store import unpack_text
 from memo.config import Settings
 from memo.library import Library
 from memo.library.adopt import plan
@@ -35,7 +36,7 @@ def chunks_of(lib: Library, rel: str) -> list[tuple[str, str]]:
                 ).fetchall()
             )
             if rows:
-                return [(h, t) for h, t in rows]
+                return [(h, unpack_text(t)) for h, t in rows]
     raise AssertionError(f"{rel} is not in any index")
 
 

@@ -14,6 +14,7 @@ import pytest
 
 from memo import heartbeat
 from memo.collection.collection import Collection
+from memo.collection.store import unpack_text
 from memo.config import Settings
 from memo.library import Library
 from memo.watch import Watcher
@@ -233,7 +234,8 @@ def test_readers_never_see_half_a_file_nor_a_lock_error(root):
             while not stop.is_set():
                 with conn:  # one read transaction: a consistent snapshot
                     texts = [
-                        r[0] for r in conn.execute("SELECT text FROM chunks WHERE path='v.md'")
+                        unpack_text(r[0])
+                        for r in conn.execute("SELECT text FROM chunks WHERE path='v.md'")
                     ]
                 versions = {t.split()[0] for t in texts if t.startswith("version")}
                 if len(versions) > 1 or (texts and len(texts) != n_sections):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import apsw
 
+from memo.collection.store import unpack_text
 from memo.config import Settings
 from memo.roots import declare
 
@@ -72,7 +73,7 @@ def chunk_text(coll: Path, path: str | None = None) -> str:
             rows = conn.execute("SELECT text FROM chunks ORDER BY path, ord")
         else:
             rows = conn.execute("SELECT text FROM chunks WHERE path=? ORDER BY ord", (path,))
-        return "\n".join(r[0] for r in rows)
+        return "\n".join(unpack_text(r[0]) for r in rows)
     except apsw.SQLError:  # caught between creating the file and its schema
         return ""
     finally:

@@ -25,10 +25,14 @@ BUSY_TIMEOUT_MS = 10_000
 SUFFIXES = ("", "-wal", "-shm")  # a database and the files WAL keeps beside it
 
 
-def connect(path: Path, *, readonly: bool = False, vectors: bool = False) -> apsw.Connection:
+def connect(
+    path: Path, *, readonly: bool = False, vectors: bool = False, layout: tuple[str, ...] = ()
+) -> apsw.Connection:
     """Open (creating if needed, unless read-only) a database with memo's settings.
 
     `vectors` loads sqlite-vec (the collection indexes need it; the registry does not).
+    `layout`: pragmas that shape a new (absent or empty) file, page size and auto_vacuum, run
+    before WAL mode writes its first page; never on an existing file.
     Failures raise IndexError_ with a hint.
     """
     flags = (
@@ -36,6 +40,8 @@ def connect(path: Path, *, readonly: bool = False, vectors: bool = False) -> aps
         if readonly
         else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     )
+    if layout and os.path.exists(path) and os.path.getsize(path):
+        layout = ()  # an existing file keeps its layout; setting auto_vacuum again writes page 1
     try:
         conn = apsw.Connection(str(path), flags=flags)
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
@@ -46,6 +52,8 @@ def connect(path: Path, *, readonly: bool = False, vectors: bool = False) -> aps
             conn.load_extension(sqlite_vec.loadable_path())
             conn.enable_load_extension(False)
         if not readonly:
+            for pragma in layout:
+                conn.execute(pragma)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
     except apsw.FullError as e:

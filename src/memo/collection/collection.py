@@ -30,7 +30,7 @@ from .meta import CollectionMeta
 from .pool import StorePool
 from .site import Site
 from .status import CollectionStatus, collection_status
-from .store import CORRUPT, IndexStore
+from .store import CORRUPT, IndexStore, unpack_text
 from .sync import Syncer, SyncProgress, SyncReport, SyncState, SyncStopped
 from .vectors import stored
 
@@ -120,7 +120,7 @@ class Collection:
             # an older index's float32 as they are (`remember` skips any other size: b"")
             vecs = [stored(v, self.embedder.dim) for _, _, v in rows]
             remember(
-                [passage_text(h, t) for h, t, _ in rows],
+                [passage_text(h, unpack_text(t)) for h, t, _ in rows],
                 [b"" if v is None else v.tobytes() for v in vecs],
             )
 

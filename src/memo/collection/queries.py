@@ -18,7 +18,7 @@ import numpy as np
 
 from ..search.bm25 import Postings
 from .filters import Filter
-from .store import IndexStore
+from .store import IndexStore, unpack_text
 from .vectors import dequantize, dequantize_rows, quantize
 
 
@@ -162,7 +162,7 @@ def chunk_rows(store: IndexStore, ids: Sequence[int]) -> dict[int, ChunkRow]:
         f" JOIN files f ON f.path = c.path WHERE c.id IN ({marks})",
         tuple(ids),
     ).fetchall()
-    return {int(r[0]): ChunkRow(int(r[0]), r[1], r[2], int(r[3]), r[4], int(r[5])) for r in rows}
+    return {int(r[0]): ChunkRow(int(r[0]), r[1], r[2], int(r[3]), unpack_text(r[4]), int(r[5])) for r in rows}
 
 
 def nearest(rows: list[Any], q: np.ndarray, n: int) -> list[tuple[int, float]]:

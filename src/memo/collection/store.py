@@ -9,6 +9,7 @@ notes are the truth, the database a cache.
 from __future__ import annotations
 
 import contextlib
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +22,9 @@ from ..errors import IndexError_
 from .files import file_identity
 
 # 2: files.skip, the kind of a skipped note (collection/skips.py); 3: VEC_CHUNK; 4: int8 vectors
-# (collection/vectors.py: 384 bytes a vector, not 1,536; the rebuild salvages the float32 ones)
-SCHEMA_VERSION = 4
+# (collection/vectors.py: 384 bytes a vector, not 1,536; the rebuild salvages the float32 ones);
+# 5: PAGE_SIZE, incremental vacuum, chunk text deflated (pack_text)
+SCHEMA_VERSION = 5
 # Slots per vec0 chunk. vec0 allocates a chunk whole: its default 1,024 slots of 384 float32 made
 # every index >= 1.6 MB, 37 chunks or 1,000. At 64 a 37-chunk index is 0.13 MB; a KNN is 8x
 # faster there, 1.6x faster at 500 chunks and 1.5x slower (+2 ms) at 5,000, where the query's
@@ -30,9 +32,34 @@ SCHEMA_VERSION = 4
 # Measured again for int8 (schema 4): a 64-slot chunk is 24.6 KB, a 37-chunk vec0 table 0.06 MB;
 # its KNN is slower than float32's by 0.03 ms at 37 chunks, 0.1-0.2 ms at 500, even at 5,000.
 VEC_CHUNK = 64
+# Pages of 2 KiB, not SQLite's 4 KiB: an index has ~15 tables and indexes of one page each (vec0's
+# and FTS5's shadow tables, meta, files...), so a small collection's file is mostly empty pages.
+# With the chunk text deflated, the Obsidian Help vault's 17 indexes take 3.0 MB instead of 4.4
+# (4 KiB pages: 3.6; 1 KiB: 2.8, but FTS5's ~1,000-byte leaves then spill onto overflow pages);
+# search cost at 37, 500 and 5,000 chunks: bench/index_layout.py, docs/benchmarks.md.
+PAGE_SIZE = 2048
+# Free pages a build leaves (FTS5's segment merges, notes reindexed) are given back when they are
+# over an eighth of the file; below that the next writes reuse them.
+FREE_SHARE = 8
 # A damaged database file: drop it and rebuild from the notes. A damaged page can also hold text
 # that is not UTF-8 (SQLite never checks it): apsw then fails to decode a value it reads.
 CORRUPT = (apsw.CorruptError, apsw.NotADBError, UnicodeDecodeError)
+
+
+def pack_text(text: str) -> str | bytes:
+    """A chunk's text as stored: raw DEFLATE when that is shorter (about half, for prose in
+    either alphabet), else the text itself. Only memo reads the column (FTS5 is contentless and
+    indexes its own stemmed copy), through `unpack_text`."""
+    raw = text.encode("utf-8")
+    packed = zlib.compress(raw, 9, wbits=-15)
+    return packed if len(packed) < len(raw) else text
+
+
+def unpack_text(value: str | bytes) -> str:
+    """The text `pack_text` stored; an older index's plain text as it is."""
+    if isinstance(value, bytes):
+        return zlib.decompress(value, wbits=-15).decode("utf-8")
+    return value
 
 
 def create_schema(conn: apsw.Connection, dim: int | None, profile: dict[str, Any]) -> None:
@@ -59,7 +86,7 @@ def create_schema(conn: apsw.Connection, dim: int | None, profile: dict[str, Any
                 heading TEXT NOT NULL,
                 line INTEGER NOT NULL,
                 ord INTEGER NOT NULL,
-                text TEXT NOT NULL,
+                text NOT NULL,              -- pack_text: deflated BLOB, or TEXT when shorter
                 hash TEXT NOT NULL
             );
             CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
@@ -85,9 +112,13 @@ def has_vector_table(conn: apsw.Connection) -> bool:
     return row is not None
 
 
+LAYOUT = (f"PRAGMA page_size={PAGE_SIZE}", "PRAGMA auto_vacuum=INCREMENTAL")
+
+
 def connect(path: Path, readonly: bool = False) -> apsw.Connection:
-    """A collection index with sqlite-vec loaded (its vec0 table needs it even to be read)."""
-    return sqlite.connect(path, readonly=readonly, vectors=True)
+    """A collection index with sqlite-vec loaded (its vec0 table needs it even to be read); a new
+    file gets memo's page size and incremental vacuum (`LAYOUT`), an existing one keeps its own."""
+    return sqlite.connect(path, readonly=readonly, vectors=True, layout=LAYOUT)
 
 
 MODEL_KEYS = ("model", "dim")
@@ -194,6 +225,17 @@ class IndexStore:
 
     def close(self) -> None:
         self.conn.close()
+
+    def compact(self) -> None:
+        """Give the file's free pages back to the disk when they are over 1/FREE_SHARE of it
+        (after a sync that wrote; an index of incremental vacuum only)."""
+        conn = self.conn
+        ((free,),) = conn.execute("PRAGMA freelist_count").fetchall()
+        ((pages,),) = conn.execute("PRAGMA page_count").fetchall()
+        if free and free * FREE_SHARE > pages:
+            ((mode,),) = conn.execute("PRAGMA auto_vacuum").fetchall()
+            if mode == 2:  # INCREMENTAL
+                conn.execute("PRAGMA incremental_vacuum").fetchall()
 
     def chunk_count(self) -> int:
         (n,) = self.conn.execute("SELECT count(*) FROM chunks").fetchone()

@@ -18,7 +18,7 @@ from .. import sqlite
 from ..errors import MemoError
 from .lexical import script, stem
 from .stopwords import ALL as STOPWORDS
-from .store import has_vector_table, reading
+from .store import has_vector_table, reading, unpack_text
 from .vectors import stored
 
 HEADINGS_CHARS = 4000
@@ -76,7 +76,7 @@ def languages(conn: apsw.Connection, chunks: int) -> str:
     rows = conn.execute("SELECT heading, text FROM chunks WHERE id % ? = 0", (step,))
     counts: dict[str, int] = {}
     for heading, text in rows:
-        lang = LANGUAGES.get(script(f"{heading} {text}") or "", "mixed")
+        lang = LANGUAGES.get(script(f"{heading} {unpack_text(text)}") or "", "mixed")
         counts[lang] = counts.get(lang, 0) + 1
     total = sum(counts.values())
     if not total:

@@ -36,7 +36,7 @@ from .lexical import lex_text
 from .progress import SyncProgress, SyncStopped
 from .site import Site
 from .skips import Skip
-from .store import IndexStore
+from .store import IndexStore, pack_text
 from .vectors import dequantize, quantize
 
 FLUSH_CHUNKS = 64  # chunks read ahead before they are embedded and written
@@ -207,6 +207,8 @@ class Syncer:
                 self._flush(pending)
                 pending = []
         self._flush(pending)
+        if todo or removed:
+            self.store.compact()
 
     def _log_rejected(self, path: str, skip: Skip) -> None:
         """Log a note that cannot be indexed, once per process."""
@@ -412,7 +414,7 @@ class Syncer:
             for i, (c, passage) in enumerate(zip(item.chunks, item.passages, strict=True)):
                 conn.execute(
                     "INSERT INTO chunks(path, heading, line, ord, text, hash) VALUES (?,?,?,?,?,?)",
-                    (item.path, c.heading, c.line, c.ord, c.text, digest(passage.encode("utf-8"))),
+                    (item.path, c.heading, c.line, c.ord, pack_text(c.text), digest(passage.encode("utf-8"))),
                 )
                 cid = conn.last_insert_rowid()
                 conn.execute(
