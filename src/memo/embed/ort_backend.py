@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import EmbedderUnavailableError
 from .base import DIM, MAX_TOKENS, MODEL_ID, normalise
+from .heap import give_back
 from .spm_tokenizer import ids_of
 
 WINDOW = MAX_TOKENS - 2  # content tokens per window; <s> and </s> make 512
@@ -172,6 +173,7 @@ class OrtEmbedder:
             self._pooled = "mean_pooled" in {o.name for o in sess.get_outputs()}
             self._tokenizer = tok
             self._session = sess
+            give_back()  # the parsers' scratch memory: ~55 MB a long-lived server keeps otherwise
 
     def build_id(self, cache: Any = None) -> str:
         """What decides this engine's vectors: both files' sha256, ONNX Runtime's version and
