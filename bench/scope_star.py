@@ -15,6 +15,7 @@ import os
 import random
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -71,7 +72,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--embedder", default=os.environ.get("MEMO_EMBEDDER", "auto"))
     ap.add_argument("--collections", type=int, default=1000)
-    ap.add_argument("--scratch", type=Path, default=Path("/tmp/memo-bench-scope"))
+    ap.add_argument(
+        "--scratch", type=Path, default=Path(tempfile.gettempdir()) / "memo-bench-scope"
+    )
     ap.add_argument("--root", type=Path, help="an existing library made by this script")
     ap.add_argument("--index-dir", type=Path, help="where its indexes are (MEMO_INDEX_DIR)")
     args = ap.parse_args()
@@ -88,6 +91,8 @@ def main() -> None:
     t = time.perf_counter()
     lib.index()
     print(f"{args.collections} collections indexed/checked in {time.perf_counter() - t:.1f} s")
+    files = [f for f in index_dir.rglob("index.db*") if not f.name.endswith("-shm")]
+    print(f"their indexes: {sum(f.stat().st_size for f in files) / 1e6:.1f} MB (files and WALs)")
     lib.search("*", "warm up")
     print(f"scope * lexical p50: {p50(lib, mode='lex'):.0f} ms")
     print(f"scope * hybrid p50: {p50(lib):.0f} ms")

@@ -187,6 +187,9 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100, help="questions per latency series")
     ap.add_argument("--requests", type=int, default=2000, help="requests in the load phase")
     ap.add_argument("--clients", type=int, default=8)
+    ap.add_argument(
+        "--memory-only", action="store_true", help="only the server's RSS around the load phase"
+    )
     args = ap.parse_args()
 
     env = {**os.environ, "MEMO_EMBEDDER": args.embedder}
@@ -209,6 +212,8 @@ def main() -> None:
     service.search(SearchRequest.make("docs", "warm up"))
     inproc = timed(lambda q: service.search(SearchRequest.make("docs", q)), qs)
     service.close()
+    if args.memory_only:
+        return memory_only(root, env, qs, all_qs, args)
 
     _time_client_validation()
     proc, url = start_server(root, env)
@@ -252,6 +257,24 @@ def main() -> None:
     print(
         f"server RSS: {rss_warm:.0f} MB after warm-up, {rss_after:.0f} MB after "
         f"{args.requests + 2 * len(qs) + 1} requests ({rss_after - rss_warm:+.0f} MB)"
+    )
+
+
+def memory_only(root: Path, env: dict[str, str], qs: list[str], all_qs: list[str], args) -> None:
+    """A fresh `memo serve`: RSS after the same warm-up as the full run, then after the load."""
+    proc, url = start_server(root, env)
+    try:
+        with httpx.Client(base_url=url, timeout=60) as c:
+            timed(lambda q: c.post("/search", json={"path": "docs", "query": q}), qs)
+        rss_warm = rss_mb(proc.pid)
+        rps, lat, errors = load(url, all_qs, args.clients, args.requests)
+        rss_after = rss_mb(proc.pid)
+    finally:
+        stop_server(proc)
+    print(
+        f"server RSS: {rss_warm:.0f} MB after warm-up, {rss_after:.0f} MB after "
+        f"{args.requests + len(qs)} requests ({rss_after - rss_warm:+.0f} MB); {rps:.1f} "
+        f"requests/s, {errors} errors; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
     )
 
 
