@@ -153,7 +153,8 @@ def test_an_index_rebuilt_for_a_new_schema_reembeds_nothing(tmp_path, model, cac
 
 def _as_float32_index(coll, model: Model) -> dict[str, np.ndarray]:
     """Make a collection's index what memo before schema 4 wrote: float32[384] vectors, the
-    model's own, the chunk text plain (schema 5 deflates it), and schema 3 in its profile. Returns passage -> the vector it holds."""
+    model's own, the chunk text plain (schema 5 deflates it), and schema 3 in its profile.
+    Returns passage -> the vector it holds."""
     from memo import sqlite
     from memo.collection import store
     from memo.collection.chunker import passage_text

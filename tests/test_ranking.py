@@ -224,9 +224,9 @@ def test_row_lengths_decode_alike_for_few_and_many_rows():
     rng = random.Random(3)
     want = [rng.choice([0, 1, 127, 128, 300, 16383, 16384, 2**21 - 1]) for _ in range(100)]
     blobs = tuple(varint(n) for n in want)
-    assert queries._lengths(blobs).tolist() == want  # numpy: more than 32 rows
-    assert queries._lengths(blobs[:5]).tolist() == want[:5]  # Python
-    assert queries._lengths(()).tolist() == []
+    assert queries._lengths(blobs) == want  # numpy: more than 32 rows
+    assert queries._lengths(blobs[:5]) == want[:5]  # Python
+    assert queries._lengths(()) == []
 
 
 def test_scoring_every_collection_at_once_equals_scoring_each_apart():

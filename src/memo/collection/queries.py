@@ -10,6 +10,7 @@ their SQL, never by dropping hits afterwards (which would starve k).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -66,8 +67,8 @@ def lex_share(
         )
         df = {t: int(c) for t, c in found}
     else:
-        counts = np.bincount(postings.terms, minlength=len(terms))
-        df = {t: int(c) for t, c in zip(terms, counts, strict=True) if c}
+        counts = Counter(postings.terms)
+        df = {t: counts[i] for i, t in enumerate(terms) if counts[i]}
     return n, tokens, df, postings
 
 
@@ -82,19 +83,14 @@ def _postings(rows: list[tuple[int, str, int, bytes]], terms: list[str]) -> Post
         return Postings.empty()
     docs, names, tf, sizes = zip(*rows, strict=True)
     at = {t: i for i, t in enumerate(terms)}
-    return Postings(
-        np.array(docs, dtype=np.int64),
-        np.array([at[t] for t in names], dtype=np.int64),
-        np.array(tf, dtype=np.float64),
-        _lengths(sizes),
-    )
+    return Postings(docs, [at[t] for t in names], tf, _lengths(sizes))
 
 
-def _lengths(blobs: tuple[bytes, ...]) -> np.ndarray:
+def _lengths(blobs: tuple[bytes, ...]) -> list[int]:
     """Each docsize record's first varint (the row's token count), decoded for all at once
     (in Python for a few: numpy's per-call overhead is most of a small collection's cost)."""
     if len(blobs) <= 32:
-        return np.array([_varints(b, 1)[0] for b in blobs], dtype=np.float64)
+        return [_varints(b, 1)[0] for b in blobs]
     sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
     data = np.frombuffer(b"".join(blobs), dtype=np.uint8).astype(np.int64)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
@@ -105,7 +101,7 @@ def _lengths(blobs: tuple[bytes, ...]) -> np.ndarray:
         byte = data[np.minimum(starts + j, len(data) - 1)]
         value = np.where(take, (value << 7) | (byte & 0x7F), value)
         going = take & (byte >= 0x80)
-    return value.astype(np.float64)
+    return value.tolist()
 
 
 def _varints(blob: bytes, n: int) -> list[int]:
@@ -162,7 +158,10 @@ def chunk_rows(store: IndexStore, ids: Sequence[int]) -> dict[int, ChunkRow]:
         f" JOIN files f ON f.path = c.path WHERE c.id IN ({marks})",
         tuple(ids),
     ).fetchall()
-    return {int(r[0]): ChunkRow(int(r[0]), r[1], r[2], int(r[3]), unpack_text(r[4]), int(r[5])) for r in rows}
+    return {
+        int(r[0]): ChunkRow(int(r[0]), r[1], r[2], int(r[3]), unpack_text(r[4]), int(r[5]))
+        for r in rows
+    }
 
 
 def nearest(rows: list[Any], q: np.ndarray, n: int) -> list[tuple[int, float]]:

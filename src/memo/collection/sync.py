@@ -414,7 +414,14 @@ class Syncer:
             for i, (c, passage) in enumerate(zip(item.chunks, item.passages, strict=True)):
                 conn.execute(
                     "INSERT INTO chunks(path, heading, line, ord, text, hash) VALUES (?,?,?,?,?,?)",
-                    (item.path, c.heading, c.line, c.ord, pack_text(c.text), digest(passage.encode("utf-8"))),
+                    (
+                        item.path,
+                        c.heading,
+                        c.line,
+                        c.ord,
+                        pack_text(c.text),
+                        digest(passage.encode("utf-8")),
+                    ),
                 )
                 cid = conn.last_insert_rowid()
                 conn.execute(

@@ -15,7 +15,9 @@ all their notes would give. Statistics and postings come from FTS5's own tables
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
 
 import numpy as np
 
@@ -26,17 +28,24 @@ IDF_FLOOR = 1e-6  # FTS5: a term in more than half the rows still counts a littl
 
 @dataclass(slots=True)
 class Postings:
-    """One collection's rows holding any query term: one entry per (row, term)."""
+    """One collection's rows holding any query term: one entry per (row, term).
 
-    docs: np.ndarray  # chunk ids (int64)
-    terms: np.ndarray  # the term's position in the query's term list (int64)
-    tf: np.ndarray  # how often the term occurs in the row (float64)
-    length: np.ndarray  # the row's length in tokens (float64)
+    Plain sequences, made into arrays once for all collections (`Corpus.best`): most
+    collections of a wide scope hold a handful, and numpy's cost per call (a few µs) was most
+    of what reading a small collection's share cost."""
+
+    docs: Sequence[int]  # chunk ids
+    terms: Sequence[int]  # the term's position in the query's term list
+    tf: Sequence[float]  # how often the term occurs in the row
+    length: Sequence[float]  # the row's length in tokens
 
     @classmethod
     def empty(cls) -> Postings:
-        z = np.zeros(0, dtype=np.float64)
-        return cls(z.astype(np.int64), z.astype(np.int64), z, z)
+        return cls([], [], [], [])
+
+
+def _joined(parts: Iterable[Sequence[float]], dtype: type) -> np.ndarray:
+    return np.array(list(chain.from_iterable(parts)), dtype=dtype)
 
 
 @dataclass(slots=True)
@@ -46,16 +55,17 @@ class Corpus:
     terms: list[str]
     rows: int = 0
     tokens: int = 0
-    df: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    df: list[int] = field(default_factory=list)  # rows holding each term, in `terms` order
 
     def __post_init__(self) -> None:
-        self.df = np.zeros(len(self.terms), dtype=np.float64)
+        self.df = [0] * len(self.terms)
 
     def add(self, rows: int, tokens: int, df: dict[str, int]) -> None:
         """Add one collection's share."""
         self.rows += rows
         self.tokens += tokens
-        self.df += np.array([df.get(t, 0) for t in self.terms], dtype=np.float64)
+        if df:
+            self.df = [n + df.get(t, 0) for t, n in zip(self.terms, self.df, strict=True)]
 
     @property
     def known(self) -> set[str]:
@@ -63,7 +73,7 @@ class Corpus:
         return {t for t, n in zip(self.terms, self.df, strict=True) if n > 0}
 
     def idf(self) -> np.ndarray:
-        n = self.df
+        n = np.array(self.df, dtype=np.float64)
         return np.maximum(np.log((self.rows - n + 0.5) / (n + 0.5)), IDF_FLOOR)
 
     def best(self, shares: list[Postings], depth: int) -> list[tuple[tuple[int, int], float]]:
@@ -75,10 +85,10 @@ class Corpus:
         if not sizes.sum() or not self.rows or depth <= 0:
             return []
         full = [p for p in shares if len(p.docs)]
-        docs = np.concatenate([p.docs for p in full])
-        tf = np.concatenate([p.tf for p in full])
-        length = np.concatenate([p.length for p in full])
-        terms = np.concatenate([p.terms for p in full])
+        docs = _joined((p.docs for p in full), np.int64)
+        tf = _joined((p.tf for p in full), np.float64)
+        length = _joined((p.length for p in full), np.float64)
+        terms = _joined((p.terms for p in full), np.int64)
         owner = np.repeat(np.arange(len(shares), dtype=np.int64), sizes)
         part = self.idf()[terms] * tf * (K1 + 1)
         part /= tf + K1 * (1 - B + B * length / (self.tokens / self.rows))
