@@ -90,7 +90,7 @@ def _lengths(blobs: tuple[bytes, ...]) -> list[int]:
     """Each docsize record's first varint (the row's token count), decoded for all at once
     (in Python for a few: numpy's per-call overhead is most of a small collection's cost)."""
     if len(blobs) <= 32:
-        return [_varints(b, 1)[0] for b in blobs]
+        return [_row_length(b) for b in blobs]
     sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
     data = np.frombuffer(b"".join(blobs), dtype=np.uint8).astype(np.int64)
     starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
@@ -102,6 +102,16 @@ def _lengths(blobs: tuple[bytes, ...]) -> list[int]:
         value = np.where(take, (value << 7) | (byte & 0x7F), value)
         going = take & (byte >= 0x80)
     return value.tolist()
+
+
+def _row_length(blob: bytes) -> int:
+    """A docsize record's first varint: one byte under 128 tokens, two under 16,384 (any chunk);
+    read inline, as a scope of 1,000 small collections decodes ~9,000 a search."""
+    if blob and blob[0] < 0x80:
+        return blob[0]
+    if len(blob) > 1 and blob[1] < 0x80:
+        return ((blob[0] & 0x7F) << 7) | blob[1]
+    return _varints(blob, 1)[0]
 
 
 def _varints(blob: bytes, n: int) -> list[int]:
