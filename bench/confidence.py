@@ -244,7 +244,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--embedder", default=os.environ.get("MEMO_EMBEDDER", "auto"))
     ap.add_argument("--eval", type=Path, default=REPO.parent / "shared" / "eval")
-    ap.add_argument("--index-dir", type=Path, default=Path("/tmp/memo-bench-idx"))
+    ap.add_argument(
+        "--index-dir", type=Path, default=Path(tempfile.gettempdir()) / "memo-bench-idx"
+    )
     ap.add_argument("--limit", type=int, default=200, help="questions per set")
     ap.add_argument("--dump", type=Path)
     ap.add_argument("--load", type=Path, help="reuse a dump instead of searching")

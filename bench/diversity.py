@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
@@ -28,7 +29,9 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--embedder", default=os.environ.get("MEMO_EMBEDDER", "auto"))
     ap.add_argument("--eval", type=Path, default=REPO.parent / "shared" / "eval")
-    ap.add_argument("--index-dir", type=Path, default=Path("/tmp/memo-bench-idx"))
+    ap.add_argument(
+        "--index-dir", type=Path, default=Path(tempfile.gettempdir()) / "memo-bench-idx"
+    )
     ap.add_argument("--tasks", default="")
     ap.add_argument("--limit", type=int, default=0, help="questions per task (0 = all)")
     args = ap.parse_args()

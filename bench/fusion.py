@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -140,7 +141,7 @@ def main() -> None:
     ap.add_argument("--embedder", default=os.environ.get("MEMO_EMBEDDER", "auto"))
     ap.add_argument(
         "--cache",
-        default="/tmp/memo-bench-legs.json",
+        default=str(Path(tempfile.gettempdir()) / "memo-bench-legs.json"),
         help="legs are cached here; delete it after changing the index or legs",
     )
     ap.add_argument("--tasks", default="", help="comma-separated task names (default: all)")

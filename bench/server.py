@@ -20,6 +20,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -183,7 +184,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--embedder", default=os.environ.get("MEMO_EMBEDDER", "auto"))
     ap.add_argument("--eval", type=Path, default=REPO.parent / "shared" / "eval")
-    ap.add_argument("--scratch", type=Path, default=Path("/tmp/memo-bench-server"))
+    ap.add_argument(
+        "--scratch", type=Path, default=Path(tempfile.gettempdir()) / "memo-bench-server"
+    )
     ap.add_argument("--queries", type=int, default=100, help="questions per latency series")
     ap.add_argument("--requests", type=int, default=2000, help="requests in the load phase")
     ap.add_argument("--clients", type=int, default=8)
