@@ -31,8 +31,9 @@ def connect(
     """Open (creating if needed, unless read-only) a database with memo's settings.
 
     `vectors` loads sqlite-vec (the collection indexes need it; the registry does not).
-    `layout`: pragmas that shape a new (absent or empty) file, page size and auto_vacuum, run
-    before WAL mode writes its first page; never on an existing file.
+    `layout`: pragmas that shape a new database (no page yet), page size and auto_vacuum, run
+    before WAL mode writes its first page; never on an existing one (setting auto_vacuum again
+    rewrites page 1, a write every reader's open would make).
     Failures raise IndexError_ with a hint.
     """
     flags = (
@@ -40,8 +41,6 @@ def connect(
         if readonly
         else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     )
-    if layout and os.path.exists(path) and os.path.getsize(path):
-        layout = ()  # an existing file keeps its layout; setting auto_vacuum again writes page 1
     try:
         conn = apsw.Connection(str(path), flags=flags)
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
@@ -52,8 +51,9 @@ def connect(
             conn.load_extension(sqlite_vec.loadable_path())
             conn.enable_load_extension(False)
         if not readonly:
-            for pragma in layout:
-                conn.execute(pragma)
+            if layout and conn.execute("PRAGMA page_count").fetchone()[0] == 0:
+                for pragma in layout:
+                    conn.execute(pragma)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
     except apsw.FullError as e:
