@@ -34,9 +34,10 @@ SCHEMA_VERSION = 5
 VEC_CHUNK = 64
 # Pages of 2 KiB, not SQLite's 4 KiB: an index has ~15 tables and indexes of one page each (vec0's
 # and FTS5's shadow tables, meta, files...), so a small collection's file is mostly empty pages.
-# With the chunk text deflated, the Obsidian Help vault's 17 indexes take 3.0 MB instead of 4.4
-# (4 KiB pages: 3.6; 1 KiB: 2.8, but FTS5's ~1,000-byte leaves then spill onto overflow pages);
-# search cost at 37, 500 and 5,000 chunks: bench/index_layout.py, docs/benchmarks.md.
+# bench/index_layout.py (docs/benchmarks.md): an empty index 100 -> 66 KB, 37 chunks 160 -> 126 KB
+# (text deflated both), equal from 500 chunks on, search cost within noise at 37, 500 and 5,000;
+# 1 KiB pages are smaller only below a few dozen chunks. With the text deflated, the Obsidian
+# Help vault's 17 indexes take 3.06 MB instead of 4.54.
 PAGE_SIZE = 2048
 # Free pages a build leaves (FTS5's segment merges, notes reindexed) are given back when they are
 # over an eighth of the file; below that the next writes reuse them.
