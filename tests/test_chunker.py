@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
-from memo.collection.chunker import (
+from memo.collection.chunker import (  # noqa: I001
     CHUNKER_VERSION,
     Chunk,
     Note,
+    _sections,
     chunk_note,
     decode,
     passage_text,
@@ -82,6 +83,14 @@ def check_invariants(
         assert c.text.split("\n")[0].strip() in lines[c.line - 1]
 
 
+def body_chunks(text: str, chunks: list[Chunk]) -> list[Chunk]:
+    """The chunks of body text: not those a heading with nothing under it makes of itself."""
+    lines = text.split("\n")
+    _, code = _sections(lines, 0)
+    heading = re.compile(r" {0,3}#{1,3}(\s|$)")
+    return [c for c in chunks if code[c.line - 1] or not heading.match(lines[c.line - 1])]
+
+
 def assert_covers(body_text: str, chunks: list[Chunk]) -> None:
     """Rule 7: chunk texts, read in order with overlaps, cover the body without a gap."""
     whole = re.sub(r"\s+", "", body_text)
@@ -126,7 +135,7 @@ def test_decode_keeps_unicode_line_separators_inside_lines() -> None:
 def test_passage_text() -> None:
     assert passage_text("A > B", "body") == "A > B\n\nbody"
     assert passage_text("", "body") == "body"
-    assert CHUNKER_VERSION == "headings-v2"
+    assert CHUNKER_VERSION == "headings-v3"
 
 
 # --- rule 1: frontmatter -------------------------------------------------------------------
@@ -257,10 +266,11 @@ def test_blank_files_have_no_chunks(text: str) -> None:
     assert chunk_note(text, fake_count) == Note({}, [], [])
 
 
-def test_blank_sections_produce_no_chunk_but_stay_in_path() -> None:
+def test_blank_sections_stay_in_path_and_a_heading_with_nothing_below_is_its_own_chunk() -> None:
     assert chunks("intro\n# A\n\n   \n## B\n\nbody\n# C\n") == [
         ("", 1, "intro"),
         ("A > B", 7, "body"),
+        ("C", 8, "C"),  # the words of a heading are never lost (issue 31)
     ]
 
 
@@ -435,7 +445,7 @@ def test_random_notes_keep_the_guarantees(budget: int) -> None:
         note = chunk_note(text, fake_count, budget=budget)
         check_invariants(text, note, fake_count, budget)
         if any(line.strip() for line in body):
-            assert_covers("\n".join(body), note.chunks)
+            assert_covers("\n".join(body), body_chunks(text, note.chunks))
 
 
 def irregular_count(s: str) -> int:
@@ -451,7 +461,7 @@ def test_random_notes_with_an_irregular_counter(budget: int) -> None:
         note = chunk_note(text, irregular_count, budget=budget)
         check_invariants(text, note, irregular_count, budget)
         if any(line.strip() for line in body):
-            assert_covers("\n".join(body), note.chunks)
+            assert_covers("\n".join(body), body_chunks(text, note.chunks))
 
 
 def test_max_tokens_caps_the_budget() -> None:

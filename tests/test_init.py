@@ -39,7 +39,7 @@ def test_the_plan_follows_the_folders_people_have(vault):
     assert set(by) == {".", SYNC, PLUGINS, NFD_FOLDER, "English notes"}
     assert by["."].loose and by["."].notes == 2  # Главная, Помощь; inbox.md is drafts
     assert by[PLUGINS].notes == 3  # its sub-folder Макеты belongs to it
-    assert by[SYNC].notes == 2 and p.notes == 9  # inbox.md counted as a file, not a note
+    assert by[SYNC].notes == 2 and p.notes == 10  # inbox.md counted as a file, not a note
     assert p.declare and not any(x.kept for x in p.proposals)
     # drafted from the folder's own notes, in their language, one line
     sync = by[SYNC].description
@@ -47,7 +47,7 @@ def test_the_plan_follows_the_folders_people_have(vault):
     assert "\n" not in sync and len(sync) <= 200
     assert "Поиск по хранилищу" in by[PLUGINS].description  # a frontmatter title counts
     assert "заметки в корне" in by["."].description  # Russian notes: Russian words
-    assert by["English notes"].description.startswith("English notes: Daily review")
+    assert by["English notes"].description.startswith("English notes: Link syntax, Daily review")
 
 
 def test_a_dry_run_writes_nothing_then_yes_writes_only_metas_and_the_marker(
@@ -95,7 +95,7 @@ def test_a_second_init_writes_nothing_and_an_existing_meta_is_kept(vault, tmp_pa
 def test_two_commands_from_a_bare_vault_to_the_first_answer(vault, tmp_path, monkeypatch):
     done = run("init", str(vault), "--yes", "--index", monkeypatch=monkeypatch, cwd=tmp_path)
     assert done.exit_code == 0, done.output
-    assert "5 collections: 9 new" in done.output  # the index report: no Logseq backup
+    assert "5 collections: 10 new" in done.output  # the index report: no Logseq backup
     hit = run(
         "search", str(vault), "пароль шифрования", "--json", monkeypatch=monkeypatch, cwd=tmp_path
     )

@@ -94,7 +94,7 @@ def test_callouts_index_title_and_body_without_the_marker(lib):
 
 def test_comments_and_block_ids_are_not_indexed(lib):
     everything = texts(lib)
-    assert "черновик" not in everything and "%%" not in everything
+    assert "черновик" not in everything and "регионы" not in everything
     assert "^remote-vault" not in everything
     assert not lib.search(".", "черновик дописать регионы", mode="lex").hits
 
@@ -134,3 +134,34 @@ def test_the_note_page_reads_the_way_the_index_does(lib):
         home = client.get("/read", params={"path": "Главная.md"}).text
         assert "настройки Sync" in home and "[[" not in home
     service.close()
+
+
+def test_syntax_inside_code_and_math_is_not_interpreted(lib):
+    """`%%` in inline code used to open a comment that never closed: every section after it
+    was lost, silently (issue 31). Obsidian interprets nothing inside code or math."""
+    chunks = chunks_of(lib, "English notes/Link syntax.md")
+    heads = [h.split(" > ")[-1] for h, _ in chunks]
+    assert heads == ["Link syntax", "Link to a heading", "Math", "Escaping"]
+    body = "\n".join(t for _, t in chunks)
+    assert "`# | ^ : %% [[ ]]`" in body  # code as written
+    assert "`[[Other note#Heading]]`" in body and "$50%% + x$" in body
+    assert "[[not a link]] %% in math" in body  # block math as written
+    assert "a real comment" not in body and "backslash before a character" in body
+    assert "notatag" not in lib.search(".", "review", mode="lex", tags="notatag").to_dict()
+    hit = lib.search(".", "link to a heading in another note", mode="lex").hits[0]
+    assert hit.path == "English notes/Link syntax.md" and hit.line == 5
+
+
+def test_an_unclosed_comment_hides_the_rest_as_obsidian_does_and_says_so():
+    from memo.collection.chunker import chunk_note
+    from memo.collection.markdown import HIDDEN_UNCLOSED
+    from memo.embed.tokens import estimate_tokens
+
+    text = (
+        "# Note\n\nKept line.\n\nStarts here %% never closed\nhidden one\n\n## Later\nhidden two\n"
+    )
+    note = chunk_note(text, estimate_tokens)
+    assert [c.text for c in note.chunks] == ["Kept line.\n\nStarts here"]
+    assert any("never closes" in w and "line 5" in w for w in note.warnings)
+    assert note.dropped == [(6, 9, HIDDEN_UNCLOSED)]  # the heading inside it is hidden too
+    assert note.lost == 0

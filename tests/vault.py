@@ -54,6 +54,18 @@ NOTES: dict[str, str] = {
     "English notes/Daily review.md": (
         "Every evening I review the [[Inbox]] and move tasks into projects. #habit/review\n"
     ),
+    # Syntax inside code and math is not syntax (issue 31): the `%%` in inline code opens no
+    # comment, so every section after it is indexed, as Obsidian shows it.
+    "English notes/Link syntax.md": (
+        "A link may fail when its name holds any of `# | ^ : %% [[ ]]` characters.\n\n"
+        "## Link to a heading\n\n"
+        "Add a hash after the note name: `[[Other note#Heading]]` links to that heading.\n\n"
+        "## Math\n\n"
+        "The share is $50%% + x$ of the total, and the code `#notatag` names no tag.\n\n"
+        "$$\n[[not a link]] %% in math\n$$\n\n"
+        "## Escaping\n\n"
+        "Put a backslash before a character to escape it. %% a real comment %%\n"
+    ),
     "inbox.md": "drafts, never indexed\n",
 }
 NOT_NOTES: dict[str, bytes] = {

@@ -17,11 +17,12 @@ from typing import Any
 
 import yaml
 
-from .markdown import frontmatter_tags, note_title, readable_lines
+from .markdown import frontmatter_tags, note_title, read_lines, readable_lines
 from .meta import MAX_META_BYTES, SafeLoader, yaml_too_big
 
 # v2: markdown read as a person reads it (markdown.py), the note's title heads every path
-CHUNKER_VERSION = "headings-v2"
+# v3: nothing interpreted inside code or math; a heading with nothing under it is a chunk
+CHUNKER_VERSION = "headings-v3"
 
 OVERLAP_SHARE = 0.15  # of the budget, repeated at the start of the next piece of a split section
 HEADING_SHARE = 0.25  # a split section's heading path may use at most this share of the budget
@@ -47,12 +48,27 @@ class Chunk:
     text: str  # body without the heading line, stripped of leading/trailing blank lines
 
 
+# Why lines with words in the file are in no chunk, on purpose (besides markdown.HIDDEN_*)
+EMPTY_HEADING = "a heading with no text under it"
+CUT = "past the chunks a note may have (MEMO_MAX_CHUNKS_PER_FILE)"
+LOST = "in no chunk (a bug of memo's: please report it)"
+
+
 @dataclass(frozen=True, slots=True)
 class Note:
     meta: dict[str, Any]
     chunks: list[Chunk]
     warnings: list[str]
     tags: list[str] = field(default_factory=list)  # frontmatter tags, then inline #tags
+    # Lines of the body that hold words in the file and are in no chunk, as 1-based inclusive
+    # (first, last, why) runs: every line is indexed or accounted for (`coverage`). A run whose
+    # why is LOST is text memo dropped without meaning to.
+    dropped: list[tuple[int, int, str]] = field(default_factory=list)
+
+    @property
+    def lost(self) -> int:
+        """Lines with words that no chunk holds and no rule dropped."""
+        return sum(b - a + 1 for a, b, why in self.dropped if why == LOST)
 
 
 def decode(data: bytes) -> tuple[str, list[str]]:
@@ -86,6 +102,7 @@ def chunk_note(
     budget: int = 400,
     max_tokens: int = 512,
     name: str = "",
+    max_chunks: int | None = None,
 ) -> Note:
     """Parse frontmatter and split `text` (as returned by `decode`) into chunks.
 
@@ -98,30 +115,116 @@ def chunk_note(
         budget: target size of every piece of a split section (clamped to `max_tokens`).
         max_tokens: hard limit of the model; no chunk's passage ever exceeds it.
         name: the note's file name without `.md` (its title when it has no H1 or `title`).
+        max_chunks: keep at most this many chunks (the rest is reported in `dropped`).
     """
     # Idempotent, so raw text that skipped `decode` is handled the same way.
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     raw = text.split("\n")
     meta, start, warnings = _frontmatter(raw)
     _, code = _sections(raw, start)
-    lines, inline_tags = readable_lines(raw, code)
+    reading = read_lines(raw, code)
+    lines, inline_tags = reading.lines, reading.tags
+    warnings += reading.warnings
     lines[:start] = raw[:start]
     splitter = _Splitter(count_tokens, min(budget, max_tokens), warnings)
     sections, code = _sections(lines, start)
     sections = _titled(sections, name, meta)
-    found: list[tuple[str, int, str]] = []
-    for sec in sections:
-        found += splitter.section(
-            sec.parts, lines[sec.lo : sec.hi], sec.lo + 1, code[sec.lo : sec.hi]
-        )
-    if not found:
+    per = [
+        splitter.section(sec.parts, lines[sec.lo : sec.hi], sec.lo + 1, code[sec.lo : sec.hi])
+        for sec in sections
+    ]
+    if not any(per):
         # Headings but no body anywhere: the headings themselves are what can be found.
-        for sec in sections:
-            if sec.title:
-                found += splitter.section(sec.parts, [sec.title], sec.lo, [False])
+        per = [
+            splitter.section(sec.parts, [sec.title], sec.lo, [False]) if sec.title else []
+            for sec in sections
+        ]
+    else:
+        # A heading with nothing under it (nor under the headings below it) is still words a
+        # reader sees, a note's H1 after a first paragraph among them: it is its own chunk,
+        # read as its heading path, as in a note of headings only.
+        for i, sec in enumerate(sections):
+            leaf = i + 1 == len(sections) or sections[i + 1].level <= sec.level
+            if sec.title and sec.level and leaf and not per[i]:
+                per[i] = splitter.section(sec.parts, [sec.title], sec.lo, [False])
+    found = [piece for pieces in per for piece in pieces]
     chunks = [Chunk(h, line, i, t) for i, (h, line, t) in enumerate(found)]
+    cut: list[Chunk] = []
+    if max_chunks is not None and len(chunks) > max_chunks:
+        warnings.append(
+            f"{len(chunks)} chunks; only the first {max_chunks} are indexed "
+            "(MEMO_MAX_CHUNKS_PER_FILE)"
+        )
+        chunks, cut = chunks[:max_chunks], chunks[max_chunks:]
     tags = list(dict.fromkeys(frontmatter_tags(meta) + inline_tags))
-    return Note(meta, chunks, warnings, tags)
+    dropped = coverage(raw, lines, start, sections, chunks, cut, reading.hidden)
+    lost = sum(b - a + 1 for a, b, why in dropped if why == LOST)
+    if lost:
+        warnings.append(f"{lost} lines are in no chunk: {_runs(dropped, LOST)}")
+    return Note(meta, chunks, warnings, tags, dropped)
+
+
+def coverage(
+    raw: list[str],
+    lines: list[str],
+    start: int,
+    sections: list[_Section],
+    chunks: list[Chunk],
+    cut: list[Chunk],
+    hidden: dict[int, str],
+) -> list[tuple[int, int, str]]:
+    """Every body line that holds words in the file (`raw`) and lies in no chunk, with why:
+    what reading dropped (`hidden`: a comment, an embed...), a heading with nothing under it,
+    chunks cut by the cap, else LOST. 1-based inclusive runs of one reason, in file order."""
+    held = [False] * len(raw)
+    for c in chunks:
+        for k in range(c.line - 1, min(len(raw), c.line + c.text.count("\n"))):
+            held[k] = True
+    past = [False] * len(raw)
+    for c in cut:
+        for k in range(c.line - 1, min(len(raw), c.line + c.text.count("\n"))):
+            past[k] = True
+    # A heading line is read as the heading path of the chunks of its section and of the
+    # sections below it: held when one of those has a chunk.
+    heading_at = {s.lo - 1: i for i, s in enumerate(sections) if s.level and s.lo - 1 >= start}
+    firsts = sorted(c.line - 1 for c in chunks)
+    why: list[str | None] = [None] * len(raw)
+    for k in range(start, len(raw)):
+        if held[k] or not raw[k].strip():
+            continue
+        if k in heading_at:
+            s = sections[heading_at[k]]
+            end = next(
+                (t.lo - 1 for t in sections[heading_at[k] + 1 :] if t.level and t.level <= s.level),
+                len(raw),
+            )
+            j = bisect.bisect_left(firsts, k)
+            if j < len(firsts) and firsts[j] < end:
+                continue
+            why[k] = CUT if any(past[k:end]) else EMPTY_HEADING
+        elif k in hidden:
+            why[k] = hidden[k]
+        elif past[k]:
+            why[k] = CUT
+        elif not lines[k].strip():
+            why[k] = hidden.get(k, "markup only")
+        else:
+            why[k] = LOST
+    runs: list[tuple[int, int, str]] = []
+    for k, w in enumerate(why):
+        if w is None:
+            continue
+        last = runs[-1] if runs else None
+        if last and last[2] == w and all(not raw[j].strip() for j in range(last[1], k)):
+            runs[-1] = (last[0], k + 1, w)  # one run across the blank lines between
+        else:
+            runs.append((k + 1, k + 1, w))
+    return runs
+
+
+def _runs(dropped: list[tuple[int, int, str]], why: str) -> str:
+    spans = [f"{a}" if a == b else f"{a}-{b}" for a, b, w in dropped if w == why]
+    return "lines " + ", ".join(spans[:5]) + (" …" if len(spans) > 5 else "")
 
 
 def readable(text: str) -> list[str]:
