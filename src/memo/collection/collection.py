@@ -31,7 +31,7 @@ from .pool import StorePool
 from .site import Site
 from .status import CollectionStatus, collection_status
 from .store import CORRUPT, IndexStore, unpack_text
-from .sync import Syncer, SyncProgress, SyncReport, SyncState, SyncStopped
+from .sync import Syncer, SyncProgress, SyncReport, SyncState, SyncStopped, embed_pending
 from .vectors import stored
 
 T = TypeVar("T")
@@ -57,6 +57,9 @@ class Collection:
         self.sync_state = SyncState(vectors_ok=embedder is not None)
         self.index_dir = caches.index_dir(folder, self.settings)
         self.index_path = self.index_dir / "index.db"
+        # (chunks, of them without a vector) as this process's last sync or embed left them:
+        # a search reads the pending ones' ids only where there are some (None: not known)
+        self.vector_debt: tuple[int, int] | None = None
 
     # ------------------------------------------------------------------ identity
     @property
@@ -211,7 +214,44 @@ class Collection:
             if rows != [("ok",)]:
                 raise apsw.CorruptError(f"quick_check: {rows[0][0] if rows else 'no answer'}")
         Syncer(self.site, store, self.sync_state, report, progress).run(prefix, thorough)
+        report.chunks_pending, report.chunks = store.pending(), store.chunk_count()
+        self.vector_debt = (report.chunks, report.chunks_pending)
         return report
+
+    def embed(
+        self,
+        report: SyncReport | None = None,
+        progress: SyncProgress | None = None,
+        budget: float | None = None,
+        wait: bool = False,
+    ) -> SyncReport:
+        """The second stage: vectors for the chunks that have none (sync.embed_pending), into
+        `report` (a new one when None). `budget` bounds it in seconds; `wait` waits for another
+        process computing them. A damaged index is left for the next sync to rebuild."""
+        report = report or SyncReport(self.name, self.rel)
+        t0 = time.perf_counter()
+        progress = progress or SyncProgress()
+        try:
+            store, _ = self.store()
+            embed_pending(self.site, store, self.sync_state, report, progress, budget, wait)
+        except CORRUPT as e:
+            report.warnings.append(f"{self.rel}: index damaged ({e}): rebuilt on the next sync")
+        except apsw.FullError as e:
+            raise IndexError_(
+                f"the disk holding {self.index_dir} is full ({e}); the vectors made so far "
+                "are kept",
+                "Free some space (or set MEMO_INDEX_DIR to another disk) and run `memo index` "
+                "again: it goes on where it stopped.",
+            ) from e
+        except apsw.Error as e:
+            raise IndexError_(f"cannot write the index {self.index_path}: {e}") from e
+        report.seconds += time.perf_counter() - t0
+        self.vector_debt = (report.chunks, report.chunks_pending)
+        return report
+
+    def pending(self) -> int:
+        """Chunks searchable lexically whose vectors are still to come."""
+        return self.read(lambda store: store.pending())[0]
 
     # ------------------------------------------------------------------ status
     def status(self) -> CollectionStatus:

@@ -32,6 +32,13 @@ class SyncProgress:
     def files_done(self, n: int) -> None:
         """n more notes finished (indexed, skipped, or found identical)."""
 
+    def vectors(self, label: str, chunks: int) -> None:
+        """A collection's vector stage starts: `chunks` chunks without a vector yet."""
+
+    def waiting(self, label: str, pid: int | None) -> None:
+        """Another process (`pid`, when known) computes this collection's vectors: waiting
+        for it to finish before looking for what is left."""
+
     def chunks_done(self, n: int) -> None:
         """n more chunks embedded."""
 

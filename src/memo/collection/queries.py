@@ -159,6 +159,20 @@ def vec_candidates(
     return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
 
 
+def pending_among(store: IndexStore, ids: Sequence[int]) -> set[int]:
+    """Which of these chunks have no vector yet (the vector stage has not reached them)."""
+    if not store.has_vec or not ids:
+        return set()
+    marks = ",".join("?" * len(ids))
+    rows = store.conn.execute(f"SELECT id FROM chunks WHERE vec = 0 AND id IN ({marks})", ids)
+    return {r[0] for r in rows}
+
+
+def vector_debt(store: IndexStore) -> tuple[int, int]:
+    """(chunks, of them without a vector yet)."""
+    return store.chunk_count(), store.pending()
+
+
 def chunk_rows(store: IndexStore, ids: Sequence[int]) -> dict[int, ChunkRow]:
     if not ids:
         return {}

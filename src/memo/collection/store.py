@@ -23,8 +23,9 @@ from .files import file_identity
 
 # 2: files.skip, the kind of a skipped note (collection/skips.py); 3: VEC_CHUNK; 4: int8 vectors
 # (collection/vectors.py: 384 bytes a vector, not 1,536; the rebuild salvages the float32 ones);
-# 5: PAGE_SIZE, incremental vacuum, chunk text deflated (pack_text)
-SCHEMA_VERSION = 5
+# 5: PAGE_SIZE, incremental vacuum, chunk text deflated (pack_text); 6: two stages (chunks.vec:
+# a chunk is searchable lexically before its vector exists) and files.dropped (the coverage)
+SCHEMA_VERSION = 6
 # Slots per vec0 chunk. vec0 allocates a chunk whole: its default 1,024 slots of 384 float32 made
 # every index >= 1.6 MB, 37 chunks or 1,000. At 64 a 37-chunk index is 0.13 MB; a KNN is 8x
 # faster there, 1.6x faster at 500 chunks and 1.5x slower (+2 ms) at 5,000, where the query's
@@ -79,7 +80,9 @@ def create_schema(conn: apsw.Connection, dim: int | None, profile: dict[str, Any
                 skip TEXT NOT NULL DEFAULT '',       -- skipped: its kind (collection/skips.py)
                 note TEXT NOT NULL DEFAULT '',       -- why skipped, or decode warnings
                 updated TEXT,                        -- frontmatter `updated`, if any
-                tags TEXT NOT NULL DEFAULT ''        -- frontmatter tags, space-separated
+                tags TEXT NOT NULL DEFAULT '',       -- frontmatter tags, space-separated
+                dropped TEXT NOT NULL DEFAULT ''     -- JSON [[first, last, why]]: lines with
+                                                     -- words in no chunk (chunker.coverage)
             );
             CREATE TABLE IF NOT EXISTS chunks(
                 id INTEGER PRIMARY KEY,
@@ -88,9 +91,12 @@ def create_schema(conn: apsw.Connection, dim: int | None, profile: dict[str, Any
                 line INTEGER NOT NULL,
                 ord INTEGER NOT NULL,
                 text NOT NULL,              -- pack_text: deflated BLOB, or TEXT when shorter
-                hash TEXT NOT NULL
+                hash TEXT NOT NULL,
+                vec INTEGER NOT NULL DEFAULT 0  -- 1 once its vector is in chunks_vec
             );
             CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+            -- the vector stage's queue: chunks searchable lexically, their vectors to come
+            CREATE INDEX IF NOT EXISTS chunks_novec ON chunks(id) WHERE vec = 0;
             -- contentless: the text lives in `chunks`; FTS5 keeps only the stem index.
             CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
                 lex, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
@@ -241,6 +247,16 @@ class IndexStore:
     def chunk_count(self) -> int:
         (n,) = self.conn.execute("SELECT count(*) FROM chunks").fetchone()
         return int(n)
+
+    def pending(self) -> int:
+        """Chunks searchable lexically whose vector is still to come (0 without vectors)."""
+        return pending_count(self.conn) if self.has_vec else 0
+
+
+def pending_count(conn: apsw.Connection) -> int:
+    """Chunks of an index with vectors that have none yet (the vector stage's queue)."""
+    (n,) = conn.execute("SELECT count(*) FROM chunks WHERE vec = 0").fetchone()
+    return int(n)
 
 
 @contextlib.contextmanager

@@ -1,20 +1,25 @@
-"""Bringing one index in line with its notes: stat, hash, chunk, embed, write.
+"""Bringing one index in line with its notes, in two stages: the text first, vectors after.
 
-The index follows the files, never the other way round. A sync compares (path, mtime, size)
-with the `files` table, hashes only what differs, re-chunks only files whose hash changed, and
-re-embeds only chunks whose text is new (an edit of one section re-embeds that section). A
-file's rows change in one `BEGIN IMMEDIATE` transaction, so a reader never sees half a file and
-a crash (or Ctrl-C) leaves the previous state of that file.
+Stage one (`Syncer`) is what makes a note searchable: the index follows the files, never the
+other way round. A sync compares (path, mtime, size) with the `files` table (staleness.py),
+hashes only what differs, re-chunks only files whose hash changed, and writes each file's
+chunks, their FTS rows and the vectors of chunks whose text it already had (an edit of one
+section keeps the others' vectors) in one `BEGIN IMMEDIATE` transaction, so a reader never
+sees half a file and a crash (or Ctrl-C) leaves the previous state of that file. It never
+calls the model: a library of any size is searchable by the lexical leg in seconds.
 
-Embedding runs in slices sized from the model's measured speed so that one call into it takes
-about SLICE_SECONDS: a stop request (the watcher stopping) or Ctrl-C, which Python can only
-deliver between two calls into native code, is seen within a second, and every file written
-before it stays written.
+Stage two (`embed_pending`) gives every chunk still without a vector one, under the
+collection's lease (lease.py: one process embeds an index at a time, a crash frees it), in
+slices sized from the model's measured speed so that one call into it takes about
+SLICE_SECONDS, each slice committed on its own: a stop request or Ctrl-C, which Python can
+only deliver between two calls into native code, is seen within a second, and every vector
+made before it stays. A budget (seconds) bounds it for a search's catch-up.
 """
 
 from __future__ import annotations
 
 import errno
+import json
 import logging
 import os
 import stat
@@ -29,20 +34,20 @@ from ..caches import digest
 from ..embed.tokens import counter_within, estimate_tokens
 from ..errors import EmbedderUnavailableError
 from ..printable import shown
-from . import skips
+from . import lease, skips
 from .chunker import Chunk, chunk_note, decode, passage_text
 from .files import FileStat, Rejected, note_files
 from .lexical import lex_text
 from .progress import SyncProgress, SyncStopped
 from .site import Site
 from .skips import Skip
-from .store import IndexStore, pack_text
-from .vectors import dequantize, quantize
+from .staleness import behind, stored_stats
+from .store import IndexStore, pack_text, unpack_text
+from .vectors import quantize
 
-FLUSH_CHUNKS = 64  # chunks read ahead before they are embedded and written
+FLUSH_CHUNKS = 64  # chunks read ahead before they are written (one progress step)
 SLICE_SECONDS = 0.4  # one call into the model takes about this long (sized from its speed)
 SLICE_MAX = 32
-NOVEC = "novec:"  # hash prefix of a file indexed while the embedder was down: redo it later
 
 log = logging.getLogger("memo.index")
 
@@ -55,6 +60,7 @@ SYNC_COUNTERS = (
     "skipped",
     "chunks_embedded",
     "chunks_reused",
+    "chunks_pending",
 )
 
 
@@ -70,8 +76,12 @@ class SyncReport:
     unchanged: int = 0
     touched: int = 0  # mtime moved, content identical: nothing re-embedded
     skipped: int = 0
-    chunks_embedded: int = 0
-    chunks_reused: int = 0
+    chunks_embedded: int = 0  # vectors made by the vector stage (the embedding cache's included)
+    chunks_reused: int = 0  # vectors kept from the index's own rows (text unchanged)
+    chunks_pending: int = 0  # chunks still without a vector when this sync ended
+    chunks: int = 0  # chunks the index holds when this sync ended
+    embedding_by: int | None = None  # pid of another process computing the vectors
+    rate: float | None = None  # chunks per second the vector stage went at
     rebuilt: str = ""  # why the index was rebuilt from scratch, if it was
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -84,6 +94,8 @@ class SyncReport:
         return {
             "collection": self.collection,
             **{k: getattr(self, k) for k in SYNC_COUNTERS},
+            "chunks": self.chunks,
+            "embedding_by": self.embedding_by,
             "rebuilt": self.rebuilt,
             "warnings": self.warnings,
             "seconds": round(self.seconds, 3),
@@ -121,6 +133,7 @@ class _Pending:
     note: str
     meta: dict[str, Any]
     is_new: bool
+    dropped: list[tuple[int, int, str]] = field(default_factory=list)  # chunker.coverage
 
 
 def read_capped(path: Path, limit: int) -> bytes | None:
@@ -175,16 +188,9 @@ class Syncer:
             self._log_rejected(path, skip)
             if thorough:
                 report.warnings.append(f"{site.root_path(path)}: skipped, {skip.why}")
-        stored = self._stored_files(prefix)
-        removed = sorted(set(stored) - set(on_disk))
-        todo = sorted(
-            p
-            for p, st in on_disk.items()
-            if p not in stored
-            or (stored[p][0], stored[p][1]) != (st.mtime_ns, st.size)
-            or stored[p][2].startswith(NOVEC)
-            and self.state.vectors_ok
-        )
+        stored = stored_stats(self.store.conn, prefix)
+        owed = behind(on_disk, stored)
+        todo, removed = owed.todo, owed.removed
         report.unchanged = len(on_disk) - len(todo)
         if todo or removed:
             label = site.root_path(prefix.strip("/")) if prefix else site.rel
@@ -220,15 +226,6 @@ class Syncer:
         if self.progress.stop_requested():
             raise SyncStopped(f"{self.site.rel}: stopped; files written so far are kept")
 
-    def _stored_files(self, prefix: str) -> dict[str, tuple[int, int, str]]:
-        rows = self.store.conn.execute("SELECT path, mtime_ns, size, hash FROM files").fetchall()
-        pre = prefix.strip("/")
-        return {
-            r[0]: (r[1], r[2], r[3])
-            for r in rows
-            if not pre or r[0] == pre or r[0].startswith(pre + "/")
-        }
-
     # ------------------------------------------------------------------ reading one file
     def _read(self, path: str, st: FileStat, old: tuple[int, int, str] | None) -> _Pending | None:
         """Read, hash and chunk one file; None when there is nothing to embed for it."""
@@ -261,25 +258,25 @@ class Syncer:
         text, warnings = decode(data)
         budget = self.settings.chunk_budget
         name = path.rsplit("/", 1)[-1][:-3]  # the title of a note without an H1
+        cap = self.settings.max_chunks_per_file
         if self.state.vectors_ok and embedder is not None:
             try:
                 count = counter_within(embedder.count_tokens, embedder.max_tokens)
                 note = chunk_note(
-                    text, count, budget=budget, max_tokens=embedder.max_tokens, name=name
+                    text,
+                    count,
+                    budget=budget,
+                    max_tokens=embedder.max_tokens,
+                    name=name,
+                    max_chunks=cap,
                 )
             except EmbedderUnavailableError as e:
                 self._embedder_down(e)
-                note = chunk_note(text, estimate_tokens, budget=budget, name=name)
+                note = chunk_note(text, estimate_tokens, budget=budget, name=name, max_chunks=cap)
         else:
-            note = chunk_note(text, estimate_tokens, budget=budget, name=name)
+            note = chunk_note(text, estimate_tokens, budget=budget, name=name, max_chunks=cap)
         chunks = note.chunks
         warnings = list(warnings) + list(note.warnings)
-        cap = self.settings.max_chunks_per_file
-        if len(chunks) > cap:
-            warnings.append(
-                f"{len(chunks)} chunks; only the first {cap} are indexed (MEMO_MAX_CHUNKS_PER_FILE)"
-            )
-            chunks = chunks[:cap]
         for w in warnings:
             self.report.warnings.append(f"{shown(self.site.root_path(path))}: {w}")
         return _Pending(
@@ -291,6 +288,7 @@ class Syncer:
             note="; ".join(warnings),
             meta={**note.meta, "tags": note.tags},  # frontmatter and inline #tags
             is_new=is_new,
+            dropped=note.dropped,
         )
 
     def _embedder_down(self, e: Exception) -> None:
@@ -314,77 +312,23 @@ class Syncer:
         log.warning("%s: skipped, %s", where, skip.why)
         return None
 
-    # ------------------------------------------------------------------ embedding and writing
+    # ------------------------------------------------------------------ writing
     def _flush(self, pending: list[_Pending]) -> None:
-        if not pending:
-            return
-        vectors = self._vectors_for(pending)
-        at = 0
         for item in pending:
-            n = len(item.chunks)
-            vecs = vectors[at : at + n] if vectors is not None else None
-            at += n
-            self._write_file(item, vecs)
-            if item.is_new:
-                self.report.new += 1
-            else:
-                self.report.changed += 1
-            action = "new" if item.is_new else "changed"
-            self.report.files.append((action, self.site.root_path(item.path)))
+            if self._write_file(item):
+                if item.is_new:
+                    self.report.new += 1
+                else:
+                    self.report.changed += 1
+                action = "new" if item.is_new else "changed"
+                self.report.files.append((action, self.site.root_path(item.path)))
             self.progress.files_done(1)
 
-    def _vectors_for(self, pending: list[_Pending]) -> np.ndarray | None:
-        """Vectors for every pending chunk, reusing stored ones whose chunk text is unchanged."""
-        embedder = self.site.embedder
-        if not self.state.vectors_ok or embedder is None:
-            return None
-        passages = [p for item in pending for p in item.passages]
-        hashes = [digest(p.encode("utf-8")) for p in passages]
-        known = self._stored_vectors([item.path for item in pending], set(hashes))
-        missing = sorted({h: i for i, h in enumerate(hashes) if h not in known}.values())
-        fresh: dict[str, np.ndarray] = {}
-        start = 0
-        while start < len(missing):
-            self._check_stop()
-            part = missing[start : start + self.state.slice_size]
-            start += len(part)
-            t = time.perf_counter()
-            try:
-                embedded = embedder.embed_passages([passages[i] for i in part])
-            except EmbedderUnavailableError as e:
-                self._embedder_down(e)
-                return None
-            spent = time.perf_counter() - t
-            self.report.embed_seconds += spent
-            rate = len(part) / max(spent, 1e-6)  # passages per second, this model, this machine
-            self.state.slice_size = max(1, min(SLICE_MAX, int(rate * SLICE_SECONDS)))
-            fresh.update({hashes[i]: embedded[j] for j, i in enumerate(part)})
-            self.progress.chunks_done(len(part))
-        self.report.chunks_embedded += len(missing)
-        self.report.chunks_reused += len(passages) - len(missing)
-        out = np.zeros((len(passages), embedder.dim), dtype=np.float32)
-        for i, h in enumerate(hashes):
-            out[i] = fresh[h] if h in fresh else known[h]
-        return out
-
-    def _stored_vectors(self, paths: list[str], wanted: set[str]) -> dict[str, np.ndarray]:
-        if not self.store.has_vec:
-            return {}
-        out: dict[str, np.ndarray] = {}
-        for path in paths:
-            rows = self.store.conn.execute(
-                "SELECT c.hash, v.embedding FROM chunks c JOIN chunks_vec v ON v.rowid = c.id"
-                " WHERE c.path = ?",
-                (path,),
-            ).fetchall()
-            for h, blob in rows:
-                if h in wanted:  # written back as the same codes (vectors.quantize)
-                    out[h] = dequantize(blob)
-        return out
-
-    def _write_file(self, item: _Pending, vecs: np.ndarray | None) -> None:
+    def _write_file(self, item: _Pending) -> bool:
+        """Write one note's rows, keeping the vectors of chunks whose text the index already
+        had for it; False when there was nothing to write (edited again since it was read, or
+        another process wrote these very bytes first)."""
         conn, has_vec = self.store.conn, self.store.has_vec
-        file_hash = item.hash if (vecs is not None or not has_vec) else NOVEC + item.hash
         meta = item.meta if isinstance(item.meta, dict) else {}
         tags = meta.get("tags")
         tag_text = " ".join(str(t) for t in tags) if isinstance(tags, list) else str(tags or "")
@@ -394,44 +338,63 @@ class Syncer:
                 # Edited again since we read it, and maybe already written by a concurrent
                 # catch-up that read the newer bytes: never overwrite newer rows with older
                 # ones. The next sync picks the file up.
-                return
+                return False
+            row = conn.execute(
+                "SELECT hash, status FROM files WHERE path = ?", (item.path,)
+            ).fetchone()
+            if row is not None and row[0] == item.hash and row[1] == "ok":
+                # Another process (a second `memo index`, the watcher) wrote these bytes since
+                # this sync looked: keep its rows, and the vectors they may have by now.
+                conn.execute(
+                    "UPDATE files SET mtime_ns=?, size=? WHERE path=?",
+                    (item.stat.mtime_ns, item.stat.size, item.path),
+                )
+                return False
+            kept = self._stored_vectors(item.path) if has_vec else {}
             self._delete_file_rows(item.path)
             conn.execute(
                 "INSERT INTO files(path, mtime_ns, size, hash, indexed_at, status, note, updated,"
-                " tags) VALUES (?, ?, ?, ?, ?, 'ok', ?, ?, ?)",
+                " tags, dropped) VALUES (?, ?, ?, ?, ?, 'ok', ?, ?, ?, ?)",
                 (
                     item.path,
                     item.stat.mtime_ns,
                     item.stat.size,
-                    file_hash,
+                    item.hash,
                     time.time(),
                     item.note,
                     str(updated) if updated is not None else None,
                     tag_text,
+                    json.dumps(item.dropped, ensure_ascii=False) if item.dropped else "",
                 ),
             )
-            codes = quantize(vecs) if vecs is not None and has_vec else None
-            for i, (c, passage) in enumerate(zip(item.chunks, item.passages, strict=True)):
+            for c, passage in zip(item.chunks, item.passages, strict=True):
+                h = digest(passage.encode("utf-8"))
+                code = kept.get(h)
                 conn.execute(
-                    "INSERT INTO chunks(path, heading, line, ord, text, hash) VALUES (?,?,?,?,?,?)",
-                    (
-                        item.path,
-                        c.heading,
-                        c.line,
-                        c.ord,
-                        pack_text(c.text),
-                        digest(passage.encode("utf-8")),
-                    ),
+                    "INSERT INTO chunks(path, heading, line, ord, text, hash, vec)"
+                    " VALUES (?,?,?,?,?,?,?)",
+                    (item.path, c.heading, c.line, c.ord, pack_text(c.text), h, int(bool(code))),
                 )
                 cid = conn.last_insert_rowid()
                 conn.execute(
                     "INSERT INTO chunks_fts(rowid, lex) VALUES (?, ?)", (cid, lex_text(passage))
                 )
-                if codes is not None:
+                if code:
                     conn.execute(
                         "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, vec_int8(?))",
-                        (cid, codes[i].tobytes()),
+                        (cid, code),
                     )
+                    self.report.chunks_reused += 1
+        return True
+
+    def _stored_vectors(self, path: str) -> dict[str, bytes]:
+        """The int8 codes the index holds for a note's chunks, by passage hash."""
+        rows = self.store.conn.execute(
+            "SELECT c.hash, v.embedding FROM chunks c JOIN chunks_vec v ON v.rowid = c.id"
+            " WHERE c.path = ?",
+            (path,),
+        ).fetchall()
+        return {h: bytes(blob) for h, blob in rows}
 
     def _unchanged_since_read(self, path: str, st: FileStat) -> bool:
         try:
@@ -449,3 +412,86 @@ class Syncer:
                 conn.execute("DELETE FROM chunks_vec WHERE rowid=?", (cid,))
         conn.execute("DELETE FROM chunks WHERE path=?", (path,))
         conn.execute("DELETE FROM files WHERE path=?", (path,))
+
+
+# ---------------------------------------------------------------------- stage two: vectors
+def embed_pending(
+    site: Site,
+    store: IndexStore,
+    state: SyncState,
+    report: SyncReport,
+    progress: SyncProgress,
+    budget: float | None = None,
+    wait: bool = False,
+) -> None:
+    """Give chunks without a vector one, under the index's lease, until none is left, the
+    `budget` (seconds, None: no bound) is spent or a stop is asked for. Another process holding
+    the lease: leave them to it (`report.embedding_by` says who), or `wait` for it first.
+    Newest chunks first under a budget: a search's catch-up embeds the note just edited."""
+    embedder = site.embedder
+    report.chunks_pending = store.pending()
+    report.chunks = store.chunk_count()
+    if not report.chunks_pending or embedder is None or not state.vectors_ok:
+        return
+    held = lease.acquire(site.index_path)
+    if held is None and wait:
+        other = lease.holder(site.index_path)
+        progress.waiting(site.rel, other.pid if other else None)
+        held = lease.acquire(site.index_path, wait=True)
+    if held is None:
+        other = lease.holder(site.index_path)
+        report.embedding_by = other.pid if other else None
+        report.rate = other.rate if other else None
+        return
+    order = "DESC" if budget is not None else "ASC"
+    t0 = time.perf_counter()
+    with held:
+        report.chunks_pending = store.pending()  # the holder before us may have done them
+        if report.chunks_pending:
+            progress.vectors(site.rel, report.chunks_pending)
+        while report.chunks_pending:
+            if progress.stop_requested():
+                raise SyncStopped(f"{site.rel}: stopped; the vectors made so far are kept")
+            if budget is not None and time.perf_counter() - t0 >= budget:
+                break
+            rows = store.conn.execute(
+                f"SELECT id, heading, text, hash FROM chunks WHERE vec = 0 ORDER BY id {order}"
+                " LIMIT ?",
+                (state.slice_size,),
+            ).fetchall()
+            if not rows:
+                break
+            passages = [passage_text(h, unpack_text(t)) for _, h, t, _ in rows]
+            t = time.perf_counter()
+            try:
+                vecs = embedder.embed_passages(passages)
+            except EmbedderUnavailableError as e:
+                if state.vectors_ok:
+                    report.warnings.append(f"embedder unavailable, vectors left for later: {e}")
+                state.vectors_ok = False
+                break
+            spent = time.perf_counter() - t
+            report.embed_seconds += spent
+            rate = len(rows) / max(spent, 1e-6)  # passages per second, this model, this machine
+            state.slice_size = max(1, min(SLICE_MAX, int(rate * SLICE_SECONDS)))
+            report.rate = rate
+            held.tell(rate)
+            codes = quantize(np.asarray(vecs, dtype=np.float32))
+            done = 0
+            with store.write():
+                conn = store.conn
+                for (cid, _, _, h), code in zip(rows, codes, strict=True):
+                    # the chunk may have been replaced since it was read (a new edit): skip it
+                    conn.execute(
+                        "UPDATE chunks SET vec = 1 WHERE id = ? AND hash = ? AND vec = 0", (cid, h)
+                    )
+                    if conn.changes():
+                        conn.execute(
+                            "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, vec_int8(?))",
+                            (cid, code.tobytes()),
+                        )
+                        done += 1
+            report.chunks_embedded += done
+            report.chunks_pending = store.pending()
+            progress.chunks_done(len(rows))
+    report.chunks = store.chunk_count()

@@ -150,4 +150,25 @@ def gather_legs(
     if legs.lex and legs.vec:  # only the fusion reads it: whether the lexical leg can help
         top = reader.rows(legs.vec_ranked[:1])
         legs.answer_script = script(" ".join(r.text for r in top.values()))
+    if want_vec and any_vectors:
+        _pending(reader, legs)
     return legs
+
+
+def _pending(reader: Reader, legs: Legs) -> None:
+    """Which lexical candidates have no vector yet, and what share of the scope that is: the
+    fusion lets their lexical rank stand in for the vector rank (search/fusion.py), and
+    confidence does not answer `none` for what the vector leg could not see."""
+    chunks = unseen = 0
+    by_coll: dict[int, list[int]] = {}
+    for (ci, cid), _ in legs.lex:
+        by_coll.setdefault(ci, []).append(cid)
+    for i, (coll, _) in enumerate(reader.scope.parts):
+        debt = coll.vector_debt
+        if debt is None:
+            debt = reader.read(i, queries.vector_debt)
+        chunks, unseen = chunks + debt[0], unseen + debt[1]
+        if debt[1] and i in by_coll:
+            ids = reader.read(i, partial(queries.pending_among, ids=by_coll[i]))
+            legs.pending |= {(i, cid) for cid in ids}
+    legs.unseen = unseen / chunks if chunks else 0.0

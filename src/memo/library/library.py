@@ -31,6 +31,7 @@ from ..collection.filters import Filter
 from ..collection.meta import META_FILE
 from ..collection.progress import SyncProgress
 from ..collection.status import CollectionStatus
+from ..collection.sync import SyncReport
 from ..config import Settings
 from ..embed import Embedder, embedder_for
 from ..embed.cache import cache_status, counts_of
@@ -51,7 +52,7 @@ from . import federated, syncing, targets
 from .collections import Collections
 from .ranking import Ranking, rank
 from .routing import ROUTED_BREADTH, SHORTLIST, route_by_evidence
-from .syncing import IndexReport
+from .syncing import IndexReport, pending_warning
 from .targets import Scope, confine, label, resolve
 
 
@@ -207,14 +208,18 @@ class Library:
             parts = syncing.parts_for_paths(
                 self._colls, (Path(os.path.abspath(p)) for p in paths), report
             )
-        syncing.sync_parts(self._colls, parts, report, progress=progress)
+        syncing.sync_parts(
+            self._colls, parts, report, progress=progress, vectors=syncing.BACKGROUND
+        )
         report.seconds = time.perf_counter() - t0
         return report
 
     def _catch_up(self, parts: syncing.Parts) -> tuple[dict[str, Freshness], list[str]]:
         """Sync these collections before searching them: an edit made just before the call is
-        found. Returns the receipt per collection (by path) and what the reader should know."""
-        outcome = syncing.sync_parts(self._colls, parts, IndexReport())
+        found. The text of every changed note is indexed; vectors only within the catch-up's
+        budget (syncing.CATCH_UP): a search never turns into indexing. Returns the receipt per
+        collection (by path) and what the reader should know, vectors still missing included."""
+        outcome = syncing.sync_parts(self._colls, parts, IndexReport(), vectors=syncing.CATCH_UP)
         fresh: dict[str, Freshness] = {}
         warnings: list[str] = []
         for coll, _ in parts:
@@ -226,8 +231,22 @@ class Library:
                 warnings.extend(rep.warnings)
                 current = rep.caught_up == 0 and not rep.rebuilt
                 fresh[coll.rel] = Freshness(
-                    coll.name, rep.caught_up, current, coll.last_write(), rep.rebuilt
+                    coll.name,
+                    rep.caught_up,
+                    current,
+                    coll.last_write(),
+                    rep.rebuilt,
+                    rep.chunks,
+                    rep.chunks_pending if self.embedder is not None else 0,
+                    rep.embedding_by,
                 )
+        said = pending_warning(
+            [rep for rep in outcome.values() if isinstance(rep, SyncReport)],
+            self.embedder is not None,
+            label(self.root, parts[0][0].folder) if len(parts) == 1 else ".",
+        )
+        if said:
+            warnings.append(said)
         return fresh, warnings
 
     # ------------------------------------------------------------------ search

@@ -2,10 +2,11 @@
 
     plan(parts, full) -> list[PlannedPart]   per part: the notes a sync will (re)index, sizes
 
-A sync reindexes the notes whose (mtime, size) differ from what its index holds (and those
-indexed while the model was down); this says which, with their sizes, by the same stat walk
-and one read of each index's `files` table, without reading a note. It is an estimate for
-people (a note touched but unchanged is counted as work): nothing decides anything by it.
+A sync reindexes the notes whose (mtime, size) differ from what its index holds
+(collection/staleness.py, the one rule); this says which, with their sizes, by the same stat
+walk and one read-only look at each index's `files` table, without reading a note. It is an
+estimate for people (a note touched but unchanged is counted as work): nothing decides
+anything by it, and it never writes (a damaged index counts as empty; the sync heals it).
 Only `memo index` asks (a driver sets `SyncProgress.wants_plan`), and only up to PLAN_MAX
 collections: past that, counting would cost more than it tells.
 """
@@ -14,9 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import apsw
+
 from ..collection.collection import Collection
 from ..collection.files import note_files
-from ..collection.sync import NOVEC  # a note indexed without vectors: redone when it can be
+from ..collection.staleness import Stored, behind, stored_stats
+from ..collection.store import CORRUPT, reading
 from ..errors import MemoError
 
 PLAN_MAX = 1_000  # collections: counting more would cost seconds before any work began
@@ -45,21 +49,17 @@ def plan(parts: list[tuple[Collection, str]], full: bool = False) -> list[Planne
         except (MemoError, OSError):  # the sync itself will say what is wrong
             out.append(PlannedPart(label))
             continue
-        todo = [
-            (p, st.size)
-            for p, st in sorted(on_disk.items())
-            if p not in stored
-            or stored[p][:2] != (st.mtime_ns, st.size)
-            or (stored[p][2].startswith(NOVEC) and coll.embedder is not None)
-        ]
+        todo = [(p, on_disk[p].size) for p in behind(on_disk, stored).todo]
         out.append(PlannedPart(label, todo))
     return out
 
 
-def _stored(coll: Collection) -> dict[str, tuple[int, int, str]]:
+def _stored(coll: Collection) -> Stored:
+    """What the index holds, read-only; empty when there is none or it cannot be read."""
     if not coll.index_path.exists():
         return {}
-    rows, _ = coll.read(
-        lambda s: s.conn.execute("SELECT path, mtime_ns, size, hash FROM files").fetchall()
-    )
-    return {r[0]: (r[1], r[2], r[3] or "") for r in rows}
+    try:
+        with reading(coll.index_path) as conn:
+            return stored_stats(conn)
+    except (apsw.Error, *CORRUPT):
+        return {}

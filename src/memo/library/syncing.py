@@ -9,6 +9,15 @@ Three callers, one rule set:
 - the watcher: re-scan the registry, then sync the collections that own the paths its events
   named (a note, a folder, a `_meta.yaml`), or everything for its periodic reconcile.
 
+Every pass runs in two stages (collection/sync.py): the text of every changed note of every
+collection first, so the whole scope is searchable by the lexical leg in seconds, then the
+vectors, collection by collection, each under its lease (one process embeds an index at a
+time). How much of the second stage a caller does is its `Vectors` policy: `memo index` all of
+it (waiting for another process that holds a lease, so it ends with every vector made); the
+watcher all it can (an index another process embeds is left to it); a search's catch-up a
+budget of CATCH_UP_SECONDS, so no answer waits for the model (what is left is said in the
+answer's freshness receipt and warnings).
+
 Every sync that changed an index tells the registry what the collection holds now (the router
 reads it). One collection failing never stops the others: its error goes into the report.
 """
@@ -31,6 +40,23 @@ from .collections import Collections
 from .plan import PLAN_MAX, plan
 
 BULK = 16  # more changed paths than this in one collection: one sync of the whole collection
+# A search embeds at most this long before it answers (the note just edited gets its vectors,
+# a backlog does not hold the answer): half a second is ~6 chunks on two cores.
+CATCH_UP_SECONDS = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Vectors:
+    """How much of the vector stage a pass does: `budget` seconds in all (None: no bound);
+    `wait` for an index whose lease another process holds (else that one is left to it)."""
+
+    budget: float | None
+    wait: bool = False
+
+
+ALL = Vectors(None, wait=True)  # memo index: every vector made when it returns
+BACKGROUND = Vectors(None)  # the watcher: every vector nobody else is making
+CATCH_UP = Vectors(CATCH_UP_SECONDS)  # a search: what fits in its budget
 
 Parts = list[tuple[Collection, str]]  # (collection, sub-path inside it; '' = all of it)
 
@@ -84,8 +110,10 @@ def sync_parts(
     full: bool = False,
     thorough: bool = False,
     progress: SyncProgress | None = None,
+    vectors: Vectors = ALL,
 ) -> dict[str, SyncReport | MemoError]:
-    """Sync each (collection, sub-path); returns the outcome per collection folder (rel).
+    """Sync each (collection, sub-path): the text of all of them, then their vectors as far as
+    `vectors` says, in the order of `parts`. Returns the outcome per collection folder (rel).
 
     Reports and errors also go into `report`; a stop request ends the pass (SyncStopped is
     recorded, not raised). The router hears about every collection whose index changed.
@@ -97,6 +125,7 @@ def sync_parts(
         progress.collections(len(parts))
         if progress.wants_plan and len(parts) <= PLAN_MAX:
             progress.plan(plan(parts, full))
+    synced: list[tuple[Collection, SyncReport]] = []
     for coll, prefix in parts:
         try:
             rep = coll.sync(prefix, full=full, progress=progress, thorough=thorough)
@@ -104,17 +133,67 @@ def sync_parts(
             report.stopped = True
             break
         except MemoError as e:  # one collection failing never stops the others
-            hint = f" — {e.hint}" if e.hint else ""
-            report.failures.append(f"{coll.rel}: {e}{hint}")
-            outcome[coll.rel] = e
+            _failed(report, outcome, coll, e)
             continue
         report.reports.append(rep)
         outcome[coll.rel] = rep
+        synced.append((coll, rep))
         if rep.did_work:
             changed.append(coll.folder)
     colls.update_summaries(changed)
+    if not report.stopped:
+        embedded = _embed(synced, report, outcome, progress, vectors)
+        colls.update_summaries([c.folder for c in embedded])
     report.seconds += time.perf_counter() - t0
     return outcome
+
+
+def _embed(
+    synced: list[tuple[Collection, SyncReport]],
+    report: IndexReport,
+    outcome: dict[str, SyncReport | MemoError],
+    progress: SyncProgress | None,
+    vectors: Vectors,
+) -> list[Collection]:
+    """The vector stage of a pass: each collection in turn, within the pass's budget; with
+    `wait`, the collections another process was embedding are visited again, waiting for it.
+    Returns the collections that got vectors."""
+    t0 = time.perf_counter()
+    done: list[Collection] = []
+    later: list[tuple[Collection, SyncReport]] = []
+    for attempt in ("now", "after waiting"):
+        for coll, rep in synced if attempt == "now" else later:
+            left = None if vectors.budget is None else vectors.budget - (time.perf_counter() - t0)
+            if left is not None and left <= 0:
+                return done
+            if not rep.chunks_pending and attempt == "now":
+                continue
+            before = rep.chunks_embedded
+            try:
+                coll.embed(rep, progress, budget=left, wait=attempt != "now")
+            except SyncStopped:
+                report.stopped = True
+                return done
+            except MemoError as e:
+                _failed(report, outcome, coll, e)
+                continue
+            if rep.chunks_embedded > before:
+                done.append(coll)
+            if rep.embedding_by is not None and attempt == "now":
+                later.append((coll, rep))
+        if not vectors.wait or not later:
+            break
+        for _, rep in later:
+            rep.embedding_by = None
+    return done
+
+
+def _failed(
+    report: IndexReport, outcome: dict[str, SyncReport | MemoError], coll: Collection, e: MemoError
+) -> None:
+    hint = f" — {e.hint}" if e.hint else ""
+    report.failures.append(f"{coll.rel}: {e}{hint}")
+    outcome[coll.rel] = e
 
 
 def note_broken(colls: Collections, folder: Path | None, report: IndexReport) -> None:
@@ -190,3 +269,39 @@ def _meta_path(rel: str) -> str:
 
 def _rel(path: Path, folder: Path) -> str:
     return os.path.relpath(path, folder).replace(os.sep, "/")
+
+
+# When nobody's rate is known: what fp32 e5-small embeds on two busy cores (docs/embedders.md)
+DEFAULT_RATE = 12.0
+
+
+def pending_warning(reports: list[SyncReport], has_model: bool, target: str) -> str | None:
+    """What a reader of results over these collections must know about vectors still to come:
+    how many, whether a process is computing them (and about how long it will take), or how
+    to have them computed. None when every chunk has its vector (or there is no model)."""
+    pending = sum(r.chunks_pending for r in reports)
+    if not pending or not has_model:
+        return None
+    total = sum(r.chunks for r in reports)
+    busy = [r for r in reports if r.chunks_pending and r.embedding_by is not None]
+    rates = [r.rate for r in busy if r.rate]
+    head = f"vectors for {pending:,} of {total:,} chunks"
+    if busy:
+        left = pending / (rates[0] if rates else DEFAULT_RATE)
+        return (
+            f"{head} are still being computed (about {_duration(left)}, by memo pid "
+            f"{busy[0].embedding_by}): semantic matches may be missing"
+        )
+    where = "" if target == "." else f" {target}"
+    return (
+        f"{head} are not computed yet: semantic matches may be missing; "
+        f"run `memo index{where}` to compute them"
+    )
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"

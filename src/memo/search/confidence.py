@@ -15,7 +15,9 @@ for every way of asking; docs/benchmarks.md has the tables):
 
 The rule: `high` when the legs agree and the first hit holds most of the question
 (HIGH_SHARE); `none` when the first hit holds little of it (NONE_SHARE) and the vector
-evidence is weak too; `low` in between. A lexical-only search is never `high`.
+evidence is weak too; `low` in between. A lexical-only search is never `high`. `none` says
+the answer is probably not in the notes, which nobody can say of chunks the vector leg has
+not seen: while UNSEEN_SHARE or more of the scope waits for its vectors, `none` is `low`.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ HIGH_SHARE = 0.44  # the first hit holds at least this share of the question (ID
 NONE_SHARE = 0.44  # below this the first hit does not hold the question
 NONE_STRENGTH = 0.88  # same language: vector evidence below this is weak
 NONE_STRENGTH_ACROSS = 0.79  # question and hit in different languages
+UNSEEN_SHARE = 0.1  # of the scope without vectors yet: too much unseen to answer `none`
 LIFT_FROM = 10  # the lift is measured against the candidates from this rank on
 AGREE_TOP = 5
 
@@ -49,6 +52,7 @@ def signals(legs: Legs, top_text: str = "") -> dict[str, Any]:
         ),
         "languages_differ": _languages_differ(legs, top_text),
         "coverage": legs.coverage,
+        "unseen": legs.unseen,
     }
 
 
@@ -91,9 +95,10 @@ def confidence(
 ) -> str:
     """high / low / none for a search's signals (see the module docstring)."""
     share, strength = s["top_share"], s["vec_strength"]
+    unsure = "low" if s.get("unseen", 0.0) >= UNSEEN_SHARE else "none"
     if strength is None:  # lexical only: no second opinion, so never "high"
-        return "none" if share < none_share else "low"
+        return unsure if share < none_share else "low"
     if s["agree"] and share >= high_share:
         return "high"
     floor = none_strength_across if s["languages_differ"] else none_strength
-    return "none" if share < none_share and strength < floor else "low"
+    return unsure if share < none_share and strength < floor else "low"

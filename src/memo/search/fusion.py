@@ -16,6 +16,14 @@ Russian text lure it). The rule here was chosen on xquad-dev and xquad-dev-distr
   name): then the lexical leg knows.
 - ties break by file mtime, newer first.
 
+A chunk whose vector is still being computed (two-stage indexing: collection/sync.py) is a
+candidate of the lexical leg only. It is not punished for what the vector leg has not seen: its
+lexical rank stands in for the vector rank it lacks, weighted by what the lexical leg knows of
+the question (coverage², and the cross-lingual factor), so a pending chunk that holds the
+question's words ranks as if the legs agreed, and one matched across languages by a name gets
+little. Its score depends on its own evidence only, never on how many other chunks have
+vectors; with no chunk pending the rule is the plain one above.
+
 Every rule in a neighbourhood of these values (k 8-12, weight 0.8-1.0, cross-lingual 0.2-0.3,
 margin 4-6) meets the bar on all eight dev tasks; the values sit in its middle, not on an edge.
 """
@@ -66,6 +74,8 @@ class Legs:
     idf: list[float] = field(default_factory=list)  # their IDF under the scope's statistics
     query_script: str | None = None  # alphabet the query is written in
     answer_script: str | None = None  # alphabet of the vector leg's best chunk
+    pending: set[tuple[int, int]] = field(default_factory=set)  # lexical candidates, no vector yet
+    unseen: float = 0.0  # share of the scope's chunks the vector leg could not see (no vector)
 
     @property
     def cross_lingual(self) -> bool:
@@ -93,13 +103,25 @@ def lex_weight(legs: Legs) -> float:
     return w
 
 
+def stand_in_weight(legs: Legs) -> float:
+    """How much a pending chunk's lexical rank counts in place of its missing vector rank:
+    the vector leg's weight, as far as the lexical leg knows the question (module docstring)."""
+    w = VEC_WEIGHT * legs.coverage**COVERAGE_POWER
+    return w * CROSS_LINGUAL_FACTOR if legs.cross_lingual else w
+
+
 def fuse(legs: Legs, mode: str) -> dict[Hashable, float]:
     """One score per candidate chunk for the given mode."""
     if mode == "lex" or (mode == "hybrid" and not legs.vec):
         return rrf([(legs.lex, 1.0)])
     if mode == "vec":
         return rrf([(legs.vec, 1.0)])
-    return rrf([(legs.vec, VEC_WEIGHT), (legs.lex, lex_weight(legs))])
+    scores = rrf([(legs.vec, VEC_WEIGHT), (legs.lex, lex_weight(legs))])
+    if legs.pending:
+        for key, s in rrf([(legs.lex, stand_in_weight(legs))]).items():
+            if key in legs.pending:
+                scores[key] += s
+    return scores
 
 
 PHRASINGS_VERSION = "max-of-fused-v1"

@@ -35,6 +35,9 @@ class Freshness:
     current: bool  # True when the index matched the notes before this call
     last_write: float | None  # unix time of the last index write
     rebuilt: str = ""
+    chunks: int = 0  # chunks the index holds
+    pending: int = 0  # of them, still without a vector: found by the lexical leg only
+    embedding_by: int | None = None  # pid of the process computing those vectors, if any
 
 
 @dataclass(frozen=True, slots=True)
