@@ -137,10 +137,60 @@ class Rules:
 
 
 def for_collection(folder: Path, root: Path) -> Rules:
-    """The rules the collection at `folder` (inside the library at `root`) is listed by."""
+    """The rules the collection at `folder` (inside the library at `root`) is listed by.
+
+    Built once per collection and again only when a file they could come from appears,
+    changes or goes: a no-op sync pays a few stats for them (docs/design.md)."""
+    f, r = os.fspath(folder), os.fspath(root)
+    sig, vault = _signature(f, r)
+    hit = _built.get((f, r))
+    if hit is not None and hit[0] == sig:
+        return hit[1]
+    rules = _build(Path(f), Path(r), None if vault is None else Path(vault))
+    if len(_built) >= _BUILT_MAX:
+        _built.clear()
+    _built[(f, r)] = (sig, rules)
+    return rules
+
+
+_built: dict[tuple[str, str], tuple[tuple[Any, ...], Rules]] = {}
+_BUILT_MAX = 4096
+
+
+def _ident(path: str) -> tuple[int, int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+def _signature(folder: str, root: str) -> tuple[tuple[Any, ...], str | None]:
+    """What the rules of a collection depend on (each source's identity), and its vault: the
+    nearest folder at or above `folder`, up to `root` (never above it), holding `.obsidian/`."""
+    inside = folder == root or folder.startswith(root.rstrip(os.sep) + os.sep)
+    sig: list[Any] = [_ident(os.path.join(folder, IGNORE_FILE))]
+    if folder != root and inside:
+        sig.append(_ident(os.path.join(root, IGNORE_FILE)))
+    vault, probe = None, folder
+    while inside:
+        if os.path.isdir(os.path.join(probe, OBSIDIAN)):
+            vault = probe
+            break
+        if probe == root:
+            break
+        probe = os.path.dirname(probe)
+    sig.append(vault)
+    if vault is not None:
+        conf = os.path.join(vault, OBSIDIAN)
+        sig += [_ident(os.path.join(conf, n)) for n in (APP_JSON, TEMPLATES_JSON, TEMPLATER_JSON)]
+    return tuple(sig), vault
+
+
+def _build(folder: Path, root: Path, vault: Path | None) -> Rules:
     out = Rules()
     try:
-        lead_root = folder.relative_to(root).as_posix()
+        lead_root: str | None = folder.relative_to(root).as_posix()
     except ValueError:  # not inside the root: only its own ignore file
         lead_root = None
     lead_root = "" if lead_root == "." else lead_root
@@ -154,7 +204,6 @@ def for_collection(folder: Path, root: Path) -> Rules:
         _ignore_file(base, root, group, out)
         if group.notes:
             out.groups.append(group)
-    vault = _vault(folder, root) if lead_root is not None else None
     if vault is not None:
         lead = folder.relative_to(vault).as_posix()
         group = _Group("" if lead == "." else lead)
@@ -184,17 +233,6 @@ def is_rule_file(rel_parts: list[str]) -> bool:
 
 
 # ---------------------------------------------------------------------- sources
-def _vault(folder: Path, root: Path) -> Path | None:
-    """The nearest folder at or above `folder`, up to `root`, holding `.obsidian/`."""
-    probe = folder
-    while True:
-        if os.path.isdir(probe / OBSIDIAN):
-            return probe
-        if probe == root or root not in probe.parents:
-            return None
-        probe = probe.parent
-
-
 _parsed: dict[str, tuple[tuple[int, int], Any]] = {}  # source path -> ((mtime, size), value)
 _PARSED_MAX = 4096
 
