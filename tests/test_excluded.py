@@ -259,3 +259,23 @@ def test_the_watcher_follows_the_rules_and_their_changes(vault):
         assert {"Archive/Old.md", "Sketch.excalidraw.md"} <= set(index_rows(vault / "Notes"))
     finally:
         assert w.stop(timeout=5.0)
+
+
+def test_the_servers_say_what_is_left_out(vault, tmp_path):
+    from fastapi.testclient import TestClient
+
+    from memo.server.api import build_app
+    from memo.server.render import status_text
+    from memo.server.service import Service
+
+    plan(vault, Settings()).write(Settings())
+    with Library(vault, None, Settings()) as lib:
+        lib.index()
+        text = status_text(lib.status().to_dict())  # what memo_status hands an agent
+    assert "left out on purpose: 1 note, ignore file `secret/` (Journal/.memoignore)" in text
+    service = Service(vault, Settings(embedder="none"), embedder=None)
+    with TestClient(build_app(service), base_url="http://127.0.0.1:8765") as http:
+        page = http.get("/library")
+    assert page.status_code == 200
+    assert "6 left out on purpose" in page.text  # Notes: drafts 2, private, archive 2, sketch
+    assert "templates folder" not in page.text  # Templates/ is no collection's folder
