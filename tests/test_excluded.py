@@ -279,3 +279,16 @@ def test_the_servers_say_what_is_left_out(vault, tmp_path):
     assert page.status_code == 200
     assert "6 left out on purpose" in page.text  # Notes: drafts 2, private, archive 2, sketch
     assert "templates folder" not in page.text  # Templates/ is no collection's folder
+
+
+def test_a_vault_above_the_library_is_not_read_and_a_collection_may_be_a_vault(tmp_path):
+    outer = tmp_path / "vault"
+    (outer / ".obsidian").mkdir(parents=True)
+    (outer / ".obsidian" / "app.json").write_text('{"userIgnoreFilters": ["lib/c/"]}')
+    root = outer / "lib"
+    (root / "c" / ".obsidian").mkdir(parents=True)
+    (root / "c" / ".obsidian" / "templates.json").write_text('{"folder": "/tpl/"}')
+    rules = excluded.for_collection(root / "c", root)  # the library is lib/, not vault/
+    assert [r.pattern for r in rules.rules] == ["/tpl/"]
+    assert rules.note("tpl/Meeting.md").source == "c/.obsidian/templates.json"
+    assert rules.note("Meeting.md") is None and rules.whole is None
