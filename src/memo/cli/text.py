@@ -97,6 +97,9 @@ def status(r: dict[str, Any]) -> None:
         click.echo(f"{quoted(c['path'])}  [{shown(c['collection'])}]  {state}")
         for s in c.get("skipped", []):
             click.echo(f"    skipped {s['path']}: {s['why']}")
+        for x in c.get("excluded", []):
+            n, why = x["notes"], shown(x["why"])
+            click.echo(f"    left out on purpose: {n} note{'s' if n != 1 else ''}, {why}")
         for f in c.get("failed", []):
             click.echo(f"    failed {f['path']}: {f['error']}")
     for b in r.get("broken", []):
@@ -168,6 +171,15 @@ def init_plan(p: dict[str, Any]) -> None:
         own = " (its own notes)" if c["loose"] else ""
         desc = "a collection already" if c["kept"] else c["description"]
         click.echo(f"  {what} {quoted(c['path']):<{width}} {notes}{own}  {shown(desc)}")
+    left = p.get("left_out") or []
+    if left:
+        n = sum(x["notes"] for x in left)
+        click.echo(f"left out on purpose: {n} note{'s' if n != 1 else ''}, by {len(left)} rules")
+    for x in left:
+        notes = f"{x['notes']:>4} note{'s' if x['notes'] != 1 else ' '}"
+        click.echo(f"  skip {notes}  {shown(x['why'])}")
+    for problem in p.get("problems") or []:
+        click.echo(f"warning: {shown(problem)}", err=True)
 
 
 def init_done(p: dict[str, Any], wrote: bool, asked: bool) -> None:

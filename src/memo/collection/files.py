@@ -2,8 +2,10 @@
 
 A collection is a folder holding `_meta.yaml`. Its notes are the `.md` files below it, except:
 hidden files and folders (`.memo/`, `.git/`, `.obsidian/`…), `inbox.md` (drafts), anything inside
-a nested collection (that one owns its files), and symlinks that lead out of the library root or
-to folders (loops).
+a nested collection (that one owns its files), symlinks that lead out of the library root or
+to folders (loops), and what the library or its vault leaves out on purpose (`excluded.py`:
+`.memoignore`, Obsidian's excluded files, templates and attachments folders): `note_files` is
+the one place every sync, catch-up and the watcher ask.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..printable import shown
+from . import excluded as rules_of
 from . import skips
+from .excluded import Rule
 from .meta import META_FILE
 from .skips import Skip
 
@@ -79,6 +83,7 @@ def is_note_name(name: str) -> bool:
 
 
 Rejected = list[tuple[str, Skip]]  # (path shown on one line, why) of notes memo cannot index
+Excluded = list[tuple[str, Rule]]  # (path, the rule) of notes left out on purpose
 
 
 def _valid_name(relpath: str) -> bool:
@@ -100,7 +105,11 @@ def _in_nested_collection(folder: Path, start: Path) -> bool:
 
 
 def note_files(
-    folder: Path, root: Path, prefix: str = "", rejected: Rejected | None = None
+    folder: Path,
+    root: Path,
+    prefix: str = "",
+    rejected: Rejected | None = None,
+    excluded: Excluded | None = None,
 ) -> dict[str, FileStat]:
     """Notes owned by the collection at `folder`: path relative to it (posix) -> stat.
 
@@ -108,6 +117,9 @@ def note_files(
     files are notes: a FIFO named `x.md` would block a reader forever, a device never ends.
     Notes that look like notes but cannot be indexed (a symlink loop or one leading out of the
     root, a FIFO, a name that is not UTF-8, an unreadable folder) are appended to `rejected`.
+    Notes a rule leaves out (`excluded.py`) are never stat'ed nor read; with `excluded` given
+    they are appended to it (the walk then lists excluded folders' names to count them),
+    without it an excluded folder is not entered at all.
     """
     out: dict[str, FileStat] = {}
     root_real = ""  # resolved at the first symlink: most trees have none
@@ -115,7 +127,18 @@ def note_files(
     start = folder / prefix if prefix else folder
     if prefix and _in_nested_collection(folder, start):
         return out  # that collection owns these notes, not this one
-    if prefix and not start.is_dir():  # one note
+    rules = rules_of.for_collection(folder, root)
+    one_note = bool(prefix) and not start.is_dir()
+    if rules:
+        rel = prefix.strip("/")
+        rule = rules.note(rel) if one_note else rules.within(rel)
+        if rule is not None:
+            if excluded is not None and not one_note:
+                excluded += [(p, rule) for p in names_below(start, rel)]
+            elif excluded is not None and is_note_name(start.name):
+                excluded.append((rel, rule))
+            return out
+    if one_note:
         rel = prefix.strip("/")
         try:
             st = start.stat()
@@ -144,9 +167,17 @@ def note_files(
                     if skip_folder(str(d), e.name):
                         continue
                     if not os.path.exists(os.path.join(e.path, META_FILE)):
-                        stack.append((Path(e.path), relpath))
+                        if rules and (rule := rules.folder(relpath)) is not None:
+                            if excluded is not None:
+                                excluded += [(p, rule) for p in names_below(e.path, relpath)]
+                        else:
+                            stack.append((Path(e.path), relpath))
                     continue
                 if not is_note_name(e.name):
+                    continue
+                if rules and (rule := rules.note_here(relpath)) is not None:
+                    if excluded is not None:
+                        excluded.append((relpath, rule))
                     continue
                 if not _valid_name(relpath):
                     reject((shown(relpath), Skip.of(skips.BAD_NAME)))
@@ -170,3 +201,25 @@ def note_files(
                 continue
             out[relpath] = FileStat(st.st_mtime_ns, st.st_size)
     return out
+
+
+def names_below(top: Path | str, rel: str) -> list[str]:
+    """The note names below a folder a rule excludes, read as names only (never opened nor
+    stat'ed): what `memo status` counts as left out. Nested collections own their notes."""
+    found: list[str] = []
+    stack = [(str(top), rel)]
+    while stack:
+        d, r = stack.pop()
+        for e in _entries(d):
+            path = f"{r}/{e.name}" if r else e.name
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    if not skip_folder(d, e.name) and not os.path.exists(
+                        os.path.join(e.path, META_FILE)
+                    ):
+                        stack.append((e.path, path))
+                elif is_note_name(e.name) and _valid_name(path):
+                    found.append(path)
+            except OSError:
+                continue
+    return sorted(found)

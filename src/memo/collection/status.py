@@ -14,7 +14,8 @@ import apsw
 from .. import sqlite
 from ..errors import IndexError_, MemoError
 from ..printable import shown
-from .files import FileStat, Rejected, note_files
+from .excluded import counted
+from .files import Excluded, FileStat, Rejected, note_files
 from .meta import load_meta
 from .site import Site
 from .skips import UNKNOWN, Skip
@@ -39,6 +40,8 @@ class CollectionStatus:
     stale: int = 0  # notes changed since indexing (added, edited, removed)
     indexed_files: list[dict[str, Any]] = field(default_factory=list)  # path, chunks, note
     skipped: list[dict[str, str]] = field(default_factory=list)  # path, why
+    # notes left out on purpose (excluded.py), per rule: kind, source, pattern, why, notes
+    excluded: list[dict[str, Any]] = field(default_factory=list)
     failed: list[dict[str, str]] = field(default_factory=list)  # path, error
     last_indexed: float | None = None
     embedder: str | None = None
@@ -57,7 +60,8 @@ class CollectionStatus:
 
 def collection_status(site: Site) -> CollectionStatus:
     rejected: Rejected = []
-    on_disk = note_files(site.folder, site.root, rejected=rejected)
+    left_out: Excluded = []
+    on_disk = note_files(site.folder, site.root, rejected=rejected, excluded=left_out)
     not_notes = [(shown(site.root_path(p)), skip) for p, skip in rejected]
     st = CollectionStatus(
         collection=site.name,
@@ -68,6 +72,7 @@ def collection_status(site: Site) -> CollectionStatus:
         files_on_disk=len(on_disk),
         stale=len(on_disk),
         drafted=_drafted(site),
+        excluded=counted(left_out),
     )
     stored: list[tuple[str, Skip]] = []
     if st.indexed:

@@ -17,6 +17,10 @@ the words that set it apart from the other folders (BM25-like weight: frequent h
 elsewhere). It is marked `drafted: true`, which `memo status` and the library page show as
 "drafted by memo: review it" until the line is deleted.
 
+What the library or its vault leaves out (`collection/excluded.py`: `.memoignore`, Obsidian's
+excluded files, its templates and attachments folders) is left out of the plan too, and the
+plan lists each rule it read with the notes it leaves out (`left_out`).
+
 A plan writes only `_meta.yaml` files (never over an existing one) and the root's marker;
 never a note.
 """
@@ -35,8 +39,9 @@ from typing import Any
 import yaml
 
 from .. import roots
+from ..collection import excluded
 from ..collection.chunker import chunk_note, decode
-from ..collection.files import NOT_INDEXED, is_note_name, skip_folder
+from ..collection.files import NOT_INDEXED, is_note_name, names_below, skip_folder
 from ..collection.lexical import stem
 from ..collection.meta import META_FILE
 from ..collection.stopwords import ALL as STOPWORDS
@@ -85,6 +90,9 @@ class Plan:
     declare: bool  # the root is not a library yet: its marker will be written
     seconds: float = 0.0
     written: list[str] = field(default_factory=list)  # files written by `write`
+    # every rule read (excluded.py), with the notes it leaves out: kind, source, pattern, notes
+    left_out: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # rule files or entries memo cannot use
 
     @property
     def new(self) -> list[Proposal]:
@@ -102,6 +110,8 @@ class Plan:
             "collections": [p.to_dict() for p in self.proposals],
             "nothing_to_do": self.nothing_to_do,
             "written": self.written,
+            "left_out": self.left_out,
+            "problems": self.problems,
             "seconds": round(self.seconds, 3),
         }
 
@@ -137,7 +147,8 @@ class _Folder:
 def plan(root: Path, settings: Settings) -> Plan:
     """The collections `memo init` proposes for the tree at `root` (nothing is written)."""
     t0 = time.perf_counter()
-    tree = _walk(root)
+    left = _LeftOut(root)
+    tree = _walk(root, left)
     proposals: list[Proposal] = []
     for rel in _top(tree):
         proposals += _propose(tree, rel)
@@ -149,11 +160,61 @@ def plan(root: Path, settings: Settings) -> Plan:
     _describe(root, tree, proposals)
     total = sum(len(f.notes) for f in tree.values())
     declared = roots.is_declared(root, settings)
-    return Plan(root, proposals, total, not declared, time.perf_counter() - t0)
+    out = Plan(root, proposals, total, not declared, time.perf_counter() - t0)
+    out.left_out, out.problems = left.listed()
+    return out
 
 
-def _walk(root: Path) -> dict[str, _Folder]:
-    """Every folder memo would read (hidden and tooling folders skipped), by relative path."""
+@dataclass(slots=True)
+class _LeftOut:
+    """The rules the plan's walk follows: those of the collection each top-level folder (or
+    the root, for its loose notes) would be, and the notes each rule left out."""
+
+    root: Path
+    rules: dict[str, excluded.Rules] = field(default_factory=dict)  # by top-level folder
+    notes: Counter[excluded.Rule] = field(default_factory=Counter)
+
+    def _of(self, rel: str) -> tuple[excluded.Rules, str]:
+        """The rules a path (relative to the root) is judged by, and the path they read."""
+        top, sep, below = rel.partition("/")
+        if not sep:  # a loose note at the root
+            return self.rules[""], rel
+        if top not in self.rules:
+            self.rules[top] = excluded.for_collection(self.root / top, self.root)
+        return self.rules[top], below
+
+    def folder(self, rel: str) -> bool:
+        """Whether the folder at `rel` is left out (its notes counted, not walked)."""
+        if "/" not in rel:  # a top-level folder: the collection it would be
+            self.rules[rel] = excluded.for_collection(self.root / rel, self.root)
+            rules, rule = self.rules[rel], self.rules[rel].whole
+        else:
+            rules, below = self._of(rel)
+            rule = rules.folder(below) if rules else None
+        if rule is not None:
+            self.notes[rule] += len(names_below(self.root / rel, rel))
+        return rule is not None
+
+    def note(self, rel: str) -> bool:
+        rules, below = self._of(rel)
+        rule = rules.note_here(below) if rules else None
+        if rule is not None:
+            self.notes[rule] += 1
+        return rule is not None
+
+    def listed(self) -> tuple[list[dict[str, Any]], list[str]]:
+        seen: dict[excluded.Rule, None] = {}
+        problems: dict[str, None] = {}
+        for rules in self.rules.values():
+            seen.update(dict.fromkeys(rules.rules))
+            problems.update(dict.fromkeys(rules.problems))
+        return [{**r.to_dict(), "why": r.why, "notes": self.notes[r]} for r in seen], list(problems)
+
+
+def _walk(root: Path, left: _LeftOut) -> dict[str, _Folder]:
+    """Every folder memo would read (hidden and tooling folders skipped, and what a rule
+    leaves out: counted in `left`), by relative path."""
+    left.rules[""] = excluded.for_collection(root, root)
     tree: dict[str, _Folder] = {}
     stack = [""]
     while stack:
@@ -169,13 +230,14 @@ def _walk(root: Path) -> dict[str, _Folder]:
             if e.name.startswith((".", "~")):
                 continue
             try:
+                path = f"{rel}/{e.name}" if rel else e.name
                 if e.is_dir(follow_symlinks=False):
-                    if not skip_folder(rel or str(root), e.name):
+                    if not skip_folder(rel or str(root), e.name) and not left.folder(path):
                         here.subs.append(e.name)
-                        stack.append(f"{rel}/{e.name}" if rel else e.name)
+                        stack.append(path)
                 elif e.name == META_FILE:
                     here.meta = True
-                elif is_note_name(e.name) and e.is_file():
+                elif is_note_name(e.name) and e.is_file() and not left.note(path):
                     here.notes.append(e.name)
             except OSError:
                 continue

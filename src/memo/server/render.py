@@ -169,6 +169,9 @@ def status_text(r: dict[str, Any], limit: int | None = None) -> str:
         )
         for s in c.get("skipped", []):
             lines.append(f"    skipped {s['path']}: {s['why']}")
+        for x in c.get("excluded", []):
+            n = x["notes"]
+            lines.append(f"    left out on purpose: {n} note{'s' if n != 1 else ''}, {x['why']}")
         for f in c.get("failed", []):
             lines.append(f"    failed {f['path']}: {f['error']}")
     for e in r.get("errors") or []:

@@ -6,7 +6,9 @@ A key names what to look at again once its burst of events has been quiet:
 - ("dir", path): a folder created, deleted or moved (its subtree, and collections in it);
 - ("meta", folder): a `_meta.yaml` created, edited or deleted (a collection appears,
   changes or disappears);
-- ("reconcile",): a full (path, mtime, size) scan of the library.
+- ("reconcile",): a full (path, mtime, size) scan of the library; also when a file that rules
+  are read from changes (`.memoignore`, `.obsidian/app.json`, `templates.json`: excluded.py),
+  since a rule may leave out or bring back notes anywhere below it.
 
 Ignored: hidden paths (`.memo/` with the indexes, `.git/`, vim's `.note.md.swp`, editors' dot
 temp files), names starting with `~`, anything that is not a note (vim's `4913` probe, `note.md~`
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import os
 
+from ..collection.excluded import is_rule_file
 from ..collection.files import is_note_name
 from ..collection.meta import META_FILE
 
@@ -37,6 +40,8 @@ def classify(root: str, path: str, is_dir: bool, event_type: str) -> Key | None:
     if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
         return None  # the root itself (the supervisor watches it) or outside it
     parts = rel.split(os.sep)
+    if not is_dir and is_rule_file(parts):
+        return RECONCILE
     if any(p.startswith((".", "~")) for p in parts):
         return None
     if is_dir:
