@@ -250,7 +250,7 @@ def test_status_of_a_never_indexed_collection_splits_failed_from_skipped(
     from memo.collection import status as cm
     from memo.collection.skips import Skip
 
-    def walk(folder, root, prefix="", rejected=None):
+    def walk(folder, root, prefix="", rejected=None, excluded=None):
         rejected.extend(
             [
                 ("sub", Skip.of(skips.FOLDER_UNREADABLE, error="Permission denied")),

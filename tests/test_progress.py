@@ -17,27 +17,45 @@ from memo.cli.progress import IndexProgress
 from .conftest import EXAMPLES
 
 
+class Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 class Terminal(io.StringIO):
     def isatty(self) -> bool:
         return True
 
 
-def test_a_pipe_gets_plain_lines_with_collections_notes_rate_and_time_left():
-    out = io.StringIO()
-    p = IndexProgress(out, every=0)
+def test_a_pipe_gets_plain_lines_with_both_stages_rate_and_time_left():
+    out, clock = io.StringIO(), Clock()
+    p = IndexProgress(out, every=0, clock=clock)
     p.collections(2)
     p.begin("work/jira", 3)
     p.files_done(3)
-    p.chunks_done(7)
     p.begin("home/cooking", 2)
-    p.files_done(1)
+    p.files_done(2)
+    p.pending(40)  # every note read: the vector stage starts
+    p.vectors("work/jira", 30)
+    clock.now = 1.0
+    p.chunks_done(4)  # the first slice: the pace is measured from here
+    clock.now = 3.0
+    p.chunks_done(10)  # 10 chunks in 2 s
     p.close()
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("indexing collection 1/2, 0/3+ notes, 0 chunks embedded")
+    assert (
+        lines[0].startswith("indexing collection 1/2, read 0/3+ notes")
+        and "vectors" not in lines[0]
+    )
     assert lines[0].endswith("work/jira")
-    assert "3/3+ notes" in lines[1] and "left" not in lines[1]  # not every collection counted
-    assert lines[-1].startswith("indexing collection 2/2, 4/5 notes, 7 chunks embedded (")
-    assert "chunks/s, " in lines[-1] and " left)" in lines[-1]
+    assert "read 5/5 notes, vectors 0/40 chunks (starting)" in lines[5]
+    assert lines[-1] == (
+        "indexing collection 2/2, read 5/5 notes, vectors 14/40 chunks "
+        "(5.0 chunks/s, 5 s left) work/jira"
+    )
     assert "\r" not in out.getvalue()
 
 
@@ -50,7 +68,7 @@ def test_a_terminal_gets_one_line_redrawn_and_cleared_at_the_end():
     p.close()
     text = out.getvalue()
     assert "\n" not in text and text.count("\r\x1b[2K") == 3 and text.endswith("\r\x1b[2K")
-    assert "indexing 1/2 notes" in text  # one collection: no collection count
+    assert "indexing read 1/2 notes" in text  # one collection: no collection count
 
 
 def test_lines_are_spaced_in_time_off_a_terminal():
@@ -61,6 +79,17 @@ def test_lines_are_spaced_in_time_off_a_terminal():
     for _ in range(1000):
         p.files_done(1)
     assert len(out.getvalue().splitlines()) == 1  # the first line says work began
+
+
+def test_another_process_computing_the_vectors_is_named_while_waiting():
+    out = io.StringIO()
+    p = IndexProgress(out, every=1000)
+    p.collections(1)
+    p.begin("notes", 1)
+    p.waiting("notes", 4242)
+    assert "notes: its vectors are being computed by memo pid 4242: waiting for it" in (
+        out.getvalue().splitlines()
+    )
 
 
 @pytest.mark.slow
@@ -79,57 +108,38 @@ def test_memo_index_in_a_pipe_says_it_began_unless_quiet(tmp_path: Path, quiet: 
     assert began == [] if quiet else len(began) == 1
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def _part(label: str, files: list[tuple[str, int]]):
     from memo.library.plan import PlannedPart
 
     return PlannedPart(label, files)
 
 
-def test_with_the_work_counted_first_the_time_left_shows_within_seconds():
-    """Issue 24, item 4: an estimate from the first seconds, not after the last collection."""
+def test_with_the_work_counted_first_the_notes_and_their_size_show_at_once():
+    """Issue 24, item 4: the plan counts the notes before the first is read."""
     out, clock = io.StringIO(), Clock()
     p = IndexProgress(out, every=0, clock=clock)
     p.collections(2)
     p.plan([_part("a", [("x.md", 50_000)] * 4), _part("b", [("y.md", 50_000)] * 4)])
     p.begin("a", 4)
-    assert "0/8 notes (0.4 MB)" in out.getvalue()  # counted: no "8+"
-    clock.now = 1.0
-    p.chunks_done(2)  # the first slice: the pace is measured from here
-    assert "left" not in out.getvalue()
-    clock.now = 3.0
-    p.chunks_done(10)  # 10 more chunks of ~2,500 bytes in 2 s: 12.5 kB/s
-    last = out.getvalue().splitlines()[-1]
-    assert "indexing collection 1/2, 0/8 notes (0.4 MB), 12 chunks embedded" in last
-    assert "30 s left)" in last  # (400,000 - 30,000) bytes at 12,500 bytes/s
-    clock.now = 4.0
-    p.files_done(1)  # x.md: 50 kB in 10 chunks; the pace learns 5 kB per chunk
-    p.chunks_done(10)
-    assert " left)" in out.getvalue().splitlines()[-1]
+    assert "read 0/8 notes (0.4 MB)" in out.getvalue()  # counted: no "8+"
+    p.files_done(4)
+    p.begin("b", 4)
+    p.files_done(4)
+    assert "read 8/8 notes (0.4 MB) b" in out.getvalue().splitlines()[-1]
 
 
-def test_a_note_that_would_take_minutes_says_so_when_it_starts():
+def test_a_note_whose_vectors_take_minutes_says_so_once_read():
     out, clock = io.StringIO(), Clock()
     p = IndexProgress(out, every=1000, clock=clock)  # progress lines: only the first
     p.collections(1)
     p.plan([_part("docs", [("small.md", 5_000), ("huge.md", 20_000_000)])])
     p.begin("docs", 2)
-    clock.now = 1.0
-    p.chunks_done(2)  # small.md's 2 chunks
-    clock.now = 2.0
-    p.chunks_done(2)  # 5 kB/s, and huge.md is being embedded
+    p.files_done(2)
     said = [x for x in out.getvalue().splitlines() if not x.startswith("indexing")]
-    assert said == ["docs/huge.md: 20.0 MB, about 8,000 chunks: ~67 min at this pace"]
-    clock.now = 3.0
-    p.chunks_done(2)
-    assert len([x for x in out.getvalue().splitlines() if "huge.md" in x]) == 1  # once
+    assert said == [
+        "docs/huge.md: 20.0 MB, about 8,000 chunks: searchable by its words now, "
+        "its vectors take ~11 min"
+    ]
 
 
 def test_the_plan_counts_what_a_sync_will_reindex(library, notes):

@@ -14,6 +14,7 @@
 | MEMO_TOKEN | token | - |
 | MEMO_MCP_STRUCTURED | mcp_structured | off (MCP tools answer with text only) |
 | MEMO_EMBED_CACHE_MB | embed_cache_mb | 1024 (the embedding cache's cap in MiB; 0 turns it off) |
+| MEMO_SEARCH_EMBED_SECONDS | search_embed_seconds | 0.5 (what a search may spend embedding) |
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ class Settings:
     mcp_structured: bool = False  # MCP tools also return JSON (+ output schemas)
     # the embedding cache (embed/cache.py) in the user cache: its cap in MiB, 0 = off
     embed_cache_mb: int = 1024
+    # what a search's catch-up may spend giving chunks their vectors before it answers (the
+    # note just edited gets them; a backlog is left to `memo index` or the watcher); 0: never
+    search_embed_seconds: float = 0.5
 
     @property
     def library_root(self) -> Path:
@@ -74,6 +78,9 @@ class Settings:
             mcp_structured=env.get("MEMO_MCP_STRUCTURED", "").strip().lower()
             in ("1", "true", "yes"),
             embed_cache_mb=_cache_mb(env.get("MEMO_EMBED_CACHE_MB"), d.embed_cache_mb),
+            search_embed_seconds=_seconds(
+                env.get("MEMO_SEARCH_EMBED_SECONDS"), d.search_embed_seconds
+            ),
         )
 
 
@@ -83,6 +90,12 @@ def _cache_mb(v: str | None, default: int) -> int:
     if v in ("off", "no", "false", "none"):
         return 0
     return int(v) if v.isdigit() else default
+
+
+def _seconds(v: str | None, default: float) -> float:
+    """Seconds >= 0 (a bad value keeps the default)."""
+    got = _float(v)
+    return got if got is not None and got >= 0 else default
 
 
 def _float(v: str | None) -> float | None:

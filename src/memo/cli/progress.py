@@ -1,17 +1,17 @@
 """Progress of `memo index` on stderr, whatever stdout is.
 
 On a terminal one line is redrawn in place; anywhere else (an agent's shell, a pipe, CI) a
-plain line is printed every EVERY seconds, so a long first index never looks hung. Both say the
-collections begun, notes and chunks done, the rate and the time left.
+plain line is printed every EVERY seconds, so a long first index never looks hung. Both say
+the two stages of the pass (collection/sync.py): the notes read (the library is searchable
+once they are all read), then the chunks given their vectors, with the rate and the time left:
 
-The work is counted before it starts (`plan`: the notes each collection will reindex and their
-bytes, library/plan.py), so the time left is known from the first seconds: embedding time
-follows the text's length, so the pace is measured in bytes of notes per second, and the note
-being embedded gets credit for the chunks done so far (bytes per chunk as measured on the notes
-finished, BYTES_PER_CHUNK until then). A note that alone would take more than LONG seconds says
-so, on a line of its own, once it starts. Without a plan (a pass over more collections than
-library/plan.py counts) notes are counted per collection as it begins, and the time left is
-shown once every collection has begun.
+    indexing collection 2/17, read 173/173 notes (2.1 MB), vectors 412/1,473 chunks
+    (12.4 chunks/s, 1 min 26 s left) Bases
+
+The notes are counted before the pass starts (`plan`: the notes each collection will read and
+their bytes, library/plan.py; without a plan, a pass over more collections than it counts,
+notes are counted as each collection begins), the chunks when the vector stage starts
+(`pending`). A note whose vectors alone will take more than LONG seconds says so once read.
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from ..collection.progress import SyncProgress
 
 EVERY = 5.0  # seconds between two lines when stderr is not a terminal
 REDRAW = 0.2  # seconds between two redraws on a terminal
-LONG = 60.0  # seconds: a note that takes longer says so when it starts
-BYTES_PER_CHUNK = 2500  # before any note is done: ~400-token chunks with overlap (measured)
+LONG = 60.0  # seconds: a note whose vectors take longer says so once read
+BYTES_PER_CHUNK = 2500  # ~400-token chunks with overlap (measured)
+RATE = 12.0  # chunks/s before one is measured: fp32 e5-small on two cores (docs/embedders.md)
 WARM = 1.0  # seconds of embedding before a pace is trusted
 
 
@@ -42,7 +43,9 @@ class IndexProgress(SyncProgress):
         self.tty = stream.isatty()
         self.every = every if every is not None else (REDRAW if self.tty else EVERY)
         self.clock = clock
-        self.total = self.files = self.chunks = 0
+        self.total = self.files = 0  # notes to read, read
+        self.to_embed: int | None = None  # chunks the vector stage has to do (None: not begun)
+        self.chunks = 0  # chunks embedded
         self.colls = self.begun = 0  # collections in the pass, collections begun
         self.label = ""
         self.t0 = clock()
@@ -52,14 +55,9 @@ class IndexProgress(SyncProgress):
         # the plan: notes (path, bytes) per label in the order the pass takes them
         self.planned: dict[str, list[tuple[str, int]]] | None = None
         self.total_bytes = 0
-        self.queue: list[tuple[str, int]] = []  # the current part's notes not finished yet
-        self.done_bytes = 0  # of notes finished
-        self.chunks_at_done = 0  # chunks embedded when the last note finished
-        self.first_work: float | None = None  # when the first chunk or note was done
-        self.first_position = 0.0  # and how many bytes were done then
-        self.learned_bytes = 0  # bytes and chunks of notes finished while chunks were counted
-        self.learned_chunks = 0
-        self.announced: set[str] = set()
+        self.queue: list[tuple[str, int]] = []  # the current part's notes not read yet
+        self.first_chunk: float | None = None  # when the first chunks were embedded
+        self.chunks_then = 0
 
     # ------------------------------------------------------------------ what the sync says
     def collections(self, n: int) -> None:
@@ -85,98 +83,70 @@ class IndexProgress(SyncProgress):
     def files_done(self, n: int) -> None:
         for _ in range(n):
             if self.queue:
-                path, size = self.queue.pop(0)
-                self.done_bytes += size
-                if self.chunks > self.chunks_at_done:
-                    self.learned_bytes += size
-                    self.learned_chunks += self.chunks - self.chunks_at_done
-        self.chunks_at_done = self.chunks
+                self._announce_long(*self.queue.pop(0))
         self.files += n
-        self._work_began()
         self._maybe_show()
+
+    def pending(self, chunks: int) -> None:
+        self.to_embed = (self.to_embed or 0) + chunks
+        self._maybe_show(force=True)  # the library is searchable now: say so at once
+
+    def vectors(self, label: str, chunks: int) -> None:
+        self.label = label
+        if self.to_embed is None:  # a driver that did not announce the stage
+            self.to_embed = chunks
+        self._maybe_show()
+
+    def waiting(self, label: str, pid: int | None) -> None:
+        who = f"memo pid {pid}" if pid else "another memo"
+        self._say(f"{label}: its vectors are being computed by {who}: waiting for it")
 
     def chunks_done(self, n: int) -> None:
+        if self.first_chunk is None:
+            # the pace is measured from the first slice on (loading the model is no pace)
+            self.first_chunk, self.chunks_then = self.clock(), self.chunks + n
         self.chunks += n
-        self._work_began()
-        self._announce_long()
         self._maybe_show()
 
-    def _work_began(self) -> None:
-        """The first report of work done: the pace is measured from here (the work before it,
-        a model loading or being built, is not a pace)."""
-        if self.first_work is None:
-            self.first_work = self.clock()
-            self.first_position = self.position()
-
     # ------------------------------------------------------------------ estimates
-    def bytes_per_chunk(self) -> float:
-        if self.learned_chunks >= 8:
-            return self.learned_bytes / self.learned_chunks
-        return BYTES_PER_CHUNK
-
-    def position(self) -> float:
-        """Bytes of notes done: notes finished, plus the chunks of the ones in flight."""
-        flying = (self.chunks - self.chunks_at_done) * self.bytes_per_chunk()
-        return self.done_bytes + min(flying, sum(n for _, n in self.queue))
-
-    def pace(self) -> float | None:
-        """Bytes of notes per second since the work began (None until it has run WARM s)."""
-        if self.first_work is None:
+    def rate(self) -> float | None:
+        """Chunks per second since the first slice (None until it has run WARM s)."""
+        if self.first_chunk is None:
             return None
-        spent = self.clock() - self.first_work
-        done = self.position() - self.first_position
+        spent = self.clock() - self.first_chunk
+        done = self.chunks - self.chunks_then
         return done / spent if spent >= WARM and done > 0 else None
 
     def seconds_left(self) -> float | None:
-        if self.planned is None:
-            spent = max(self.clock() - self.t0, 1e-9)
-            rate = self.files / spent
-            counted = self.begun >= self.colls
-            if rate > 0 and self.files and counted:
-                return (self.total - self.files) / rate
+        rate = self.rate()
+        if rate is None or self.to_embed is None:
             return None
-        pace = self.pace()
-        return None if pace is None else max(0.0, self.total_bytes - self.position()) / pace
+        return max(0, self.to_embed - self.chunks) / rate
 
-    def _current(self) -> tuple[str, int] | None:
-        """The note being embedded: where the position falls in the current part's queue."""
-        flying = (self.chunks - self.chunks_at_done) * self.bytes_per_chunk()
-        for path, size in self.queue:
-            if flying < size:
-                return path, size
-            flying -= size
-        return None
-
-    def _announce_long(self) -> None:
-        note = self._current() if self.planned is not None else None
-        pace = self.pace()
-        if note is None or pace is None or note[0] in self.announced:
-            return
-        path, size = note
-        self.announced.add(path)
-        seconds = size / pace
+    def _announce_long(self, path: str, size: int) -> None:
+        chunks = size / BYTES_PER_CHUNK
+        seconds = chunks / (self.rate() or RATE)
         if seconds < LONG:
             return
-        chunks = size / self.bytes_per_chunk()
         where = f"{self.label}/{path}" if self.label not in ("", ".") else path
         self._say(
-            f"{where}: {size / 1e6:.1f} MB, about {chunks:,.0f} chunks: "
-            f"~{_duration(seconds)} at this pace"
+            f"{where}: {size / 1e6:.1f} MB, about {chunks:,.0f} chunks: searchable by its "
+            f"words now, its vectors take ~{_duration(seconds)}"
         )
 
     # ------------------------------------------------------------------ output
     def line(self) -> str:
-        spent = max(self.clock() - self.t0, 1e-9)
-        left = self.seconds_left()
-        eta = f", {_duration(left)} left" if left is not None else ""
         counted = self.planned is not None or self.begun >= self.colls
         notes = f"{self.files}/{self.total}" if counted else f"{self.files}/{self.total}+"
         size = f" ({self.total_bytes / 1e6:.1f} MB)" if self.planned is not None else ""
         colls = f"collection {min(self.begun, self.colls)}/{self.colls}, " if self.colls > 1 else ""
-        return (
-            f"indexing {colls}{notes} notes{size}, {self.chunks} chunks embedded "
-            f"({self.chunks / spent:.1f} chunks/s{eta}) {self.label}"
-        )
+        out = f"indexing {colls}read {notes} notes{size}"
+        if self.to_embed is not None:
+            rate, left = self.rate(), self.seconds_left()
+            pace = f"{rate:.1f} chunks/s" if rate is not None else "starting"
+            eta = f", {_duration(left)} left" if left is not None else ""
+            out += f", vectors {self.chunks:,}/{self.to_embed:,} chunks ({pace}{eta})"
+        return f"{out} {self.label}"
 
     def _say(self, text: str) -> None:
         """A line of its own (the redrawn line, if any, is drawn again below it)."""

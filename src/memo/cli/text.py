@@ -86,7 +86,9 @@ def status(r: dict[str, Any]) -> None:
             if not c["indexed"]
             else (
                 f"{c['files']} files, {c['chunks']} chunks, {c['stale']} changed since indexing, "
-                f"embedder {c['embedder'] or 'none (lexical only)'}, {c['size_bytes'] / 1e6:.1f} MB"
+                + vectors_state(c)
+                + f"embedder {c['embedder'] or 'none (lexical only)'}, "
+                + f"{c['size_bytes'] / 1e6:.1f} MB"
                 + (f", languages {c['languages']}" if c.get("languages") else "")
             )
         )
@@ -102,6 +104,8 @@ def status(r: dict[str, Any]) -> None:
             click.echo(f"    left out on purpose: {n} note{'s' if n != 1 else ''}, {why}")
         for f in c.get("failed", []):
             click.echo(f"    failed {f['path']}: {f['error']}")
+        for line in coverage_lines(c.get("indexed_files", [])):
+            click.echo(f"    {line}")
     for b in r.get("broken", []):
         click.echo(f"{b['path']}  [broken: not indexed]  {b['error']}")
     if r.get("embed_cache"):
@@ -110,6 +114,37 @@ def status(r: dict[str, Any]) -> None:
         click.echo(f"warning: {w}", err=True)
     for err in r["errors"]:
         click.echo(f"error: {err}", err=True)
+
+
+# A note with more lines than this in no chunk (on purpose or not) is named by `memo status`
+COVERAGE_SHOWN = 3
+
+
+def vectors_state(c: dict[str, Any]) -> str:
+    """The second stage of one collection's index: '' when every chunk has its vector."""
+    pending = c.get("pending") or 0
+    if not pending or not c.get("embedder"):
+        return ""
+    done = f"vectors {c['chunks'] - pending:,}/{c['chunks']:,} chunks"
+    by = c.get("embedding_by")
+    return done + (f" (being computed by memo pid {by}), " if by else " (run `memo index`), ")
+
+
+def coverage_lines(files: list[dict[str, Any]]) -> list[str]:
+    """One line per note with lines memo lost, or more than COVERAGE_SHOWN lines not indexed."""
+    out = []
+    for f in files:
+        runs = f.get("dropped") or []
+        n = sum(d["last"] - d["first"] + 1 for d in runs)
+        if n > COVERAGE_SHOWN or any(d["lost"] for d in runs):
+            whys = "; ".join(
+                f"{d['first']}-{d['last']} {d['why']}"
+                if d["last"] > d["first"]
+                else f"{d['first']} {d['why']}"
+                for d in runs[:3]
+            ) + ("; …" if len(runs) > 3 else "")
+            out.append(f"not indexed: {n} lines of {f['path']} (lines {whys})")
+    return out
 
 
 def embed_cache(c: dict[str, Any]) -> str:

@@ -32,6 +32,10 @@ class SyncProgress:
     def files_done(self, n: int) -> None:
         """n more notes finished (indexed, skipped, or found identical)."""
 
+    def pending(self, chunks: int) -> None:
+        """The pass's vector stage starts: `chunks` chunks without a vector in its collections
+        (the notes are all read: the whole scope is searchable lexically from here)."""
+
     def vectors(self, label: str, chunks: int) -> None:
         """A collection's vector stage starts: `chunks` chunks without a vector yet."""
 
@@ -43,6 +47,11 @@ class SyncProgress:
         """n more chunks embedded."""
 
     def stop_requested(self) -> bool:
+        return False
+
+    def yield_requested(self) -> bool:
+        """True: the driver has more urgent work (new edits to read). The vector stage pauses
+        between two slices, keeping every vector made; the driver asks for it again later."""
         return False
 
 

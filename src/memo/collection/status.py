@@ -6,6 +6,7 @@ not read (a permission, an I/O error). The two are told apart by the skip's kind
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -14,12 +15,15 @@ import apsw
 from .. import sqlite
 from ..errors import IndexError_, MemoError
 from ..printable import shown
+from . import lease
+from .chunker import LOST
 from .excluded import counted
 from .files import Excluded, FileStat, Rejected, note_files
 from .meta import load_meta
 from .site import Site
 from .skips import UNKNOWN, Skip
-from .store import CORRUPT, reading
+from .staleness import behind, stored_stats
+from .store import CORRUPT, has_vector_table, pending_count, reading
 from .summary import languages
 
 
@@ -37,8 +41,12 @@ class CollectionStatus:
     drafted: bool = False  # its description was drafted by `memo init`: review it
     languages: str = ""  # share of its chunks per language, "ru:0.93 en:0.07" (summary.py)
     chunks: int = 0
-    stale: int = 0  # notes changed since indexing (added, edited, removed)
-    indexed_files: list[dict[str, Any]] = field(default_factory=list)  # path, chunks, note
+    stale: int = 0  # notes changed since indexing (added, edited, removed): stage one owed
+    pending: int = 0  # chunks searchable lexically, their vectors still to come: stage two
+    embedding_by: int | None = None  # pid of the process computing those vectors now
+    lost: int = 0  # lines with words in no chunk that no rule dropped (a bug: say it)
+    # path, chunks, note, and `dropped`: [{first, last, why}] lines with words in no chunk
+    indexed_files: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[dict[str, str]] = field(default_factory=list)  # path, why
     # notes left out on purpose (excluded.py), per rule: kind, source, pattern, why, notes
     excluded: list[dict[str, Any]] = field(default_factory=list)
@@ -107,11 +115,13 @@ def _read_facts(
     """Fill `st` from the index; returns the notes the index records as skipped."""
     with reading(site.index_path) as conn:
         profile = sqlite.read_profile(conn) or {}
-        stored = {
-            r[0]: (r[1], r[2]) for r in conn.execute("SELECT path, mtime_ns, size FROM files")
-        }
+        stored = stored_stats(conn)
         columns = {r[1] for r in conn.execute("PRAGMA table_info(files)")}
         kind = "skip" if "skip" in columns else repr(UNKNOWN)  # an index from before kinds
+        dropped = "f.dropped" if "dropped" in columns else "''"  # before schema 6: unknown
+        two_stage = "vec" in {r[1] for r in conn.execute("PRAGMA table_info(chunks)")}
+        if two_stage and has_vector_table(conn):
+            st.pending = pending_count(conn)
         skipped = [
             (shown(site.root_path(r[0])), Skip(r[1], r[2]))
             for r in conn.execute(f"SELECT path, {kind}, note FROM files WHERE status='skipped'")
@@ -120,16 +130,35 @@ def _read_facts(
         st.languages = languages(conn, int(chunks))
         (last,) = conn.execute("SELECT max(indexed_at) FROM files").fetchone()
         per_file = [
-            {"path": shown(site.root_path(r[0])), "chunks": int(r[1]), "note": r[2]}
+            {
+                "path": shown(site.root_path(r[0])),
+                "chunks": int(r[1]),
+                "note": r[2],
+                "dropped": _runs(r[3]),
+            }
             for r in conn.execute(
-                "SELECT f.path, count(c.id), f.note FROM files f LEFT JOIN chunks c"
+                f"SELECT f.path, count(c.id), f.note, {dropped} FROM files f LEFT JOIN chunks c"
                 " ON c.path = f.path WHERE f.status = 'ok' GROUP BY f.path ORDER BY f.path"
             )
         ]
-    st.stale = sum(1 for p, fs in on_disk.items() if stored.get(p) != (fs.mtime_ns, fs.size)) + sum(
-        1 for p in stored if p not in on_disk
-    )
+    if st.pending:
+        other = lease.holder(site.index_path)
+        st.embedding_by = other.pid if other else None
+    st.stale = behind(on_disk, stored).count
+    st.lost = sum(d["last"] - d["first"] + 1 for f in per_file for d in f["dropped"] if d["lost"])
     st.files, st.chunks, st.indexed_files = len(per_file), int(chunks), per_file
     st.last_indexed, st.embedder = last, profile.get("model")
     st.current = profile == site.profile()
     return skipped
+
+
+def _runs(stored: str) -> list[dict[str, Any]]:
+    """The coverage report of one note as stored (files.dropped): [{first, last, why, lost}]."""
+    try:
+        runs = json.loads(stored) if stored else []
+    except ValueError:
+        return []
+    return [
+        {"first": int(a), "last": int(b), "why": str(why), "lost": why == LOST}
+        for a, b, why in runs
+    ]

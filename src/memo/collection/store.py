@@ -66,50 +66,60 @@ def unpack_text(value: str | bytes) -> str:
 
 def create_schema(conn: apsw.Connection, dim: int | None, profile: dict[str, Any]) -> None:
     """Create every table of an empty index and record the profile it was built with."""
-    with conn:
+    with sqlite.write_transaction(conn):
+        _create_tables(conn, dim, profile)
+
+
+def _empty(conn: apsw.Connection) -> bool:
+    """No table at all: a file just created (by this process or another one)."""
+    return conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+
+
+def _create_tables(conn: apsw.Connection, dim: int | None, profile: dict[str, Any]) -> None:
+    """Every table of an index, inside the caller's transaction, and its profile."""
+    conn.execute(
+        """
+        CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS files(
+            path TEXT PRIMARY KEY,      -- relative to the collection folder
+            mtime_ns INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            hash TEXT NOT NULL,
+            indexed_at REAL NOT NULL,
+            status TEXT NOT NULL DEFAULT 'ok',   -- ok | skipped
+            skip TEXT NOT NULL DEFAULT '',       -- skipped: its kind (collection/skips.py)
+            note TEXT NOT NULL DEFAULT '',       -- why skipped, or decode warnings
+            updated TEXT,                        -- frontmatter `updated`, if any
+            tags TEXT NOT NULL DEFAULT '',       -- frontmatter tags, space-separated
+            dropped TEXT NOT NULL DEFAULT ''     -- JSON [[first, last, why]]: lines with
+                                                 -- words in no chunk (chunker.coverage)
+        );
+        CREATE TABLE IF NOT EXISTS chunks(
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL,
+            heading TEXT NOT NULL,
+            line INTEGER NOT NULL,
+            ord INTEGER NOT NULL,
+            text NOT NULL,              -- pack_text: deflated BLOB, or TEXT when shorter
+            hash TEXT NOT NULL,
+            vec INTEGER NOT NULL DEFAULT 0  -- 1 once its vector is in chunks_vec
+        );
+        CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+        -- the vector stage's queue: chunks searchable lexically, their vectors to come
+        CREATE INDEX IF NOT EXISTS chunks_novec ON chunks(id) WHERE vec = 0;
+        -- contentless: the text lives in `chunks`; FTS5 keeps only the stem index.
+        CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
+            lex, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
+        );
+        CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
+        """
+    )
+    if dim:  # int8 codes, one scale per vector (collection/vectors.py)
         conn.execute(
-            """
-            CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS files(
-                path TEXT PRIMARY KEY,      -- relative to the collection folder
-                mtime_ns INTEGER NOT NULL,
-                size INTEGER NOT NULL,
-                hash TEXT NOT NULL,
-                indexed_at REAL NOT NULL,
-                status TEXT NOT NULL DEFAULT 'ok',   -- ok | skipped
-                skip TEXT NOT NULL DEFAULT '',       -- skipped: its kind (collection/skips.py)
-                note TEXT NOT NULL DEFAULT '',       -- why skipped, or decode warnings
-                updated TEXT,                        -- frontmatter `updated`, if any
-                tags TEXT NOT NULL DEFAULT '',       -- frontmatter tags, space-separated
-                dropped TEXT NOT NULL DEFAULT ''     -- JSON [[first, last, why]]: lines with
-                                                     -- words in no chunk (chunker.coverage)
-            );
-            CREATE TABLE IF NOT EXISTS chunks(
-                id INTEGER PRIMARY KEY,
-                path TEXT NOT NULL,
-                heading TEXT NOT NULL,
-                line INTEGER NOT NULL,
-                ord INTEGER NOT NULL,
-                text NOT NULL,              -- pack_text: deflated BLOB, or TEXT when shorter
-                hash TEXT NOT NULL,
-                vec INTEGER NOT NULL DEFAULT 0  -- 1 once its vector is in chunks_vec
-            );
-            CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
-            -- the vector stage's queue: chunks searchable lexically, their vectors to come
-            CREATE INDEX IF NOT EXISTS chunks_novec ON chunks(id) WHERE vec = 0;
-            -- contentless: the text lives in `chunks`; FTS5 keeps only the stem index.
-            CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-                lex, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
-            );
-            CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
-            """
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
+            f"embedding int8[{int(dim)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
         )
-        if dim:  # int8 codes, one scale per vector (collection/vectors.py)
-            conn.execute(
-                f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
-                f"embedding int8[{int(dim)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
-            )
-        sqlite.write_profile(conn, profile)
+    sqlite.write_profile(conn, profile)
 
 
 def has_vector_table(conn: apsw.Connection) -> bool:
@@ -180,6 +190,15 @@ class IndexStore:
             try:
                 conn = connect(path)
                 have = sqlite.read_profile(conn)
+                if have is None and _empty(conn):
+                    # Another process may be creating it right now: its schema commits in one
+                    # transaction, so wait for the write lock and look again (deleting a file
+                    # being created threw away what its creator wrote next).
+                    with sqlite.write_transaction(conn):
+                        have = sqlite.read_profile(conn)
+                        if have is None and _empty(conn):
+                            _create_tables(conn, want["dim"], want)
+                            return cls._of(path, conn), reason or "new index"
             except (IndexError_, apsw.Error, *CORRUPT) as e:
                 have, reason = None, f"index unreadable ({e})"
             if conn is not None and compatible(have, want):

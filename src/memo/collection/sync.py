@@ -82,6 +82,7 @@ class SyncReport:
     chunks: int = 0  # chunks the index holds when this sync ended
     embedding_by: int | None = None  # pid of another process computing the vectors
     rate: float | None = None  # chunks per second the vector stage went at
+    paused: bool = False  # the vector stage gave way to more urgent work, vectors left
     rebuilt: str = ""  # why the index was rebuilt from scratch, if it was
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -453,6 +454,9 @@ def embed_pending(
             if progress.stop_requested():
                 raise SyncStopped(f"{site.rel}: stopped; the vectors made so far are kept")
             if budget is not None and time.perf_counter() - t0 >= budget:
+                break
+            if progress.yield_requested():
+                report.paused = True
                 break
             rows = store.conn.execute(
                 f"SELECT id, heading, text, hash FROM chunks WHERE vec = 0 ORDER BY id {order}"

@@ -214,12 +214,16 @@ class Library:
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _catch_up(self, parts: syncing.Parts) -> tuple[dict[str, Freshness], list[str]]:
+    def _catch_up(
+        self, parts: syncing.Parts, target: str = "."
+    ) -> tuple[dict[str, Freshness], list[str]]:
         """Sync these collections before searching them: an edit made just before the call is
         found. The text of every changed note is indexed; vectors only within the catch-up's
-        budget (syncing.CATCH_UP): a search never turns into indexing. Returns the receipt per
+        budget (syncing.catch_up): a search never turns into indexing. Returns the receipt per
         collection (by path) and what the reader should know, vectors still missing included."""
-        outcome = syncing.sync_parts(self._colls, parts, IndexReport(), vectors=syncing.CATCH_UP)
+        outcome = syncing.sync_parts(
+            self._colls, parts, IndexReport(), vectors=syncing.catch_up(self.settings)
+        )
         fresh: dict[str, Freshness] = {}
         warnings: list[str] = []
         for coll, _ in parts:
@@ -243,7 +247,7 @@ class Library:
         said = pending_warning(
             [rep for rep in outcome.values() if isinstance(rep, SyncReport)],
             self.embedder is not None,
-            label(self.root, parts[0][0].folder) if len(parts) == 1 else ".",
+            target,
         )
         if said:
             warnings.append(said)
@@ -273,7 +277,7 @@ class Library:
         if req.route is not None and len(scope.parts) == 1 and scope.parts[0][1]:
             routed = [scope.parts[0][0].rel]  # one note or sub-folder: nothing to route
         if req.route is None or routed is not None:
-            fresh, caught = self._catch_up(scope.parts)
+            fresh, caught = self._catch_up(scope.parts, scope.target)
             ranking = rank(scope, req.query, req.mode, self._vectors, depth, flt, req.also)
         else:
             ranking, fresh, caught, routed, more = self._routed(scope, req, depth, flt)
@@ -318,7 +322,7 @@ class Library:
 
         def ready(colls: list[Collection]) -> None:
             colls[:] = [c for c in colls if c.rel in whole]
-            caught.append(self._catch_up([(c, "") for c in colls]))
+            caught.append(self._catch_up([(c, "") for c in colls], scope.target))
 
         routed = route_by_evidence(
             self._colls,

@@ -15,8 +15,8 @@ vectors, collection by collection, each under its lease (one process embeds an i
 time). How much of the second stage a caller does is its `Vectors` policy: `memo index` all of
 it (waiting for another process that holds a lease, so it ends with every vector made); the
 watcher all it can (an index another process embeds is left to it); a search's catch-up a
-budget of CATCH_UP_SECONDS, so no answer waits for the model (what is left is said in the
-answer's freshness receipt and warnings).
+budget of MEMO_SEARCH_EMBED_SECONDS (`catch_up`), so no answer waits for the model (what is
+left is said in the answer's freshness receipt and warnings).
 
 Every sync that changed an index tells the registry what the collection holds now (the router
 reads it). One collection failing never stops the others: its error goes into the report.
@@ -35,14 +35,12 @@ from ..collection.collection import Collection
 from ..collection.meta import META_FILE
 from ..collection.progress import SyncProgress, SyncStopped
 from ..collection.sync import SYNC_COUNTERS, SyncReport
+from ..config import Settings
 from ..errors import MemoError
 from .collections import Collections
 from .plan import PLAN_MAX, plan
 
 BULK = 16  # more changed paths than this in one collection: one sync of the whole collection
-# A search embeds at most this long before it answers (the note just edited gets its vectors,
-# a backlog does not hold the answer): half a second is ~6 chunks on two cores.
-CATCH_UP_SECONDS = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +54,14 @@ class Vectors:
 
 ALL = Vectors(None, wait=True)  # memo index: every vector made when it returns
 BACKGROUND = Vectors(None)  # the watcher: every vector nobody else is making
-CATCH_UP = Vectors(CATCH_UP_SECONDS)  # a search: what fits in its budget
+
+
+def catch_up(settings: Settings) -> Vectors:
+    """A search's share of the vector stage: what fits in MEMO_SEARCH_EMBED_SECONDS (0.5 s by
+    default, ~6 chunks on two cores: the note just edited gets its vectors, a backlog does not
+    hold the answer)."""
+    return Vectors(settings.search_embed_seconds)
+
 
 Parts = list[tuple[Collection, str]]  # (collection, sub-path inside it; '' = all of it)
 
@@ -161,6 +166,9 @@ def _embed(
     t0 = time.perf_counter()
     done: list[Collection] = []
     later: list[tuple[Collection, SyncReport]] = []
+    owed = sum(rep.chunks_pending for c, rep in synced if c.embedder is not None)
+    if progress is not None and owed and vectors.budget is None:
+        progress.pending(owed)
     for attempt in ("now", "after waiting"):
         for coll, rep in synced if attempt == "now" else later:
             left = None if vectors.budget is None else vectors.budget - (time.perf_counter() - t0)

@@ -43,6 +43,7 @@ from .events import RECONCILE, Key, keys_for
 from .log import log_report
 
 LogSink = Callable[[str], None] | logging.Logger
+VECTORS = "vectors"  # a key's kind: a collection whose vector stage paused, to resume
 RETRY_FIRST, RETRY_MAX = 5.0, 300.0  # backoff after a failed sync (disk full, locked, ...)
 WATCHDOG_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
 
@@ -58,6 +59,10 @@ class _Progress(SyncProgress):
 
     def stop_requested(self) -> bool:
         return self.watcher._stop.is_set()
+
+    def yield_requested(self) -> bool:
+        """New edits wait: the vectors being computed give way, and are resumed after."""
+        return self.watcher._queue.pending() > 0
 
 
 class _OverflowHook(logging.Handler):
@@ -332,7 +337,7 @@ class Watcher:
         if RECONCILE in keys:
             self._guard(RECONCILE, self._reconcile)
             return
-        notes = [k for k in keys if k[0] == "file"]
+        notes = [k for k in keys if k[0] in ("file", VECTORS)]
         tree = [k for k in keys if k[0] in ("dir", "meta")]
         if tree:
             self._guard_all(tree, rescan=True)
@@ -353,6 +358,9 @@ class Watcher:
             self._retry(keys, f"{type(e).__name__}: {e}{_hint(e)}")
             return
         self._log_report(report)
+        for rep in report.reports:  # vectors that gave way to newer edits: resume them next
+            if rep.paused:
+                self._queue.retry((VECTORS, str(self.root / rep.path)), 0.0)
         if report.failures and not report.stopped:
             self._retry(keys, "; ".join(report.failures))
         else:
