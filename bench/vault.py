@@ -5,7 +5,8 @@ notes each; fetch and clone it yourself, it is never committed) is copied to a s
 and for each language:
 
 1. `memo init --yes` on the bare copy: the plan's time and shape;
-2. a cold `memo index`: seconds and chunks/s with the indexing engine;
+2. `memo index` into a new index: seconds and chunks/s with the indexing engine (the user's
+   embedding cache is used as found: a second run embeds nothing, and says so in seconds);
 3. the questions of bench/vault/ (159 per set, README there) asked of the whole library: R@1,
    R@5, R@10 and MRR@10, where a hit counts when its lines `line..end_line` overlap one of the
    question's answer spans; per set (ru, en>ru, en>ru+also, en) and per half (`tune` /
@@ -262,7 +263,8 @@ def run(
 
 def report(rows: list[Any]) -> None:
     print(f"\n## Obsidian Help vault, {time.strftime('%Y-%m-%d')}, load {os.getloadavg()}\n")
-    print("| vault | init: plan s / collections / notes | cold index s (chunks, chunks/s) |")
+    # a fresh index, but the user's embedding cache as found: a second run embeds nothing
+    print("| vault | init: plan s / collections / notes | new index s (chunks, chunks/s) |")
     print("|---|---|---|")
     for lang, init, res, *_ in rows:
         rate = res["chunks"] / res["index_s"] if res["index_s"] else 0

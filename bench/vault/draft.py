@@ -482,7 +482,7 @@ Q = [
     (
         "paraphrase",
         "Plugins/Backlinks.md",
-        ["See backlinks of a specific note"],
+        ["See backlinks of a specific note", "User interface/Sidebar.md::Pin tabs"],
         "The panel of incoming links keeps changing whenever I switch notes. Can I pin it to one note while I click around?",
         "Панель входящих ссылок меняется каждый раз, когда я переключаюсь на другую заметку. Можно ли закрепить её за одной заметкой?",
     ),
