@@ -349,7 +349,8 @@ SMOKE_NOTES = {
 
 def smoke() -> int:
     """The runner's code paths on a tiny vault it writes itself (a few notes, a few questions,
-    one of them answered by two sections): exits 0 when they all ran."""
+    one of them answered by two sections; this checkout as its own baseline): exits 0 when
+    they all ran."""
     scratch = Path(tempfile.mkdtemp(prefix="memo-vault-smoke-"))
     vault, qdir = scratch / "vault" / "smoke", scratch / "questions"
     for rel, text in SMOKE_NOTES.items():
@@ -387,10 +388,12 @@ def smoke() -> int:
         ("smoke+also", "q.jsonl", "q.jsonl", "none.jsonl", "none.jsonl"),
     ]
     os.environ["MEMO_INDEX_DIR"] = str(scratch / "indexes")
-    rows = run(scratch / "vault", ["smoke"], scratch, qdir, None)
+    # this checkout's own src/ stands in for an older one: the --baseline path runs too
+    rows = run(scratch / "vault", ["smoke"], scratch, qdir, HERE.parent / "src")
     report(rows)
-    got = rows[0][2]["sets"]
+    got, base = rows[0][2]["sets"], rows[0][4]
     ok = all(len(got[label]["answers"]) == 5 for label in ("smoke", "smoke+also"))
+    ok = ok and base is not None and len(base["sets"]["smoke"]["answers"]) == 5
     print(f"\nsmoke: {'ok' if ok else 'FAILED: ' + str(scratch)}")
     if ok:
         shutil.rmtree(scratch, ignore_errors=True)
