@@ -345,7 +345,7 @@ Q = [
     (
         "paraphrase",
         "Extending Obsidian/CSS snippets.md",
-        ["Writing CSS for Obsidian"],
+        ["Writing CSS for Obsidian", "Editing and formatting/Properties.md::Default properties"],
         "I want just a few notes to look different, e.g. a red border around their images, without changing the rest. How do I target only those notes with CSS?",
         "Хочу, чтобы только несколько заметок выглядели иначе, например с красной рамкой вокруг картинок, не трогая остальные. Как нацелить CSS только на эти заметки?",
     ),
@@ -531,7 +531,7 @@ Q = [
     (
         "paraphrase",
         "Extending Obsidian/Plugin security.md",
-        ["Plugin review process"],
+        ["Plugin review process", "Help and support.md::Report a security issue"],
         "I think a community plugin I installed is doing something shady. Where do I report it?",
         "Мне кажется, установленный сторонний плагин делает что-то подозрительное. Куда об этом сообщить?",
     ),
