@@ -119,6 +119,11 @@ def measure(
         out["index_s"] = time.perf_counter() - t
         done = rep.to_dict()
         out["chunks"] = done["chunks_embedded"] + done.get("chunks_reused", 0)
+        # `memo index` ends with every vector (two-stage indexing waits for its stage two);
+        # a figure measured with vectors missing would be a lexical one: say so, loudly
+        out["pending"] = done.get("chunks_pending", 0)
+        if out["pending"]:
+            print(f"WARNING: {out['pending']} chunks without vectors after index", flush=True)
         colls = [c.rel for c in lib.collections()]
         for label, name, also_name, none_name, none_also in sets:
             said = {x["id"]: x["question"] for x in qrels(qdir, also_name)} if also_name else {}
