@@ -28,6 +28,7 @@ error.  --show prints the first line of every target section.
 
 import argparse
 import collections
+import hashlib
 import json
 import os
 import re
@@ -36,9 +37,30 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = {"ru.jsonl": "ru", "en-ru.jsonl": "ru", "en.jsonl": "en"}
 LANG = {"ru.jsonl": "ru", "en-ru.jsonl": "en", "en.jsonl": "en"}
-FIELDS = ["id", "lang", "question", "path", "line_start", "line_end", "split", "kind"]
+FIELDS = ["id", "lang", "question", "path", "line_start", "line_end", "kind"]
+OPTIONAL = ["split", "spans"]  # split: round 1's dev/test (v001-v080); spans: see README
 KINDS = {"paraphrase", "exact", "title"}
 SPLITS = {"dev", "test"}
+# Questions the vault does not answer (confidence should be `none`): id, lang, question.
+NONE_FILES = {"none-en.jsonl": "en", "none-ru.jsonl": "ru"}
+LONG_NOTE = 150  # lines: a note this long may have up to 10 questions, a shorter one 2
+
+# The two halves of every set: a seeded hash of the question id, fixed before any tuning.
+SEED = "obsidian-help-2026"
+
+
+def half(qid):
+    """'tune' or 'held-back': the parity of blake2b(SEED + id)."""
+    h = hashlib.blake2b((SEED + qid).encode("utf-8"), digest_size=8).digest()
+    return "tune" if int.from_bytes(h, "big") % 2 == 0 else "held-back"
+
+
+def spans_of(row):
+    """Every answer span of a row: [(path, line_start, line_end)]."""
+    if "spans" in row:
+        return [(s["path"], s["line_start"], s["line_end"]) for s in row["spans"]]
+    return [(row["path"], row["line_start"], row["line_end"])]
+
 
 # CommonMark-ish: up to 3 spaces, 1-6 '#', then space/tab or end of line.
 ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -92,6 +114,19 @@ class Note:
         self.body_start = self.fm_end + 1
         while self.body_start <= self.n and not self.lines[self.body_start - 1].strip():
             self.body_start += 1
+
+    def run_of(self, start, end):
+        """[(heading_index or None, level)] of the adjacent sections that start at `start`
+        and end exactly at `end`; raise ValueError when they do not."""
+        out = []
+        while True:
+            stop, hi, lvl = self.section_of(start)
+            out.append((hi, lvl))
+            if stop == end:
+                return out
+            if stop > end or len(out) > 20:
+                raise ValueError("lines %d-%d are not a run of whole sections" % (start, end))
+            start = stop + 1
 
     def section_of(self, start):
         """Return (end, heading_index or None, level or 0) for a valid start, else raise."""
@@ -228,50 +263,104 @@ def main():
                 errors.append("%s:%d: bad JSON (%s)" % (fname, ln, e))
                 continue
             where = "{}:{}".format(fname, r.get("id", "line %d" % ln))
-            if sorted(r) != sorted(FIELDS):
-                errors.append(f"{where}: fields {sorted(r)} != {sorted(FIELDS)}")
+            extra = set(r) - set(FIELDS)
+            if not set(FIELDS) <= set(r) or not extra <= set(OPTIONAL):
+                errors.append(f"{where}: fields {sorted(r)}: need {FIELDS}, may have {OPTIONAL}")
                 continue
             if r["lang"] != LANG[fname]:
                 errors.append("{}: lang {!r}, expected {!r}".format(where, r["lang"], LANG[fname]))
-            if r["kind"] not in KINDS or r["split"] not in SPLITS:
-                errors.append("{}: bad kind/split {!r}/{!r}".format(where, r["kind"], r["split"]))
+            if r["kind"] not in KINDS or r.get("split", "dev") not in SPLITS:
+                errors.append(
+                    "{}: bad kind/split {!r}/{!r}".format(where, r["kind"], r.get("split"))
+                )
             if not isinstance(r["question"], str) or len(r["question"].strip()) < 10:
                 errors.append(f"{where}: empty question")
             if not re.fullmatch(r"v\d{3}", str(r["id"])):
                 errors.append(f"{where}: bad id")
-            if "\\" in r["path"] or r["path"].startswith("/"):
-                errors.append(f"{where}: path must be relative posix")
-            full = os.path.join(vaults[vault], r["path"])
-            if not os.path.isfile(full):
-                errors.append("{}: file not found in vault-{}: {}".format(where, vault, r["path"]))
-                continue
-            nt = note(vault, r["path"])
-            s, e = r["line_start"], r["line_end"]
-            if not (isinstance(s, int) and isinstance(e, int) and 1 <= s <= e <= nt.n):
-                errors.append("%s: range %r-%r outside 1..%d" % (where, s, e, nt.n))
-                continue
-            try:
-                want_end, hi, lvl = nt.section_of(s)
-            except ValueError as ex:
-                errors.append("{}: {} ({})".format(where, ex, r["path"]))
-                continue
-            if e != want_end:
-                errors.append(
-                    "%s: line_end %d, section actually ends at %d (%s)"
-                    % (where, e, want_end, r["path"])
-                )
-            r["_hi"], r["_lvl"] = hi, lvl
-            rows.append(r)
-            if a.show:
-                print("%s %s:%d-%d | %s" % (where, r["path"], s, e, nt.lines[s - 1][:90]))
+            if "spans" in r:
+                sp = r["spans"]
+                if not (
+                    isinstance(sp, list)
+                    and sp
+                    and all(
+                        isinstance(x, dict) and sorted(x) == ["line_end", "line_start", "path"]
+                        for x in sp
+                    )
+                ):
+                    errors.append(
+                        f"{where}: spans must be a list of {{path, line_start, line_end}}"
+                    )
+                    continue
+                if (sp[0]["path"], sp[0]["line_start"], sp[0]["line_end"]) != (
+                    r["path"],
+                    r["line_start"],
+                    r["line_end"],
+                ):
+                    errors.append(f"{where}: spans[0] must be the row's path/line_start/line_end")
+            r["_runs"] = []
+            for path, s, e in spans_of(r):
+                if "\\" in path or path.startswith("/"):
+                    errors.append(f"{where}: path must be relative posix")
+                    break
+                full = os.path.join(vaults[vault], path)
+                if not os.path.isfile(full):
+                    errors.append(f"{where}: file not found in vault-{vault}: {path}")
+                    break
+                nt = note(vault, path)
+                if not (isinstance(s, int) and isinstance(e, int) and 1 <= s <= e <= nt.n):
+                    errors.append("%s: range %r-%r outside 1..%d" % (where, s, e, nt.n))
+                    break
+                try:
+                    run = nt.run_of(s, e) if "spans" in r else None
+                    if run is None:  # a row without spans: exactly one section
+                        want_end, hi, lvl = nt.section_of(s)
+                        if e != want_end:
+                            raise ValueError(
+                                "line_end %d, section actually ends at %d" % (e, want_end)
+                            )
+                        run = [(hi, lvl)]
+                except ValueError as ex:
+                    errors.append(f"{where}: {ex} ({path}:{s}-{e})")
+                    break
+                r["_runs"].append((path, run))
+                if a.show:
+                    print("%s %s:%d-%d | %s" % (where, path, s, e, nt.lines[s - 1][:90]))
+            else:
+                if "spans" in r and len(r["_runs"]) == 1 and len(r["_runs"][0][1]) == 1:
+                    errors.append(f"{where}: spans holds one single section: drop spans")
+                r["_hi"], r["_lvl"] = r["_runs"][0][1][0]
+                rows.append(r)
         ids = [r["id"] for r in rows]
         for i, c in collections.Counter(ids).items():
             if c > 1:
                 errors.append(f"{fname}: duplicate id {i}")
         for p, c in collections.Counter(r["path"] for r in rows).items():
-            if c > 2:
-                errors.append("%s: %d questions on one note (max 2): %s" % (fname, c, p))
+            most = 10 if note(vault, p).n >= LONG_NOTE else 2
+            if c > most:
+                errors.append("%s: %d questions on one note (max %d): %s" % (fname, c, most, p))
         data[fname] = {r["id"]: r for r in rows}
+
+    # ---- unanswerable questions ----
+    none_ids = {}
+    for fname, lang in NONE_FILES.items():
+        fp = os.path.join(a.dir, fname)
+        if not os.path.exists(fp):
+            errors.append(f"{fname}: missing")
+            continue
+        got = [json.loads(x) for x in open(fp, encoding="utf-8") if x.strip()]
+        for r in got:
+            if sorted(r) != ["id", "lang", "question"] or r["lang"] != lang:
+                errors.append(f"{fname}: bad row {r}")
+            elif not re.fullmatch(r"n\d{3}", r["id"]) or len(r["question"].strip()) < 10:
+                errors.append(f"{fname}: bad id or question {r}")
+        none_ids[fname] = [r.get("id") for r in got]
+        if len(set(none_ids[fname])) != len(got):
+            errors.append(f"{fname}: duplicate ids")
+    if len(set(map(tuple, none_ids.values()))) > 1:
+        errors.append("none-en.jsonl and none-ru.jsonl have different ids")
+    for fname, ids in none_ids.items():
+        c = collections.Counter(half(i) for i in ids)
+        print("%s: %d questions, halves %s" % (fname, len(ids), dict(sorted(c.items()))))
 
     # ---- cross-file consistency ----
     if len(data) == 3:
@@ -285,42 +374,47 @@ def main():
         for qid in sorted(set(ru) & set(enru) & set(en)):
             r, m, g = ru[qid], enru[qid], en[qid]
             for k in ("split", "kind"):
-                if not (r[k] == m[k] == g[k]):
+                if not (r.get(k) == m.get(k) == g.get(k)):
                     errors.append(f"{qid}: {k} differs across files")
-            if (r["path"], r["line_start"], r["line_end"]) != (
-                m["path"],
-                m["line_start"],
-                m["line_end"],
-            ):
+            if spans_of(r) != spans_of(m):
                 errors.append(f"{qid}: en-ru.jsonl target differs from ru.jsonl")
             if r["question"].strip() == m["question"].strip():
                 errors.append(f"{qid}: en-ru question is not translated")
             if m["question"] != g["question"]:
                 errors.append(f"{qid}: en.jsonl and en-ru.jsonl questions differ")
-            nr, ne = note("ru", r["path"]), note("en", g["path"])
-            pr, pe = nr.props.get("permalink"), ne.props.get("permalink")
-            if not pr or pr != pe:
-                errors.append(
-                    "{}: permalink mismatch ru={!r} en={!r} ({} | {})".format(
-                        qid, pr, pe, r["path"], g["path"]
-                    )
-                )
-            if (r["_hi"] is None) != (g["_hi"] is None):
-                errors.append(f"{qid}: one target is a prelude, the other a heading")
-            elif r["_hi"] is not None:
-                if r["_hi"] != g["_hi"] or r["_lvl"] != g["_lvl"]:
+            if len(r["_runs"]) != len(g["_runs"]):
+                errors.append(f"{qid}: ru and en have different numbers of spans")
+                continue
+            for (rp, rrun), (gp, grun) in zip(r["_runs"], g["_runs"], strict=True):
+                nr, ne = note("ru", rp), note("en", gp)
+                pr, pe = nr.props.get("permalink"), ne.props.get("permalink")
+                if not pr or pr != pe:
+                    errors.append(f"{qid}: permalink mismatch ru={pr!r} en={pe!r} ({rp} | {gp})")
+                if len(rrun) != len(grun):
                     errors.append(
-                        "%s: heading position/level differ (ru #%d H%d, en #%d H%d)"
-                        % (qid, r["_hi"], r["_lvl"], g["_hi"], g["_lvl"])
+                        f"{qid}: a span covers {len(rrun)} sections in ru, {len(grun)} in en"
                     )
-                hr = nr.heads[r["_hi"]][2]
-                he = ne.heads[g["_hi"]][2]
-                if norm_heading(he) in en_originals:
-                    checked_pairs += 1
-                    if (norm_heading(he), norm_heading(hr)) not in pair_norm:
+                    continue
+                for (rhi, rlvl), (ghi, glvl) in zip(rrun, grun, strict=True):
+                    if (rhi is None) != (ghi is None):
+                        errors.append(f"{qid}: one target is a prelude, the other a heading")
+                        continue
+                    if rhi is None:
+                        continue
+                    if rhi != ghi or rlvl != glvl:
                         errors.append(
-                            f"{qid}: heading pair not in headings.txt: en {he!r} / ru {hr!r}"
+                            "%s: heading position/level differ (ru #%d H%d, en #%d H%d)"
+                            % (qid, rhi, rlvl, ghi, glvl)
                         )
+                    hr = nr.heads[rhi][2]
+                    he = ne.heads[ghi][2]
+                    code = he.strip() == hr.strip() and he.strip().startswith("`")
+                    if norm_heading(he) in en_originals and not code:  # code names: untranslated
+                        checked_pairs += 1
+                        if (norm_heading(he), norm_heading(hr)) not in pair_norm:
+                            errors.append(
+                                f"{qid}: heading pair not in headings.txt: en {he!r} / ru {hr!r}"
+                            )
         print("heading pairs confirmed by vault-ru/headings.txt: %d" % checked_pairs)
 
     # ---- warnings: target text transcluded into another note (![[Note#Heading]] / ![[Note#^block]]) ----
@@ -330,23 +424,41 @@ def main():
             continue
         emb = transclusions(vaults[vault], note)
         for r in data[fname].values():
-            for src, src_line, lo, hi in emb.get(r["path"], []):
-                if lo <= r["line_end"] and r["line_start"] <= hi:
-                    warnings.append(
-                        "%s:%s: target %s:%d-%d is transcluded into %s:%d"
-                        % (fname, r["id"], r["path"], r["line_start"], r["line_end"], src, src_line)
-                    )
+            for path, s, e in spans_of(r):
+                for src, src_line, lo, hi in emb.get(path, []):
+                    if lo <= e and s <= hi:
+                        warnings.append(
+                            "%s:%s: target %s:%d-%d is transcluded into %s:%d"
+                            % (fname, r["id"], path, s, e, src, src_line)
+                        )
 
     # ---- report ----
     if "ru.jsonl" in data:
         rows = list(data["ru.jsonl"].values())
         print("questions: %d (ru.jsonl), notes: %d" % (len(rows), len({r["path"] for r in rows})))
-        for key in ("split", "kind"):
-            c = collections.Counter(r[key] for r in rows)
-            print("%-6s %s" % (key + ":", ", ".join("%s=%d" % kv for kv in sorted(c.items()))))
-        c = collections.Counter((r["kind"], r["split"]) for r in rows)
+        c = collections.Counter(r["kind"] for r in rows)
+        print("kind:   " + ", ".join("%s=%d" % kv for kv in sorted(c.items())))
+        c = collections.Counter(half(r["id"]) for r in rows)
+        print("halves: " + ", ".join("%s=%d" % kv for kv in sorted(c.items())))
+        c = collections.Counter((r["kind"], half(r["id"])) for r in rows)
         print(
-            "kind x split: " + ", ".join("%s/%s=%d" % (k, s, n) for (k, s), n in sorted(c.items()))
+            "kind x half: " + ", ".join("%s/%s=%d" % (k, s, n) for (k, s), n in sorted(c.items()))
+        )
+        old = [r for r in rows if "split" in r]
+        c = collections.Counter(r["split"] for r in old)
+        print(
+            "round-1 split (%d rows): %s"
+            % (len(old), ", ".join("%s=%d" % kv for kv in sorted(c.items())))
+        )
+        multi = [r for r in rows if "spans" in r]
+        print(
+            "several sections: %d (%d in two notes); on notes of %d+ lines: %d"
+            % (
+                len(multi),
+                sum(len({p for p, _, _ in spans_of(r)}) > 1 for r in multi),
+                LONG_NOTE,
+                sum(note("ru", r["path"]).n >= LONG_NOTE for r in rows),
+            )
         )
         top = collections.Counter(
             r["path"].split("/")[0] if "/" in r["path"] else "(root)" for r in rows
