@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from ..collection.status import coverage_lines
 from ..printable import quoted, shown
 from ..roots import MARKER
 
@@ -116,10 +117,6 @@ def status(r: dict[str, Any]) -> None:
         click.echo(f"error: {err}", err=True)
 
 
-# A note with more lines than this in no chunk (on purpose or not) is named by `memo status`
-COVERAGE_SHOWN = 3
-
-
 def vectors_state(c: dict[str, Any]) -> str:
     """The second stage of one collection's index: '' when every chunk has its vector."""
     pending = c.get("pending") or 0
@@ -128,23 +125,6 @@ def vectors_state(c: dict[str, Any]) -> str:
     done = f"vectors {c['chunks'] - pending:,}/{c['chunks']:,} chunks"
     by = c.get("embedding_by")
     return done + (f" (being computed by memo pid {by}), " if by else " (run `memo index`), ")
-
-
-def coverage_lines(files: list[dict[str, Any]]) -> list[str]:
-    """One line per note with lines memo lost, or more than COVERAGE_SHOWN lines not indexed."""
-    out = []
-    for f in files:
-        runs = f.get("dropped") or []
-        n = sum(d["last"] - d["first"] + 1 for d in runs)
-        if n > COVERAGE_SHOWN or any(d["lost"] for d in runs):
-            whys = "; ".join(
-                f"{d['first']}-{d['last']} {d['why']}"
-                if d["last"] > d["first"]
-                else f"{d['first']} {d['why']}"
-                for d in runs[:3]
-            ) + ("; …" if len(runs) > 3 else "")
-            out.append(f"not indexed: {n} lines of {f['path']} (lines {whys})")
-    return out
 
 
 def embed_cache(c: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ from urllib.parse import urlencode
 from markupsafe import Markup
 
 from ...collection.chunker import readable
+from ...collection.status import coverage_lines
 from ...library import StatusReport
 from ...registry_tools.entry import Entry
 from ...requests import MAX_LINES
@@ -180,7 +181,8 @@ def library_view(report: StatusReport, entries: list[Entry]) -> dict[str, Any]:
                 "last_indexed": _when(c.last_indexed),
                 "size": _size(c.size_bytes),
                 "search_href": "/?" + urlencode({"scope": c.path}),
-                "problems": len(c.skipped) + len(c.failed) + bool(c.damaged),
+                "problems": len(c.skipped) + len(c.failed) + bool(c.damaged) + bool(c.lost),
+                "coverage": coverage_lines(c.indexed_files),
             }
         )
     return {
@@ -196,5 +198,6 @@ def library_view(report: StatusReport, entries: list[Entry]) -> dict[str, Any]:
             "files": sum(r["c"].files for r in rows),
             "chunks": sum(r["c"].chunks for r in rows),
             "stale": sum(r["c"].stale for r in rows),
+            "pending": sum(r["c"].pending for r in rows),
         },
     }
