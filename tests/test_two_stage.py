@@ -246,3 +246,29 @@ def _vectors(index_path: Path) -> int:
             conn.close()
     except apsw.Error:
         return 0
+
+
+def test_the_collection_a_search_wanted_gets_its_vectors_first(notes: Path, embedder):
+    """A search that could not finish a collection's vectors asks for them (lease.want): the
+    next process computing vectors takes that collection first, whatever its place."""
+    from memo.collection.progress import SyncProgress
+
+    lib = Library(notes, embedder, Settings(search_embed_seconds=0))
+    lib.search(".", "anything at all")  # every note read, no vector: all wanted, long ago
+    last = lib.collections()[-1]
+
+    class Order(SyncProgress):
+        seen: list[str] = []
+
+        def pending(self, chunks: int) -> None:  # the vector stage begins: a search asks now
+            lease.want(last.index_path)
+
+        def vectors(self, label: str, chunks: int) -> None:
+            self.seen.append(label)
+
+    order = Order()
+    lib.index(progress=order)
+    assert order.seen[0] == last.rel and sorted(order.seen) == sorted(
+        c.rel for c in lib.collections()
+    )
+    lib.close()

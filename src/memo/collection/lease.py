@@ -25,6 +25,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]  # no advisory locks there: every lease granted
 
 LEASE_FILE = "embed.lock"
+WANTED_FILE = "wanted"  # its mtime: when a search last found this index's vectors missing
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,3 +120,18 @@ def _alive(pid: int) -> bool:
     except OSError:  # another user's process: alive
         return True
     return True
+
+
+def want(index_path: Path) -> None:
+    """Say that a search found this index's vectors missing: whoever computes vectors takes
+    the most recently wanted index next (`wanted`). Best effort: a cache folder."""
+    with contextlib.suppress(OSError):
+        (index_path.parent / WANTED_FILE).touch()
+
+
+def wanted(index_path: Path) -> float:
+    """When a search last wanted this index's vectors (0: never)."""
+    try:
+        return os.stat(index_path.parent / WANTED_FILE).st_mtime
+    except OSError:
+        return 0.0

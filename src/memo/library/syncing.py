@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..collection import lease
 from ..collection.collection import Collection
 from ..collection.meta import META_FILE
 from ..collection.progress import SyncProgress, SyncStopped
@@ -166,16 +167,20 @@ def _embed(
     t0 = time.perf_counter()
     done: list[Collection] = []
     later: list[tuple[Collection, SyncReport]] = []
+    # when each collection was last wanted as the pass began: one wanted since goes first
+    asked = {c.rel: lease.wanted(c.index_path) for c, r in synced if r.chunks_pending}
     owed = sum(rep.chunks_pending for c, rep in synced if c.embedder is not None)
     if progress is not None and owed and vectors.budget is None:
         progress.pending(owed)
     for attempt in ("now", "after waiting"):
-        for coll, rep in synced if attempt == "now" else later:
+        todo = [x for x in synced if x[1].chunks_pending] if attempt == "now" else later
+        while todo:
+            # a search takes its own scope in order; a pass over the library, what a search
+            # asked for most recently first
+            coll, rep = todo.pop(0 if vectors.budget is not None else _next(todo, asked))
             left = None if vectors.budget is None else vectors.budget - (time.perf_counter() - t0)
             if left is not None and left <= 0:
-                return done
-            if not rep.chunks_pending and attempt == "now":
-                continue
+                break
             before = rep.chunks_embedded
             try:
                 coll.embed(rep, progress, budget=left, wait=attempt != "now")
@@ -193,7 +198,26 @@ def _embed(
             break
         for _, rep in later:
             rep.embedding_by = None
+    if vectors.budget is not None:  # a search: what it could not finish is asked for first
+        _wanted(synced)
     return done
+
+
+def _next(todo: list[tuple[Collection, SyncReport]], asked: dict[str, float]) -> int:
+    """Which collection's vectors to compute next: the one a search wanted most recently
+    since the pass began (in this process or another: lease.want), else the next in order."""
+    when, i = max(
+        ((lease.wanted(c.index_path), i) for i, (c, _) in enumerate(todo)), default=(0.0, 0)
+    )
+    return i if when > asked.get(todo[i][0].rel, 0.0) else 0
+
+
+def _wanted(searched: list[tuple[Collection, SyncReport]]) -> None:
+    """A search's budget ran out with vectors still missing that nobody computes: ask for
+    them first, to whichever process computes vectors next."""
+    for coll, rep in searched:
+        if rep.chunks_pending and rep.embedding_by is None:
+            lease.want(coll.index_path)
 
 
 def _failed(
