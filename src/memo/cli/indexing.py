@@ -19,7 +19,7 @@ from ..roots import declare, declared_root, not_a_library
 from . import text
 from .common import emit, fail, find_root, json_option, open_library, root_option
 from .options import request_options
-from .progress import IndexProgress
+from .progress import Background, IndexProgress
 
 
 @click.command()
@@ -29,7 +29,7 @@ from .progress import IndexProgress
 @json_option
 def index(path: str | None, root: str | None, full: bool, quiet: bool, as_json: bool) -> None:
     """Index the collections at or below PATH (default: the whole library)."""
-    progress = None if quiet else IndexProgress(sys.stderr)
+    progress = Background() if quiet else IndexProgress(sys.stderr)
     stopped_by = _stop_on_sigterm()
     try:
         IndexRequest.make(path, full)  # the bounds, checked before any work
@@ -38,9 +38,9 @@ def index(path: str | None, root: str | None, full: bool, quiet: bool, as_json: 
     except MemoError as e:
         fail(e)
     except KeyboardInterrupt:
-        if progress is not None:
+        if isinstance(progress, IndexProgress):
             progress.close()
-        done = f" ({progress.files} notes written)" if progress is not None else ""
+        done = f" ({progress.files} notes written)" if isinstance(progress, IndexProgress) else ""
         cached = (
             ", and every chunk embedded is in the embedding cache"
             if Settings.from_env().embed_cache_mb > 0
@@ -57,7 +57,7 @@ def index(path: str | None, root: str | None, full: bool, quiet: bool, as_json: 
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(143 if stopped_by else 130)
-    if progress is not None:
+    if isinstance(progress, IndexProgress):
         progress.close()
     out = report.to_dict()
     emit(out) if as_json else text.index(out)

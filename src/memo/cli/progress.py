@@ -16,6 +16,8 @@ notes are counted as each collection begins), the chunks when the vector stage s
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from collections.abc import Callable
 from typing import Any, TextIO
@@ -28,9 +30,29 @@ LONG = 60.0  # seconds: a note whose vectors take longer says so once read
 BYTES_PER_CHUNK = 2500  # ~400-token chunks with overlap (measured)
 RATE = 12.0  # chunks/s before one is measured: fp32 e5-small on two cores (docs/embedders.md)
 WARM = 1.0  # seconds of embedding before a pace is trusted
+# How much lower than a search the vector stage of `memo index` runs: once every note is read
+# the library answers, and the model would otherwise take both cores from the searches made
+# meanwhile (measured: bench/no_wait.py). Idle cores still go to it in full.
+VECTORS_NICE = 10
 
 
-class IndexProgress(SyncProgress):
+class Background(SyncProgress):
+    """`memo index` without progress lines: its vector stage still gives way to searches."""
+
+    def pending(self, chunks: int) -> None:
+        lower_priority()
+
+
+def lower_priority() -> None:
+    """This process runs at VECTORS_NICE from now on (never back up: Unix does not let an
+    unprivileged process raise its priority again); a no-op where there is no `nice`."""
+    if hasattr(os, "nice") and not getattr(lower_priority, "done", False):
+        with contextlib.suppress(OSError):
+            os.nice(VECTORS_NICE)
+        lower_priority.done = True  # type: ignore[attr-defined]  # once per process
+
+
+class IndexProgress(Background):
     wants_plan = True
 
     def __init__(
@@ -88,6 +110,7 @@ class IndexProgress(SyncProgress):
         self._maybe_show()
 
     def pending(self, chunks: int) -> None:
+        super().pending(chunks)
         self.to_embed = (self.to_embed or 0) + chunks
         self._maybe_show(force=True)  # the library is searchable now: say so at once
 

@@ -111,6 +111,7 @@ def watch(
     from ..collection.pool import raise_open_files_limit
     from ..embed import embedder_for
     from ..watch import Watcher
+    from .progress import lower_priority
 
     settings = Settings.from_env()
     raise_open_files_limit()
@@ -127,6 +128,9 @@ def watch(
         )
     except MemoError as e:
         fail(e)
+    # Background work: a search does its own catch-up, so the watcher (its vector stage most of
+    # all) runs below the searches made meanwhile.
+    lower_priority()
     watcher.run()
     # Leave at once: the indexes are closed (or, if a sync was still embedding, its file's rows
     # were not written and the next start redoes it); interpreter teardown of a model runtime

@@ -26,6 +26,7 @@ from ..config import Settings
 from ..embed import Embedder
 from ..errors import IndexError_
 from .chunker import passage_text
+from .lease import Lease
 from .meta import CollectionMeta
 from .pool import StorePool
 from .site import Site
@@ -224,16 +225,18 @@ class Collection:
         progress: SyncProgress | None = None,
         budget: float | None = None,
         wait: bool = False,
+        held: Lease | None = None,
     ) -> SyncReport:
         """The second stage: vectors for the chunks that have none (sync.embed_pending), into
         `report` (a new one when None). `budget` bounds it in seconds; `wait` waits for another
-        process computing them. A damaged index is left for the next sync to rebuild."""
+        process computing them; `held` is its lease when the caller took it already. A damaged
+        index is left for the next sync to rebuild."""
         report = report or SyncReport(self.name, self.rel)
         t0 = time.perf_counter()
         progress = progress or SyncProgress()
         try:
             store, _ = self.store()
-            embed_pending(self.site, store, self.sync_state, report, progress, budget, wait)
+            embed_pending(self.site, store, self.sync_state, report, progress, budget, wait, held)
         except CORRUPT as e:
             report.warnings.append(f"{self.rel}: index damaged ({e}): rebuilt on the next sync")
         except apsw.FullError as e:

@@ -424,17 +424,21 @@ def embed_pending(
     progress: SyncProgress,
     budget: float | None = None,
     wait: bool = False,
+    held: lease.Lease | None = None,
 ) -> None:
     """Give chunks without a vector one, under the index's lease, until none is left, the
     `budget` (seconds, None: no bound) is spent or a stop is asked for. Another process holding
     the lease: leave them to it (`report.embedding_by` says who), or `wait` for it first.
-    Newest chunks first under a budget: a search's catch-up embeds the note just edited."""
+    Newest chunks first under a budget: a search's catch-up embeds the note just edited.
+    `held`: the lease, taken already by the caller (it is released here either way)."""
     embedder = site.embedder
     report.chunks_pending = store.pending()
     report.chunks = store.chunk_count()
     if not report.chunks_pending or embedder is None or not state.vectors_ok:
+        if held is not None:
+            held.release()
         return
-    held = lease.acquire(site.index_path)
+    held = held or lease.acquire(site.index_path)
     if held is None and wait:
         other = lease.holder(site.index_path)
         progress.waiting(site.rel, other.pid if other else None)

@@ -42,6 +42,7 @@ from .collections import Collections
 from .plan import PLAN_MAX, plan
 
 BULK = 16  # more changed paths than this in one collection: one sync of the whole collection
+LEASES_AHEAD = 256  # collections whose leases a pass takes up front (a file descriptor each)
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +173,37 @@ def _embed(
     owed = sum(rep.chunks_pending for c, rep in synced if c.embedder is not None)
     if progress is not None and owed and vectors.budget is None:
         progress.pending(owed)
+    # A pass over the library takes the leases of what it will do up front: a search meanwhile
+    # sees every queued collection as being computed (and by whom), and leaves it alone.
+    ahead: dict[str, lease.Lease] = {}
+    if vectors.budget is None:
+        for c, r in synced:
+            if r.chunks_pending and c.embedder is not None and len(ahead) < LEASES_AHEAD:
+                got = lease.acquire(c.index_path)
+                if got is not None:
+                    ahead[c.rel] = got
+    try:
+        _embed_each(synced, report, outcome, progress, vectors, ahead, done, later, asked, t0)
+    finally:
+        for held in ahead.values():
+            held.release()
+    if vectors.budget is not None:  # a search: what it could not finish is asked for first
+        _wanted(synced)
+    return done
+
+
+def _embed_each(
+    synced: list[tuple[Collection, SyncReport]],
+    report: IndexReport,
+    outcome: dict[str, SyncReport | MemoError],
+    progress: SyncProgress | None,
+    vectors: Vectors,
+    ahead: dict[str, lease.Lease],
+    done: list[Collection],
+    later: list[tuple[Collection, SyncReport]],
+    asked: dict[str, float],
+    t0: float,
+) -> None:
     for attempt in ("now", "after waiting"):
         todo = [x for x in synced if x[1].chunks_pending] if attempt == "now" else later
         while todo:
@@ -183,10 +215,11 @@ def _embed(
                 break
             before = rep.chunks_embedded
             try:
-                coll.embed(rep, progress, budget=left, wait=attempt != "now")
+                held = ahead.get(coll.rel)  # released by the embed (again by _embed: a no-op)
+                coll.embed(rep, progress, budget=left, wait=attempt != "now", held=held)
             except SyncStopped:
                 report.stopped = True
-                return done
+                return
             except MemoError as e:
                 _failed(report, outcome, coll, e)
                 continue
@@ -198,9 +231,6 @@ def _embed(
             break
         for _, rep in later:
             rep.embedding_by = None
-    if vectors.budget is not None:  # a search: what it could not finish is asked for first
-        _wanted(synced)
-    return done
 
 
 def _next(todo: list[tuple[Collection, SyncReport]], asked: dict[str, float]) -> int:
