@@ -115,14 +115,17 @@ def gather_legs(
     postings: list[Postings] = []
     want_vec = mode in ("hybrid", "vec") and bool(query.strip())
     qvec: np.ndarray | None = None
-    vec_failed = any_vectors = False
+    vec_failed = any_vectors = waiting = False
     for i, (_, prefix) in enumerate(reader.scope.parts):
         if terms:
             share = partial(queries.lex_share, terms=terms, prefix=prefix, flt=flt)
             rows, tokens, df, found = reader.read(i, share)
             corpus.add(rows, tokens, df)
             postings.append(found)
-        if want_vec and not vec_failed and reader.read(i, _has_vectors):
+        debt = reader.scope.parts[i][0].vector_debt  # (chunks, pending) as last synced
+        if debt is not None and debt[0] and debt[1] == debt[0]:
+            waiting = True  # no vector yet (the vector stage has not reached it): no KNN
+        elif want_vec and not vec_failed and reader.read(i, _has_vectors):
             any_vectors = True
             if qvec is None:
                 qvec, why = vectors.get(query)
@@ -135,7 +138,7 @@ def gather_legs(
         legs.lex = corpus.best(postings, depth)
         legs.coverage = len(corpus.known) / len(terms)
         legs.terms, legs.idf = terms, corpus.idf().tolist()
-    if want_vec and not any_vectors:
+    if want_vec and not any_vectors and not waiting:
         reader.note(
             NO_EMBEDDER
             if vectors.embedder is None
@@ -150,7 +153,7 @@ def gather_legs(
     if legs.lex and legs.vec:  # only the fusion reads it: whether the lexical leg can help
         top = reader.rows(legs.vec_ranked[:1])
         legs.answer_script = script(" ".join(r.text for r in top.values()))
-    if want_vec and any_vectors:
+    if want_vec and (any_vectors or waiting):
         _pending(reader, legs)
     return legs
 
