@@ -272,3 +272,27 @@ def test_the_collection_a_search_wanted_gets_its_vectors_first(notes: Path, embe
         c.rel for c in lib.collections()
     )
     lib.close()
+
+
+@pytest.mark.edits_notes
+def test_a_server_computes_the_vectors_nobody_computes_while_it_answers(notes: Path, embedder):
+    """memo serve and memo mcp are long-lived: a search that meets vectors nobody computes
+    wakes the server's own background pass; a reindex returns after the text stage."""
+    from memo.requests import IndexRequest, SearchRequest, StatusRequest
+    from memo.server.service import Service
+
+    service = Service(notes, Settings(search_embed_seconds=0), embedder=embedder)
+    try:
+        first = service.search(SearchRequest.make("work", "vlan tagging trunk", k=3))
+        assert first.hits and any(f.pending for f in first.freshness)
+        wait_for(lambda: service.vectors.passes >= 1 and service.vectors.idle.is_set())
+        again = service.search(SearchRequest.make("work", "vlan tagging trunk", k=3))
+        assert [f.pending for f in again.freshness] == [0, 0]
+        (notes / "home" / "cooking" / "new.md").write_text("# Rye\n\nA rye loaf needs time.\n")
+        report = service.reindex(IndexRequest.make(".", True))  # --full: every vector anew
+        assert report.totals()["chunks_pending"] > 0  # answered after the text stage
+        wait_for(lambda: service.vectors.idle.is_set() and service.vectors.passes >= 2)
+        st = service.status(StatusRequest.make("."))
+        assert sum(c.pending for c in st.collections) == 0
+    finally:
+        service.close()

@@ -159,12 +159,17 @@ class Library:
         *,
         full: bool = False,
         progress: SyncProgress | None = None,
+        vectors_now: bool = True,
     ) -> IndexReport:
         """Bring the indexes at or below `target` in line with the notes (`full`: rebuild).
 
         Takes an IndexRequest, or its fields. Re-scans the registry first; checks each database
         (quick_check) and reports every note that cannot be indexed. Broken `_meta.yaml` files
         are listed in `broken`. Declares the root a library (`declare`) when it is not one.
+        Returns with every vector made (waiting for another process computing some), unless
+        `vectors_now` is False: then only what fits a search's budget, the rest is the
+        caller's to have computed (`sync`, in the background), and `chunks_pending` says how
+        many are left.
         """
         if isinstance(target, IndexRequest):
             target, full = target.path, target.full
@@ -176,7 +181,13 @@ class Library:
         syncing.note_broken(self._colls, confine(self.root, target), report)
         hits = counts_of(self.embedder)[0]
         syncing.sync_parts(
-            self._colls, scope.parts, report, full=full, thorough=True, progress=progress
+            self._colls,
+            scope.parts,
+            report,
+            full=full,
+            thorough=True,
+            progress=progress,
+            vectors=syncing.ALL if vectors_now else syncing.catch_up(self.settings),
         )
         report.chunks_cached = counts_of(self.embedder)[0] - hits
         report.seconds = time.perf_counter() - t0

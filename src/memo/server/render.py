@@ -187,5 +187,10 @@ def reindex_text(r: dict[str, Any], limit: int | None = None) -> str:
         f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped "
         f"({r['seconds']} s)"
     ]
+    if r.get("chunks_pending"):
+        lines.append(
+            f"searchable now by their words; vectors for {r['chunks_pending']:,} chunks are "
+            "being computed in the background (search results say how many are left)"
+        )
     lines += [f"error: {e}" for e in r["errors"]]
     return bounded(lines[:1], lines[1:], [], limit)

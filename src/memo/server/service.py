@@ -10,6 +10,7 @@ transaction), so the service keeps a small pool of libraries and lends one to ea
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
+from ..collection.progress import SyncProgress
 from ..config import Settings
 from ..embed import Embedder, embedder_for
 from ..errors import EmbedderUnavailableError
@@ -29,6 +31,68 @@ from ..search.excerpt import Excerpt
 from ..search.results import SearchResult
 
 POOL_SIZE = 4  # libraries lent to concurrent calls; the model serialises embedding anyway
+log = logging.getLogger("memo.serve")
+
+
+class _Stop(SyncProgress):
+    def __init__(self, stop: threading.Event) -> None:
+        self.stop = stop
+
+    def stop_requested(self) -> bool:
+        return self.stop.is_set()
+
+
+class BackgroundVectors:
+    """The vectors nobody computes, computed by this server in a thread of its own: a search
+    that met chunks without vectors (and nobody computing them) or a reindex wakes it, and it
+    syncs the library with the watcher's policy (syncing.BACKGROUND: every collection whose
+    lease it can take). So an agent's MCP server, or `memo serve` without `--watch`, fills its
+    indexes in by itself while every answer is served from what is there."""
+
+    def __init__(self, root: Path, embedder: Embedder | None, settings: Settings) -> None:
+        self.root, self.embedder, self.settings = root, embedder, settings
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self.idle = threading.Event()  # set while it is not computing
+        self.idle.set()
+        self.passes = 0  # passes done (tests wait for one)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def want(self) -> None:
+        if self.embedder is None or self._stop.is_set():
+            return
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="memo-vectors", daemon=True)
+                self._thread.start()
+        self.idle.clear()
+        self._wake.set()
+
+    def _run(self) -> None:
+        lib = Library(self.root, self.embedder, self.settings)
+        try:
+            while not self._stop.is_set():
+                self._wake.wait()
+                self._wake.clear()
+                if self._stop.is_set():
+                    break
+                try:
+                    lib.sync(progress=_Stop(self._stop))
+                except Exception as e:  # the thread never dies; the next wake tries again
+                    log.warning("computing vectors in the background: %s", e)
+                self.passes += 1
+                if not self._wake.is_set():
+                    self.idle.set()
+        finally:
+            lib.close()
+            self.idle.set()
+
+    def close(self) -> None:
+        self._stop.set()
+        self._wake.set()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
 
 
 class Service:
@@ -49,6 +113,7 @@ class Service:
         self._made_lock = threading.Lock()
         self.model_ready = threading.Event()
         self.model_error: str | None = None
+        self.vectors = BackgroundVectors(self.root, self.embedder, self.settings)
 
     # ------------------------------------------------------------------ lifecycle
     def warm_up(self) -> None:
@@ -67,6 +132,7 @@ class Service:
         return t
 
     def close(self) -> None:
+        self.vectors.close()
         while True:
             try:
                 self._pool.get_nowait().close()
@@ -107,7 +173,10 @@ class Service:
 
     def search(self, req: SearchRequest) -> SearchResult:
         with self.library() as lib:
-            return lib.search(req)
+            res = lib.search(req)
+        if any(f.pending and f.embedding_by is None for f in res.freshness):
+            self.vectors.want()  # vectors nobody computes: this server does, meanwhile
+        return res
 
     def get(self, req: ReadRequest) -> Excerpt:
         with self.library() as lib:
@@ -122,5 +191,10 @@ class Service:
             return lib.status(req)
 
     def reindex(self, req: IndexRequest) -> IndexReport:
+        """The text of every changed note at once; the vectors in the background (a client
+        waits seconds, not the minutes a library's vectors take)."""
         with self.library() as lib:
-            return lib.index(req)
+            report = lib.index(req, vectors_now=False)
+        if report.totals()["chunks_pending"]:
+            self.vectors.want()
+        return report
