@@ -22,7 +22,7 @@ from .options import request_options
 from .progress import IndexProgress
 
 
-@click.command()
+@click.command(IndexRequest.OPERATION.command)
 @request_options(IndexRequest)
 @root_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")

@@ -1,7 +1,8 @@
 """What every server offers (search, route, read, status, reindex, health), over a pool of
 libraries.
 
-MCP tools and HTTP endpoints are thin shells around `Service`: each builds the request
+MCP tools and HTTP endpoints are thin shells around `Service`, whose methods are named for the
+operations (`Operation.name`, as `Library`'s are): each builds the request
 (requests.py checks its bounds, the same for every driver) and passes it on; the service shares
 one embedder (the model loads once per process). A `Library` holds SQLite connections that
 must not be shared between threads (a reader could see half of another thread's write
@@ -109,7 +110,7 @@ class Service:
         with self.library() as lib:
             return lib.search(req)
 
-    def get(self, req: ReadRequest) -> Excerpt:
+    def read(self, req: ReadRequest) -> Excerpt:
         with self.library() as lib:
             return lib.read(req)
 
@@ -121,6 +122,6 @@ class Service:
         with self.library() as lib:
             return lib.status(req)
 
-    def reindex(self, req: IndexRequest) -> IndexReport:
+    def index(self, req: IndexRequest) -> IndexReport:
         with self.library() as lib:
             return lib.index(req)
