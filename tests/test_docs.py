@@ -289,3 +289,14 @@ def test_the_tool_and_endpoint_table_is_the_declaration():
                 assert shown == want, (op.tool, name, shown, want)
         assert http == set(op.http), op.tool
         assert command == f"memo {op.command}", op.tool
+
+
+def test_the_readme_test_commands_say_how_long_and_name_the_inner_loop():
+    """Issue 29: the README's test command gave no idea of its minutes. Every pytest line of the
+    README's code blocks says how long it takes, and the quick start's names the inner loop."""
+    readme = REPO / "README.md"
+    lines = [line for _, line, fence in doc_lines(readme) if fence and "-m pytest" in line]
+    assert lines, "the README shows no pytest command"
+    for line in lines:
+        assert re.search(r"~\s?\d+(?:[-–]\d+)?\s?(?:s|min)\b", line), line
+    assert '-m "not slow"' in lines[0], lines[0]

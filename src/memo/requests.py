@@ -340,7 +340,7 @@ def cut_warning(cut_from: int) -> list[str]:
 # ---------------------------------------------------------------------- the requests
 @dataclass(frozen=True, slots=True)
 class SearchRequest(_Request):
-    """`memo search`, `memo_search`, /search: where, what, and how."""
+    """A search: where, what, and how."""
 
     OPERATION: ClassVar[Operation] = Operation(
         "search",
@@ -442,7 +442,7 @@ class SearchRequest(_Request):
 
 @dataclass(frozen=True, slots=True)
 class RouteRequest(_Request):
-    """`memo route`, `memo_route`, /route: which collections hold the answer."""
+    """A route: which collections hold the answer."""
 
     OPERATION: ClassVar[Operation] = Operation(
         "route",
@@ -504,7 +504,7 @@ class RouteRequest(_Request):
 
 @dataclass(frozen=True, slots=True)
 class ReadRequest(_Request):
-    """`memo show`, `memo_get`, /note: lines of one note."""
+    """A read: lines of one note."""
 
     OPERATION: ClassVar[Operation] = Operation(
         "read",
@@ -575,7 +575,7 @@ class ReadRequest(_Request):
 
 @dataclass(frozen=True, slots=True)
 class StatusRequest(_Request):
-    """`memo status`, `memo_status`, /status: the indexes at or below a path."""
+    """A status: the indexes at or below a path."""
 
     OPERATION: ClassVar[Operation] = Operation(
         "status",
@@ -594,8 +594,8 @@ class StatusRequest(_Request):
 
 @dataclass(frozen=True, slots=True)
 class IndexRequest(_Request):
-    """`memo index`, `memo_reindex`, /reindex: bring the indexes at or below a path up to
-    date (`full`: drop and rebuild them)."""
+    """An index: bring the indexes at or below a path up to date (`full`: drop and rebuild
+    them)."""
 
     OPERATION: ClassVar[Operation] = Operation(
         "index",

@@ -136,7 +136,10 @@ def find_root(
         except MemoError:
             if path == "." and not settings.root:
                 # `cd plain && memo search . q`: '.' named this folder, not ~/notes/memo
-                raise not_a_library(here, path) from None
+                err = not_a_library(here, path)
+                raise NotALibraryError(
+                    f"{err}, and neither is the default root {lib_root}", err.hint
+                ) from None
             raise
     return lib_root, path
 
