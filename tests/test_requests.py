@@ -11,31 +11,16 @@ from memo import requests as rq
 from memo.cli import cli
 from memo.config import Settings
 from memo.errors import MemoError
+from memo.library import Library
 from memo.requests import ReadRequest, RequestError, RouteRequest, SearchRequest
 from memo.server import mcp_tools, routes
 from memo.server.mcp_tools import build_mcp
+from memo.server.service import Service
 
-COMMANDS = {
-    "search": "search",
-    "route": "route",
-    "read": "show",
-    "status": "status",
-    "index": "index",
-}
-HTTP = {
-    "search": ("SearchBody", "SearchQuery"),
-    "route": ("RouteBody", "RouteQuery"),
-    "read": ("NoteQuery",),
-    "status": ("StatusQuery",),
-    "index": ("ReindexBody",),
-}
-TOOLS = {
-    "search": "memo_search",
-    "route": "memo_route",
-    "read": "memo_get",
-    "status": "memo_status",
-    "index": "memo_reindex",
-}
+
+def _http_models(kind: str) -> dict[str, type]:
+    """method -> the model of each endpoint the operation declares."""
+    return {m: routes.MODELS[kind, m] for m, _ in rq.REQUESTS[kind].OPERATION.endpoints}
 
 
 def _fields(request) -> set[str]:
@@ -45,21 +30,20 @@ def _fields(request) -> set[str]:
 def _bounds(field) -> dict:
     out = {}
     for m in field.metadata:
-        for name in ("ge", "le", "min_length", "max_length"):
+        for name in ("ge", "le", "min_length", "max_length", "pattern"):
             if getattr(m, name, None) is not None:
                 out[name] = getattr(m, name)
     return out
 
 
+class _NoService(Service):  # schemas only: no library is opened
+    def __init__(self) -> None:
+        self.settings = Settings()
+
+
 def _mcp_schemas() -> dict:
     async def schemas() -> dict:
         from mcp import Client
-
-        from memo.server.service import Service
-
-        class _NoService(Service):  # schemas only: no library is opened
-            def __init__(self) -> None:
-                self.settings = Settings()
 
         async with Client(build_mcp(_NoService())) as client:
             return {t.name: t.input_schema for t in (await client.list_tools()).tools}
@@ -71,7 +55,7 @@ def _json_bounds(prop: dict) -> dict:
     """minimum/maximum/maxLength/minLength of a property, through `anyOf [T, null]`."""
     out = {}
     for part in [prop, *prop.get("anyOf", [])]:
-        for key in ("minimum", "maximum", "minLength", "maxLength"):
+        for key in ("minimum", "maximum", "minLength", "maxLength", "pattern"):
             if key in part:
                 out[key] = part[key]
     return out
@@ -85,7 +69,8 @@ def test_every_field_of_every_request_reaches_every_driver(kind):
     params = {p.name: p for p in request.PARAMS}
     assert set(params) == _fields(request)
     # CLI
-    command = cli.get_command(None, COMMANDS[kind])
+    op = request.OPERATION
+    command = cli.get_command(None, op.command)
     opts = {p.name: p for p in command.params}
     for p in params.values():
         if not p.cli:
@@ -98,8 +83,8 @@ def test_every_field_of_every_request_reaches_every_driver(kind):
         if p.flag is not None:
             assert p.flag in o.opts and o.help == p.help
     # HTTP: every model of the request
-    for name in HTTP[kind]:
-        fields = getattr(routes, name).model_fields
+    for name, http_model in _http_models(kind).items():
+        fields = http_model.model_fields
         assert set(fields) == set(params), name
         for p in params.values():
             f = fields[p.name]
@@ -110,6 +95,8 @@ def test_every_field_of_every_request_reaches_every_driver(kind):
                 want = {"max_length": p.high} if p.high else {}
                 if p.schema_min_length:
                     want["min_length"] = p.schema_min_length
+                if rq.pattern_of(p):
+                    want["pattern"] = f"^(?:{rq.pattern_of(p)})$"
             elif p.kind == "phrasings":
                 want = {"max_length": rq.MAX_ALSO}
             assert _bounds(f) == want, (name, p.name)
@@ -128,10 +115,10 @@ def test_every_field_of_every_request_reaches_every_driver(kind):
                 if p.kind == "choice":
                     value = p.choices[-1]
                 probe = {k: v for k, v in probe.items() if k != p.name}
-                got = getattr(routes, name).model_validate({**probe, alias: value})
+                got = http_model.model_validate({**probe, alias: value})
                 assert getattr(got, p.name) == value, (name, alias)
     # MCP
-    schema = _MCP[TOOLS[kind]]
+    schema = _MCP[op.tool]
     assert set(schema["properties"]) == set(params)
     assert set(schema.get("required", [])) == {p.name for p in params.values() if p.required}
     for p in params.values():
@@ -141,8 +128,10 @@ def test_every_field_of_every_request_reaches_every_driver(kind):
             assert (b.get("minimum"), b.get("maximum")) == (p.low, p.high), p.name
         if p.kind in ("path", "location", "query", "text") and p.high:
             assert b["maxLength"] == p.high
+        if rq.pattern_of(p):
+            assert b["pattern"] == f"^(?:{rq.pattern_of(p)})$", p.name
         assert prop.get("description") == p.help
-    assert mcp_tools.ALIASES[TOOLS[kind]] == {a: p.name for p in params.values() for a in p.aliases}
+    assert mcp_tools.ALIASES[op.tool] == {a: p.name for p in params.values() for a in p.aliases}
 
 
 _MCP = _mcp_schemas()
@@ -226,3 +215,104 @@ def test_a_read_takes_back_every_path_form_memo_prints(given, expected):
 def test_a_read_refuses_a_location_that_says_two_things(bad):
     with pytest.raises(RequestError):
         ReadRequest.make(*bad)
+
+
+# ---------------------------------------------------------------------- each operation, once
+class _NoLibrary:
+    """A Service's methods by name only: the routers are built, nothing is answered."""
+
+    def __getattr__(self, name: str):
+        return lambda *a, **k: None
+
+
+def test_every_driver_names_each_operation_as_declared():
+    """Issue 29: an operation's name per driver is declared once, beside its request; the CLI,
+    the MCP tools, the HTTP endpoints and the pages are built from it."""
+    from memo.server.web import auth, pages
+
+    ops = [r.OPERATION for r in rq.REQUESTS.values()]
+    assert list(rq.REQUESTS) == [op.name for op in ops]
+    for op in ops:  # the Service and the Library answer it under its one name
+        assert callable(getattr(Service, op.name)) and callable(getattr(Library, op.name))
+        assert cli.get_command(None, op.command) is not None, op.command
+    tools = {t.name: t for t in mcp_tools.TOOLS}
+    assert set(tools) == {op.tool for op in ops}
+    for op in ops:
+        assert tools[op.tool].annotations.read_only_hint is (not op.writes)
+    http = {(m, r.path) for r in routes.api_router(_NoLibrary()).routes for m in r.methods} - {
+        ("GET", "/health")
+    }
+    assert http == {e for op in ops for e in op.endpoints}
+    served = {r.path for r in pages.pages_router(_NoLibrary(), None, []).routes}
+    assert served == {op.page for op in ops if op.page}
+    assert served <= auth.PAGE_PATHS
+
+
+def test_a_name_means_one_thing_in_every_request():
+    """A field is spelled and bounded alike wherever it appears (server/schemas.PARAMS)."""
+    seen: dict[str, rq.Param] = {}
+    for request in rq.REQUESTS.values():
+        for p in request.PARAMS:
+            first = seen.setdefault(p.name, p)
+            same = (first.low, first.high, rq.pattern_of(first))
+            assert (p.low, p.high, rq.pattern_of(p)) == same, p.name
+
+
+def test_the_page_form_speaks_the_declaration():
+    """The search page's names (`q`, `scope`...) are the names or aliases of SearchRequest."""
+    import inspect
+
+    from memo.server.web import pages
+
+    router = pages.pages_router(_NoLibrary(), None, [])
+    page = next(r for r in router.routes if r.path == SearchRequest.OPERATION.page)
+    names = {p.name for p in SearchRequest.PARAMS} | {
+        a for p in SearchRequest.PARAMS for a in p.aliases
+    }
+    form = set(inspect.signature(page.endpoint).parameters) - {"request"}
+    assert form <= names, form - names
+
+
+def test_the_date_form_is_the_calendar():
+    """DATE_PATTERN (published in the schemas) takes exactly the days that exist."""
+    import datetime as dt
+    import re
+
+    for year in (1900, 1999, 2000, 2023, 2024, 2100, 2400):
+        for month in range(1, 13):
+            for day in range(1, 32):
+                text = f"{year}-{month:02d}-{day:02d}"
+                try:
+                    real = dt.date.fromisoformat(text) is not None
+                except ValueError:
+                    real = False
+                assert bool(re.fullmatch(rq.DATE_PATTERN, text)) is real, text
+    for ok in ("", "7d", "2W", "9999y", "2024-05-01T10:00"):
+        assert SearchRequest.make(".", "q", since=ok).since == (ok or None)
+    for bad in ("1" * 40, "soon", "99999y", "2024-5-1", " 7d"):
+        with pytest.raises(RequestError, match="YYYY-MM-DD"):
+            SearchRequest.make(".", "q", until=bad)
+
+
+def test_mcp_refuses_bad_arguments_in_a_sentence():
+    """An empty query over MCP was answered with pydantic's report (error types, input
+    values, a URL); now with the declaration's sentence and its hint."""
+
+    async def calls() -> list:
+        from mcp import Client
+
+        async with Client(build_mcp(_NoService())) as client:
+            out = []
+            for args in ({"query": ""}, {"q": ""}, {"query": "x", "k": 0}, {"query": "x", "z": 1}):
+                r = await client.call_tool("memo_search", args)
+                out.append((r.is_error, r.content[0].text))
+            return out
+
+    said = anyio.run(calls)
+    assert all(is_error for is_error, _ in said)
+    assert said[0][1].startswith("query is empty: ask with the question") and "hint:" in said[0][1]
+    assert said[1][1].startswith("query is empty")  # by its alias too
+    assert said[2][1].startswith("k must be an integer from 1 to 50, got 0")
+    assert said[3][1].startswith("unknown argument 'z'")
+    for _, text in said:
+        assert "pydantic" not in text and "type=" not in text

@@ -157,3 +157,52 @@ def test_declarations_old_and_new(tmp_path):
     yaml_only.mkdir()
     (yaml_only / "_registry.yaml").write_text("collections: []\n")
     assert is_declared(yaml_only, s)
+
+
+def test_dot_in_a_plain_folder_names_that_folder_and_memo_init(tmp_path, monkeypatch):
+    """Issue 29: `cd plain && memo search . q` said `library root ~/notes/memo is not a folder`
+    where `memo search plain q` named `memo init plain`: both name the folder and `memo init`."""
+    plain = tmp_path / "plain"
+    collection(plain / "c", "some notes", "# A note\n\nzz\n")
+    dot = run("search", ".", "zz", cwd=plain, monkeypatch=monkeypatch)
+    named = run("search", "plain", "zz", cwd=tmp_path, monkeypatch=monkeypatch)
+    for out in (dot, named):
+        assert out.exit_code == 1, out.output
+        assert "is not inside a memo library" in out.output, out.output
+        assert f"memo init {plain.resolve()}" in out.output, out.output
+        assert "is not a folder" not in out.output
+
+
+def test_a_path_in_a_collection_with_a_broken_meta_says_so(tmp_path, monkeypatch):
+    """Issue 29: a search inside a collection whose _meta.yaml is broken got the generic "give a
+    path inside the library root" hint, as if the path were wrong: it names the file and why."""
+    lib = tmp_path / "lib"
+    collection(lib / "good", "fine", "# G\n\nzz\n")
+    bad = collection(lib / "bad", "x", "# B\n\nzz\n")
+    (bad / "_meta.yaml").write_text("description: [broken\n", encoding="utf-8")
+    assert run("index", str(lib), cwd=tmp_path, monkeypatch=monkeypatch).exit_code == 1
+    for args in (
+        ("search", "lib/bad", "zz"),
+        ("search", "lib/bad/note.md", "zz"),
+        ("status", "lib/bad"),
+    ):
+        out = run(*args, "--no-server", cwd=tmp_path, monkeypatch=monkeypatch)
+        assert out.exit_code == 1, out.output
+        assert "its _meta.yaml is broken" in out.output and "not valid YAML" in out.output
+        assert f"hint: Fix {bad / '_meta.yaml'}" in out.output, out.output
+        assert "Give a path inside the library root" not in out.output
+
+
+def test_show_refuses_a_binary_note_rather_than_printing_its_bytes(tmp_path, monkeypatch):
+    """Issue 29: `memo show` of a binary `.md` wrote its bytes to the terminal. The index skips
+    such a file (skips.is_binary); show refuses it with the same reason."""
+    lib = tmp_path / "lib"
+    c = collection(lib / "c", "notes", "# A\n\nzz\n")
+    (c / "blob.md").write_bytes(b"\x1b[2J\x00\x01\xff" * 100)  # a terminal escape, NULs
+    assert run("index", str(lib), cwd=tmp_path, monkeypatch=monkeypatch).exit_code == 0
+    out = run("show", "lib/c/blob.md", "--no-server", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert out.exit_code == 1
+    assert "c/blob.md is binary: NUL bytes in a .md file" in out.output and "hint:" in out.output
+    assert "\x1b" not in out.output and "\x00" not in out.output
+    shown = run("show", "lib/c/note.md", "--no-server", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert shown.exit_code == 0 and "zz" in shown.output

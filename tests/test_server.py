@@ -227,8 +227,9 @@ def test_http_path_escapes_read_nothing(server: Server, path: str) -> None:
         get(f"{server.url}/status", params={"path": path}),
         post(f"{server.url}/reindex", json={"path": path}),
     ):
-        assert r.status_code == 400, (path, r.text)
-        assert r.json()["error"]["code"] == "target_error"
+        # a NUL byte is refused by the schema's pattern (422), before any path is looked at
+        want = (422, "invalid_request") if "\x00" in path else (400, "target_error")
+        assert (r.status_code, r.json()["error"]["code"]) == want, (path, r.text)
         assert "launch code" not in r.text
 
 
@@ -454,14 +455,13 @@ def test_http_note_and_filters(server: Server) -> None:
     r = post(f"{server.url}/search", json={"query": "JQL", "tags": ["nope"], "k": 3})
     assert r.status_code == 200 and r.json()["results"] == []
     r = post(f"{server.url}/search", json={"query": "JQL", "since": "soon"})
-    assert r.status_code == 400 and r.json()["error"]["hint"]
+    assert r.status_code == 422 and r.json()["error"]["hint"]
     r = post(f"{server.url}/search", json={"query": "JQL bugs", "k": 5, "max_tokens": 50})
     assert r.status_code == 200 and r.json()["budget"]["used"] <= 50
 
 
 # ---------------------------------------------------------------------- in process (fast)
 # What Schemathesis found against `memo serve` (.ci/schemathesis-probe), each kept as a test.
-LONG_PATHS = ["0" * 300, "a/" * 2040]  # one name beyond NAME_MAX; a path beyond PATH_MAX
 
 
 @pytest.fixture(scope="module")
@@ -489,17 +489,55 @@ def the_error(r: Any, status: int, code: str) -> dict[str, str]:
     return body["error"]
 
 
-@pytest.mark.parametrize("path", LONG_PATHS)
-def test_a_path_too_long_for_the_file_system_is_refused_not_a_crash(api: Any, path: str) -> None:
-    # was a 500: pathlib's exists() raised OSError (ENAMETOOLONG) out of Library.confine
-    for r in (
+def _every_endpoint_with(api: Any, path: str) -> list[Any]:
+    return [
         api.get("/note", params={"path": path}),
         api.get("/status", params={"path": path}),
         api.post("/search", json={"path": path, "query": "x"}),
         api.post("/reindex", json={"path": path}),
-    ):
+    ]
+
+
+def test_a_path_too_long_for_the_file_system_is_refused_not_a_crash(api: Any) -> None:
+    # was a 500: pathlib's exists() raised OSError (ENAMETOOLONG) out of Library.confine
+    for r in _every_endpoint_with(api, "a/" * 2040):  # beyond PATH_MAX with the root before it
         err = the_error(r, 400, "target_error")
         assert "cannot name a file" in err["message"] and len(err["message"]) < 300
+
+
+@pytest.mark.parametrize("path", ["0" * 300, "work/" + "я" * 256 + "/x.md", "a\x00b"])
+def test_a_path_the_schema_refuses_is_refused_up_front(api: Any, path: str) -> None:
+    # was a 400 to schema-valid data (Schemathesis ST202): a name beyond NAME_MAX, a NUL byte;
+    # the schema publishes the form now and the answer is the declaration's sentence
+    for r in _every_endpoint_with(api, path):
+        err = the_error(r, 422, "invalid_request")
+        assert "longer than 255 characters" in err["message"] or "NUL" in err["message"], err
+
+
+@pytest.mark.parametrize("since", ["1" * 40, "2024-02-30", "soon", "99999y"])
+def test_a_date_the_schema_refuses_is_refused_up_front(api: Any, since: str) -> None:
+    # was a 400 filter_error to a 40-digit date the schema called valid (Schemathesis ST202)
+    for r in (
+        api.post("/search", json={"query": "x", "since": since}),
+        api.get("/search", params={"query": "x", "until": since}),
+    ):
+        assert "YYYY-MM-DD" in the_error(r, 422, "invalid_request")["message"]
+
+
+def test_a_date_the_schema_takes_is_answered(api: Any) -> None:
+    for since in ("2024-02-29", "2000-02-29", "9999y", "2024-01-01T10:00", "7D"):
+        r = api.post("/search", json={"query": "JQL", "since": since})
+        assert r.status_code == 200, (since, r.text)  # 9999y was a 500 (OverflowError)
+    r = api.post("/search", json={"query": "JQL", "since": "2023-02-29"})
+    the_error(r, 422, "invalid_request")
+
+
+def test_the_cli_short_name_is_an_alias_over_http(api: Any) -> None:
+    # `memo show -n 5` is `lines` over HTTP: /note?n=5 was 422 "Extra inputs are not permitted"
+    for query in ("n=2", "lines=2", "count=2"):
+        r = api.get(f"/note?path=work/jira/jql.md&line=5&{query}")
+        assert r.status_code == 200, (query, r.text)
+        assert r.json()["end_line"] == 6
 
 
 def test_a_tilde_of_no_user_is_a_name_not_a_crash(api: Any) -> None:
@@ -613,7 +651,13 @@ def test_openapi_publishes_each_answer_and_the_answers_match_it(api: Any) -> Non
         ("/status", "get", {"params": {"path": "work"}}, 200),
         ("/reindex", "post", {"json": {"path": "work/jira"}}, 200),
         ("/note", "get", {"params": {"path": "../etc/passwd"}}, 400),
-        ("/search", "post", {"json": {"query": "x", "since": "soon"}}, 400),
+        (
+            "/search",
+            "post",
+            {"json": {"query": "x", "since": "2025-02-02", "until": "2025-02-01"}},
+            400,
+        ),
+        ("/search", "post", {"json": {"query": "x", "since": "soon"}}, 422),
         ("/search", "post", {"json": {"query": ""}}, 422),
         ("/note", "get", {}, 422),
     ]

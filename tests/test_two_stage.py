@@ -289,7 +289,7 @@ def test_a_server_computes_the_vectors_nobody_computes_while_it_answers(notes: P
         again = service.search(SearchRequest.make("work", "vlan tagging trunk", k=3))
         assert [f.pending for f in again.freshness] == [0, 0]
         (notes / "home" / "cooking" / "new.md").write_text("# Rye\n\nA rye loaf needs time.\n")
-        report = service.reindex(IndexRequest.make(".", True))  # --full: every vector anew
+        report = service.index(IndexRequest.make(".", True))  # --full: every vector anew
         assert report.totals()["chunks_pending"] > 0  # answered after the text stage
         wait_for(lambda: service.vectors.idle.is_set() and service.vectors.passes >= 2)
         st = service.status(StatusRequest.make("."))

@@ -97,7 +97,7 @@ def web_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def service(web_root: Path, real_embedder: Embedder) -> Iterator[Service]:
     before = checksums(web_root)
     svc = Service(web_root, Settings(), real_embedder)
-    svc.reindex(IndexRequest.make("."))  # the pages below then see current indexes
+    svc.index(IndexRequest.make("."))  # the pages below then see current indexes
     yield svc
     svc.close()
     assert checksums(web_root) == before, "the page changed a note"
@@ -171,7 +171,7 @@ def test_search_page_scope_mode_and_errors(http: TestClient) -> None:
 
 def test_note_page_marks_the_cited_range(http: TestClient, service: Service) -> None:
     path = "work/networking/pbr.md"
-    cite = service.get(ReadRequest.make(path, 12, 6)).cite
+    cite = service.read(ReadRequest.make(path, 12, 6)).cite
     r = http.get("/read", params={"path": path, "line": 12, "end": 17, "cite": cite, "q": "mangle"})
     assert r.status_code == 200
     cited = re.findall(r'<div class="ln cited" id="L(\d+)">', r.text)

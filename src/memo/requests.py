@@ -2,12 +2,16 @@
 
 Each request (search, route, read, status, index) is a frozen dataclass with a tuple of
 `Param`s, its declaration: name, kind, default, bounds, help text, the argument names models
-send instead (aliases), and how the CLI spells it. Every driver is derived from it:
+send instead (aliases), and how the CLI spells it. Beside it, its `Operation`: the one name of
+the operation (the `Library` and `Service` method) and what each driver calls it: the CLI
+command, the MCP tool, the HTTP method and path, the web page. Every driver is derived from
+them:
 
 - `make()` checks any client's arguments against it (RequestError, a MemoError with a hint);
-- the CLI options (cli/options.py), the HTTP bodies and query models and the MCP tool
-  parameters (server/schemas.py), and the web form's bounds (server/web/pages.py) are built
-  from the Params; tests/test_requests.py walks every field of every request through each.
+- the CLI commands and options (cli/queries.py, cli/options.py), the HTTP endpoints, bodies and
+  query models (server/routes.py, server/schemas.py), the MCP tools (server/mcp_tools.py) and
+  the web pages and form bounds (server/web/pages.py) are built from the Operations and
+  Params; tests/test_requests.py walks every field of every request through each.
 
 | bound | value | beyond it |
 |---|---|---|
@@ -17,8 +21,12 @@ send instead (aliases), and how the CLI spells it. Every driver is derived from 
 | path | MAX_PATH_CHARS = 4,096 characters | refused |
 | token budget (`max_tokens`) | 1..MAX_BUDGET = 1,000,000 | refused |
 | lines of a note (`lines`) | 1..MAX_LINES = 2,000 | refused |
+| one folder or file name of a path | MAX_NAME_CHARS = 255 characters, no NUL | refused |
+| dates (`since`, `until`) | `DATE_PATTERN`: YYYY-MM-DD (a real day), or 7d, 2w, 3m, 1y | refused |
 
-The HTTP and MCP schemas publish the query bound as maxLength and refuse a longer one up front.
+Every bound `check` applies is published in the HTTP and MCP schemas (maximum, maxLength,
+pattern: `pattern_of`), so a schema-valid request is never refused for its form; the query
+bound is published as maxLength and a longer one is refused up front there.
 An empty query is valid for the Python API and the CLI (no hits, with a warning); the HTTP and
 MCP schemas refuse it (`minLength` 1), since a network client sending one has a bug.
 
@@ -45,6 +53,7 @@ MAX_PATH_CHARS = 4_096
 MAX_BUDGET = 1_000_000
 MAX_LINES = 2_000
 MAX_DATE_CHARS = 40
+MAX_NAME_CHARS = 255  # one folder or file name (NAME_MAX is 255 bytes on Linux and macOS)
 
 
 class RequestError(MemoError):
@@ -63,6 +72,20 @@ KINDS = ("path", "location", "query", "text", "int", "bool", "choice", "tags", "
 MAX_ALSO = 3  # extra phrasings of one question (each one costs both legs once more)
 # a note's path as memo prints it in a hit: path:line or path:line-end
 LOCATION = re.compile(r"^(?P<path>.+?\.md):(?P<line>\d+)(?:-(?P<end>\d+))?$", re.IGNORECASE)
+
+# The forms `check` accepts, as regular expressions both Python and JSON Schema (ECMA-262) read
+# the same way: `check` full-matches them, the schemas publish them anchored (`pattern_of`).
+_NAME = f"[^/\\x00]{{0,{MAX_NAME_CHARS}}}"
+PATH_PATTERN = f"(?:{_NAME}/)*{_NAME}"  # no NUL, no name longer than MAX_NAME_CHARS
+TEXT_PATTERN = "[^\\x00]*"  # no NUL
+_DAY = (  # YYYY-MM-DD of a day that exists (years 1000-2999: the leap years spelled out)
+    "[12][0-9]{3}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
+    "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))"
+    "|[12][0-9](?:0[48]|[2468][048]|[13579][26])-02-29|(?:1[26]|2[048])00-02-29"
+)
+# a date (a datetime is read as its date), or days, weeks, months (30 days), years ago; or ''
+DATE_PATTERN = f"(?:(?:{_DAY})(?:[T ][^\\x00]*)?|[0-9]{{1,4}}[dwmyDWMY])?"
+DATE_FORM = "a date, YYYY-MM-DD, or a time ago: 7d, 2w, 3m, 1y"
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,9 +106,55 @@ class Param:
     metavar: str | None = None  # the CLI's name for a positional argument
     schema_min_length: int | None = None  # HTTP/MCP only: refuse shorter strings up front
     cli: bool = True  # shown on the CLI (ReadRequest.line is given there as PATH:LINE)
+    pattern: str | None = None  # strings: the form they must have (default: `pattern_of`)
+    form: str = ""  # that form in words, for the error
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
+
+
+def pattern_of(p: Param) -> str | None:
+    """The regular expression a string Param must full-match (None: any string)."""
+    if p.pattern is not None:
+        return p.pattern
+    if p.kind in ("path", "location"):
+        return PATH_PATTERN
+    if p.kind == "text":
+        return TEXT_PATTERN
+    return None
+
+
+def _form(p: Param, value: str) -> None:
+    """RequestError when a string is not of its Param's declared form."""
+    pattern = pattern_of(p)
+    if pattern is None or re.fullmatch(pattern, value):
+        return
+    if "\x00" in value:
+        raise RequestError(f"{p.name} contains a NUL byte")
+    if p.kind in ("path", "location"):
+        raise RequestError(
+            f"{p.name} has a folder or file name longer than {MAX_NAME_CHARS} characters"
+        )
+    raise RequestError(f"{p.name} must be {p.form or 'of the form ' + pattern}, got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """One operation, as every driver names it: declared once, beside its request."""
+
+    name: str  # the operation: the Library and Service method, the key of REQUESTS
+    command: str  # the CLI command (`memo show`)
+    tool: str  # the MCP tool
+    http: tuple[str, ...]  # "METHOD /path" of each endpoint; the CLI delegates to the first
+    summary: str  # what it does, for the HTTP API's readers
+    page: str | None = None  # the web page that makes this request
+    writes: bool = False  # writes memo's index cache (never a note): not a read-only tool
+    tag: str = "notes"  # what it is about, the notes or memo's "index" (OpenAPI's group)
+
+    @property
+    def endpoints(self) -> tuple[tuple[str, str], ...]:
+        """(method, path) of each HTTP endpoint."""
+        return tuple((m, path) for m, path in (e.split(" ", 1) for e in self.http))
 
 
 PATH_HELP = (
@@ -146,6 +215,7 @@ class _Request:
     """What every request shares: checked construction from a client's arguments."""
 
     PARAMS: ClassVar[tuple[Param, ...]]
+    OPERATION: ClassVar[Operation]  # what each driver calls it
     INTERNAL: ClassVar[tuple[str, ...]] = ()  # dataclass fields no client sets
 
     @classmethod
@@ -198,6 +268,7 @@ def check(p: Param, value: Any) -> Any:
             raise RequestError(f"{p.name} must be a string, e.g. 'work/jira' or '.'")
         if p.high is not None and len(value) > p.high:
             raise RequestError(f"{p.name} is {len(value)} characters long; the limit is {p.high}")
+        _form(p, value)
         value = value.strip()
         if kind == "path" and (m := LOCATION.match(value)):  # a hit's path:line: that note
             value = m["path"]
@@ -209,10 +280,9 @@ def check(p: Param, value: Any) -> Any:
     if kind == "text":
         if not isinstance(value, str):
             raise RequestError(f"{p.name} must be a string, got {type(value).__name__}")
-        if "\x00" in value:
-            raise RequestError(f"{p.name} contains a NUL byte")
         if p.high is not None and len(value) > p.high:
             raise RequestError(f"{p.name} is {len(value)} characters long; the limit is {p.high}")
+        _form(p, value)
         return value or None
     if kind == "int":
         if isinstance(value, bool) or not isinstance(value, int):
@@ -270,7 +340,16 @@ def cut_warning(cut_from: int) -> list[str]:
 # ---------------------------------------------------------------------- the requests
 @dataclass(frozen=True, slots=True)
 class SearchRequest(_Request):
-    """`memo search`, `memo_search`, /search: where, what, and how."""
+    """A search: where, what, and how."""
+
+    OPERATION: ClassVar[Operation] = Operation(
+        "search",
+        command="search",
+        tool="memo_search",
+        http=("POST /search", "GET /search"),
+        summary="Hybrid search in a collection, folder or note; hits carry `path` and `line`.",
+        page="/",
+    )
 
     path: str
     query: str
@@ -330,6 +409,8 @@ class SearchRequest(_Request):
             "Only notes updated since: YYYY-MM-DD, or 7d, 2w, 3m, 1y ago.",
             high=MAX_DATE_CHARS,
             flag="--since",
+            pattern=DATE_PATTERN,
+            form=DATE_FORM,
         ),
         Param(
             "until",
@@ -337,6 +418,8 @@ class SearchRequest(_Request):
             "Only notes updated until: YYYY-MM-DD, or 7d, 2w, 3m, 1y ago.",
             high=MAX_DATE_CHARS,
             flag="--until",
+            pattern=DATE_PATTERN,
+            form=DATE_FORM,
         ),
         Param(
             "diverse",
@@ -359,7 +442,15 @@ class SearchRequest(_Request):
 
 @dataclass(frozen=True, slots=True)
 class RouteRequest(_Request):
-    """`memo route`, `memo_route`, /route: which collections hold the answer."""
+    """A route: which collections hold the answer."""
+
+    OPERATION: ClassVar[Operation] = Operation(
+        "route",
+        command="route",
+        tool="memo_route",
+        http=("POST /route", "GET /route"),
+        summary="Rank the collections whose notes answer the question, each with its best hits.",
+    )
 
     query: str
     k: int = DEFAULT_ROUTE_K
@@ -413,7 +504,17 @@ class RouteRequest(_Request):
 
 @dataclass(frozen=True, slots=True)
 class ReadRequest(_Request):
-    """`memo show`, `memo_get`, /note: lines of one note."""
+    """A read: lines of one note."""
+
+    OPERATION: ClassVar[Operation] = Operation(
+        "read",
+        command="show",
+        tool="memo_get",
+        http=("GET /note",),
+        summary="Lines of a note from `line` (a hit's path and line, or `path:line`), with "
+        "their citation hash.",
+        page="/read",
+    )
 
     path: str
     line: int | None = None
@@ -430,6 +531,7 @@ class ReadRequest(_Request):
             aliases=("file",),
             required=True,
             metavar="PATH[:LINE]",
+            schema_min_length=1,
         ),
         Param(
             "line",
@@ -445,7 +547,7 @@ class ReadRequest(_Request):
             "How many lines (default: 40 from `line`, else the whole note).",
             low=1,
             high=MAX_LINES,
-            aliases=("count",),
+            aliases=("n", "count"),  # `n`: the CLI's -n
             flag="--lines",
             short="-n",
         ),
@@ -473,7 +575,17 @@ class ReadRequest(_Request):
 
 @dataclass(frozen=True, slots=True)
 class StatusRequest(_Request):
-    """`memo status`, `memo_status`, /status: the indexes at or below a path."""
+    """A status: the indexes at or below a path."""
+
+    OPERATION: ClassVar[Operation] = Operation(
+        "status",
+        command="status",
+        tool="memo_status",
+        http=("GET /status",),
+        summary="Per collection: files, chunks, staleness, skipped files and why.",
+        page="/library",
+        tag="index",
+    )
 
     path: str = "."
 
@@ -482,8 +594,19 @@ class StatusRequest(_Request):
 
 @dataclass(frozen=True, slots=True)
 class IndexRequest(_Request):
-    """`memo index`, `memo_reindex`, /reindex: bring the indexes at or below a path up to
-    date (`full`: drop and rebuild them)."""
+    """An index: bring the indexes at or below a path up to date (`full`: drop and rebuild
+    them)."""
+
+    OPERATION: ClassVar[Operation] = Operation(
+        "index",
+        command="index",
+        tool="memo_reindex",
+        http=("POST /reindex",),
+        summary="Bring a path's index up to date now (full=true rebuilds it). Notes are never "
+        "written.",
+        writes=True,
+        tag="index",
+    )
 
     path: str = "."
     full: bool = False
@@ -500,10 +623,8 @@ class IndexRequest(_Request):
     )
 
 
+# operation name -> its request: every driver's table is read off this one
 REQUESTS: dict[str, type[_Request]] = {
-    "search": SearchRequest,
-    "route": RouteRequest,
-    "read": ReadRequest,
-    "status": StatusRequest,
-    "index": IndexRequest,
+    r.OPERATION.name: r
+    for r in (SearchRequest, RouteRequest, ReadRequest, StatusRequest, IndexRequest)
 }

@@ -18,18 +18,19 @@ import importlib
 import click
 
 from .. import __version__
+from ..requests import REQUESTS
 
-# command name -> the module that defines it (as a function of the same name)
+# command name -> the module that defines it (as a function of the same name): each operation's
+# command (requests.py) in queries.py, or in indexing.py when it writes memo's caches
 WHERE = {
-    "index": "indexing",
+    **{
+        r.OPERATION.command: "indexing" if r.OPERATION.writes else "queries"
+        for r in REQUESTS.values()
+    },
     "init": "indexing",
     "registry": "indexing",
     "new": "indexing",
     "skill": "indexing",
-    "search": "queries",
-    "show": "queries",
-    "status": "queries",
-    "route": "queries",
     "mcp": "servers",
     "serve": "servers",
     "watch": "servers",

@@ -129,7 +129,18 @@ def find_root(
         return inside, path
     lib_root = Path(os.path.abspath(settings.library_root))
     if not declaring:
-        _check_declared(lib_root, settings, "MEMO_ROOT" if settings.root else "the default root")
+        try:
+            _check_declared(
+                lib_root, settings, "MEMO_ROOT" if settings.root else "the default root"
+            )
+        except MemoError:
+            if path == "." and not settings.root:
+                # `cd plain && memo search . q`: '.' named this folder, not ~/notes/memo
+                err = not_a_library(here, path)
+                raise NotALibraryError(
+                    f"{err}, and neither is the default root {lib_root}", err.hint
+                ) from None
+            raise
     return lib_root, path
 
 

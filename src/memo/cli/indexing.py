@@ -1,6 +1,7 @@
 """The commands that write memo's caches (never a note): `index`, `registry rebuild`, and `new`
-(which writes a `_meta.yaml`, the one file memo creates in a notes tree, and only when asked);
-and `skill`, printed from the registry."""
+(which writes a `_meta.yaml`, the only file memo writes among the notes, and only when asked;
+its caches beside them are `.memo/`, `_library.yaml` and `_registry.yaml`); and `skill`,
+printed from the registry."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from .options import request_options
 from .progress import Background, IndexProgress
 
 
-@click.command()
+@click.command(IndexRequest.OPERATION.command)
 @request_options(IndexRequest)
 @root_option
 @click.option("--quiet", "-q", is_flag=True, help="No progress on stderr.")

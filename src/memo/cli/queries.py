@@ -21,21 +21,14 @@ from . import delegate, text
 from .common import emit, fail, find_root, json_option, library_at, no_server_option, root_option
 from .options import request_options
 
-# request -> (method, endpoint of `memo serve`, Library method)
-ENDPOINTS: dict[type[_Request], tuple[str, str, str]] = {
-    SearchRequest: ("POST", "/search", "search"),
-    RouteRequest: ("POST", "/route", "route"),
-    ReadRequest: ("GET", "/note", "read"),
-    StatusRequest: ("GET", "/status", "status"),
-}
-
 
 def answer(
     request: type[_Request], fields: dict[str, Any], root: str | None, no_server: bool
 ) -> dict[str, Any]:
     """One one-shot command: the library, the checked request, the answer as a dict (the
     server's when one runs for this library, else this process's); errors exit 1."""
-    method, endpoint, operation = ENDPOINTS[request]
+    op = request.OPERATION  # its Library method; the server's endpoint it delegates to
+    method, endpoint = op.endpoints[0]
     try:
         settings = Settings.from_env()
         req = request.make(**fields)
@@ -46,7 +39,7 @@ def answer(
         body, query = (req.to_dict(), None) if method == "POST" else (None, req.to_dict())
         out = None if no_server else delegate.ask(lib_root, settings, method, endpoint, query, body)
         if out is None:
-            return getattr(library_at(lib_root, settings), operation)(req).to_dict()
+            return getattr(library_at(lib_root, settings), op.name)(req).to_dict()
         said = req.warnings() if hasattr(req, "warnings") else []
         if said:  # the server saw the query already cut: say so here too
             out["warnings"] = said + out.get("warnings", [])
@@ -58,7 +51,8 @@ def answer(
 def _command(
     request: type[_Request], show: Callable[[dict[str, Any]], None]
 ) -> Callable[[Callable[..., None]], click.Command]:
-    """A one-shot command: the request's options, --root, --json, --no-server."""
+    """A one-shot command, named as its operation declares: the request's options, --root,
+    --json, --no-server."""
 
     def make(f: Callable[..., None]) -> click.Command:
         def run(root: str | None, as_json: bool, no_server: bool, **fields: Any) -> None:
@@ -70,7 +64,7 @@ def _command(
         run.__name__ = f.__name__
         for deco in (no_server_option, json_option, root_option, request_options(request)):
             run = deco(run)
-        return click.command(f.__name__)(run)
+        return click.command(request.OPERATION.command)(run)
 
     return make
 

@@ -40,7 +40,10 @@ def parse_date(value: str | dt.date | None, today: dt.date | None = None) -> str
     m = _RELATIVE.match(text)
     if m:
         days = int(m.group(1)) * _DAYS[m.group(2).lower()]
-        return ((today or dt.date.today()) - dt.timedelta(days=days)).isoformat()
+        try:
+            return ((today or dt.date.today()) - dt.timedelta(days=days)).isoformat()
+        except OverflowError:  # before year 1 (9999y): every note is since then
+            return dt.date.min.isoformat()
     try:
         return dt.date.fromisoformat(text[:10]).isoformat()
     except ValueError:

@@ -123,7 +123,9 @@ def create_collection(
 ) -> Path:
     """Make `root/rel` a collection: create the folder if needed and write its `_meta.yaml`.
 
-    The one file memo ever writes into the notes tree, and only when asked: it refuses to
+    The only file memo writes among the notes themselves, and only when asked (beside them go
+    its caches: `.memo/` folders, the `_library.yaml` marker and `_registry.yaml`, all under
+    MEMO_INDEX_DIR when it is set): it refuses to
     overwrite an existing `_meta.yaml`, to leave the root, and to create folders whose names
     are not lowercase ASCII slugs (the names agents and shells handle without quoting); a
     folder that exists keeps its name.

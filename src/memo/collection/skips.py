@@ -26,6 +26,15 @@ FOLDER_UNREADABLE = "folder_unreadable"
 
 UNKNOWN = ""  # a row of an index built before kinds were stored (rebuilt on its next use)
 
+BINARY_SNIFF = 8192  # bytes read for NUL bytes: a text note has none
+
+
+def is_binary(data: bytes) -> bool:
+    """The one rule for a `.md` that is no text: NUL bytes at its start (the index skips it,
+    `memo show` refuses it)."""
+    return b"\x00" in data[:BINARY_SNIFF]
+
+
 MESSAGES = {
     TOO_LARGE: "too large: {size} bytes > limit {limit} (MEMO_MAX_FILE_BYTES)",
     GREW: "too large: grew past the limit {limit} bytes while being read (MEMO_MAX_FILE_BYTES)",

@@ -248,7 +248,7 @@ class Syncer:
             self.report.touched += 1
             self.report.files.append(("touched", self.site.root_path(path)))
             return None
-        if b"\x00" in data[:8192]:
+        if skips.is_binary(data):
             return self._skip(path, st, Skip.of(skips.BINARY))
         return self._chunked(path, st, file_hash, data, old is None)
 

@@ -27,6 +27,12 @@ import os
 import threading
 from pathlib import Path
 
+# ONNX Runtime (1.2x on Linux) writes a device id and an event database under
+# $XDG_CACHE_HOME/Microsoft/DeveloperTools/ when it is imported, before any call could stop it
+# (`disable_telemetry_events()` comes too late: measured). Every engine that loads it is
+# imported through this package, so this is the one place to say no; a user's own setting wins.
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 from ..config import Settings
 from ..errors import EmbedderUnavailableError
 from .base import BACKENDS, DIM, MAX_TOKENS, MODEL_ID, PURPOSES, Embedder, normalise

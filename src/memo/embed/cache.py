@@ -30,7 +30,8 @@ changed (same model and dimension) hands its own passages and vectors to the cac
 re-embed a library. Those vectors served that index until then, under memo's rule that one
 model's vectors are interchangeable across its engines (collection/store.py `compatible`).
 
-Queries are not cached: they are cheap to embed, and a search never writes.
+Queries are not cached: they are cheap to embed, and caching them would make every search write
+(a search writes only what its catch-up of changed notes indexes).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -130,6 +131,7 @@ def build_model(
             if man is not None and problem is None and not force:
                 return _info(folder, man, built=False)
             folder.mkdir(parents=True, exist_ok=True)
+            announce_build()
             man = build_into(folder, route or DEFAULT_ROUTE, progress or _quiet, previous=problem)
             return _info(folder, man, built=True)
     except ModelBuildError:
@@ -151,6 +153,16 @@ def ensure_model(progress: Progress | None = None) -> ModelInfo:
     if man is not None and problem is None:
         return _info(folder, man, built=False)
     return build_model(progress)
+
+
+BUILDING = "building memo's model once (about 20 s)…"
+
+
+def announce_build() -> None:
+    """Say on stderr that the build starts: 8-45 s of silence on a first `memo index` or search
+    reads as a hang. stderr only: stdout may be an MCP stream or --json."""
+    with contextlib.suppress(OSError, ValueError):  # no stderr (a daemon): say nothing
+        print(BUILDING, file=sys.stderr, flush=True)
 
 
 def _info(folder: Path, man: dict[str, Any], built: bool) -> ModelInfo:

@@ -129,7 +129,13 @@ def _owner(colls: Collections, path: Path) -> Collection | None:
     try:
         return colls.at(folder)
     except MemoError as e:
-        raise TargetError(f"{folder / META_FILE} is broken: {e}") from e
+        meta = folder / META_FILE
+        why = str(e) if str(meta) in str(e) else f"{meta}: {e}"
+        raise TargetError(
+            f"the collection {folder.name!r} cannot be read: its {META_FILE} is broken: {why}",
+            f"Fix {meta}: YAML with at least `description: ...` (`memo status` lists every "
+            f"broken {META_FILE}); the path is right, the collection's description is not.",
+        ) from e
 
 
 def _rel(path: Path, folder: Path) -> str:

@@ -14,6 +14,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from ..collection import skips
 from ..collection.chunker import decode
 from ..errors import TargetError
 from ..requests import MAX_LINES
@@ -52,6 +53,18 @@ def note_lines(path: Path) -> list[str]:
     return text.split("\n")
 
 
+def text_lines(path: Path, rel: str) -> list[str]:
+    """A note's lines to show someone; TargetError for a `.md` that is binary (its bytes would
+    reach a terminal as they are)."""
+    data = path.read_bytes()[:MAX_READ_BYTES]
+    if skips.is_binary(data):
+        raise TargetError(
+            f"{rel} is {skips.MESSAGES[skips.BINARY]}: memo does not print it",
+            "memo reads text notes; open that file with the program that wrote it.",
+        )
+    return decode(data)[0].split("\n")
+
+
 def cite_range(
     path: Path, line: int, end_line: int, read: dict[Path, list[str] | None] | None = None
 ) -> str:
@@ -75,7 +88,7 @@ def read_excerpt(
     path: Path, rel: str, line: int | None = None, lines: int | None = None
 ) -> Excerpt:
     """Lines of a note from `line` (default: the whole note, up to MAX_LINES)."""
-    all_lines = note_lines(path)
+    all_lines = text_lines(path, rel)
     if all_lines and all_lines[-1] == "":
         all_lines.pop()  # the newline that ends the last line does not start another
     total = len(all_lines)

@@ -44,6 +44,7 @@ from ..requests import (
 )
 from .mcp_tools import build_mcp
 from .routes import api_router
+from .schemas import explain
 from .service import Service
 from .web import PageGate, mount_web
 
@@ -263,8 +264,7 @@ def _add_error_handlers(app: FastAPI) -> None:
             loc = list(err.get("loc", ()))
             if loc and loc[0] in ("body", "query", "path", "header"):
                 loc = loc[1:]  # where in the request, not which parameter
-            where = ".".join(str(x) for x in loc)
-            problems.append(f"{where or 'request'}: {err.get('msg')}")
+            problems.append(explain(err, ".".join(str(x) for x in loc) or "request"))
         return invalid_request("; ".join(problems))
 
     @app.exception_handler(StarletteHTTPException)

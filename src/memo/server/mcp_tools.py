@@ -1,12 +1,14 @@
 """memo as an MCP server (official `mcp` SDK, v2 `MCPServer`): four read-only tools and
 `memo_reindex`, which writes memo's own index cache (never a note).
 
-Each tool's parameters are its request's declaration (requests.py, via server/schemas.py), and
-the names models send instead of ours (`q`, `limit`, `collection`…) come from the same table.
+Each tool's name is its request's `Operation.tool` and its parameters the request's declaration
+(requests.py, via server/schemas.py); the names models send instead of ours (`q`, `limit`,
+`collection`…) come from the same table.
 
-Every tool returns both a structured result (validated against a published output schema) and a
-text rendering that leads with `path:line`. Failures the agent can fix come back as tool errors
-(`isError`) carrying the message and a hint, never as a crash of the session.
+Every tool returns a text rendering that leads with `path:line` (render.py); with
+MEMO_MCP_STRUCTURED=1 also the structured result, validated against a published output schema.
+Failures the agent can fix come back as tool errors (`isError`) carrying the message and a hint
+in a sentence (an argument outside its bounds included), never as a crash of the session.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import __version__
 from ..errors import MemoError
 from ..requests import (
     IndexRequest,
     ReadRequest,
+    RequestError,
     RouteRequest,
     SearchRequest,
     StatusRequest,
@@ -34,7 +37,7 @@ from ..requests import (
 from ..skill import skill_text
 from . import render
 from .render import limit_for
-from .schemas import aliases, tool_signature
+from .schemas import aliases, explain, model, tool_signature
 from .service import Service
 
 # Codex announces a server by the first line of its instructions alone: a whole sentence.
@@ -188,35 +191,41 @@ WRITES_CACHE = ToolAnnotations(
 
 @dataclass(frozen=True, slots=True)
 class Tool:
-    name: str
+    """An operation as an MCP tool: its name and method come from the request's Operation;
+    what a model reads of it (title, description, the text rendering) is the tool's own."""
+
     request: type[_Request]
     title: str
     description: str
-    operation: str  # the Service method that answers it
     text_of: Callable[[dict[str, Any]], str]
     output: type[BaseModel]
-    writes: bool = False  # memo_reindex: writes memo's index cache
+
+    @property
+    def name(self) -> str:
+        return self.request.OPERATION.tool
+
+    @property
+    def operation(self) -> str:
+        """The Service method that answers it."""
+        return self.request.OPERATION.name
 
     @property
     def annotations(self) -> ToolAnnotations:
-        return WRITES_CACHE if self.writes else READ_ONLY
+        return WRITES_CACHE if self.request.OPERATION.writes else READ_ONLY
 
 
 TOOLS = (
     Tool(
-        "memo_route",
         RouteRequest,
         "Route a question to collections",
         "Find which collections of the notes library answer a question: memo searches them "
         "and ranks each by its best hit, shown with the collection (path:line, heading, an "
         "excerpt), which often answers already. Call this first when you don't know where "
         "to search; then memo_search with the returned `path`.",
-        "route",
         render.route_text,
         RouteOut,
     ),
     Tool(
-        "memo_search",
         SearchRequest,
         "Search notes",
         "Hybrid (keyword + meaning) search in a collection, a folder or a note of the "
@@ -224,46 +233,39 @@ TOOLS = (
         "note at that line with your own file tools for the full context. Use mode='lex' "
         "for exact names, numbers and codes. Edits made just before the call are indexed "
         "first, so results are never stale.",
-        "search",
         render.search_text,
         SearchOut,
     ),
     Tool(
-        "memo_get",
         ReadRequest,
         "Read lines of a note",
         "Read a note, or `lines` lines of it from `line` (a search hit's path and line; "
         "`path:line` and `path:line-end` work as the path too). Returns the text and `cite`, "
         "the hash of those lines: if it differs from the hit's `cite`, the note changed "
         "after the search; don't quote the old hit text.",
-        "get",
         render.get_text,
         GetOut,
     ),
     Tool(
-        "memo_status",
         StatusRequest,
         "Index status",
         "Per collection: files and chunks indexed, files changed since indexing, skipped "
         "files and why, last index time. Omit path for the whole library.",
-        "status",
         render.status_text,
         StatusOut,
     ),
     Tool(
-        "memo_reindex",
         IndexRequest,
         "Re-index notes",
         "Bring the index of a path up to date now (full=true drops and rebuilds it). Rarely "
         "needed: search already catches up on changed files. Only memo's own index cache is "
         "written; notes are never modified.",
-        "reindex",
         render.reindex_text,
         ReindexOut,
-        writes=True,
     ),
 )
 ALIASES = {t.name: aliases(t.request) for t in TOOLS}  # per tool: alias -> parameter
+BY_NAME = {t.name: t for t in TOOLS}
 
 
 def _add_tools(mcp: MCPServer, service: Service, structured: bool) -> None:
@@ -275,6 +277,21 @@ def _add_tools(mcp: MCPServer, service: Service, structured: bool) -> None:
             annotations=tool.annotations,
             structured_output=structured,
         )(_function(tool, lambda req, op=tool.operation: getattr(service, op)(req), structured))
+
+
+ARGUMENTS = {t.name: model(t.request, f"{t.name}_arguments") for t in TOOLS}
+
+
+def refusal(tool: str, arguments: dict[str, Any]) -> str | None:
+    """Why the tool's parameters refuse these arguments, in sentences with the hint (None: they
+    take them). Asked before the SDK's own check, the same schema, whose pydantic report (error
+    types, input values, a URL) is no reading for a model."""
+    try:
+        ARGUMENTS[tool].model_validate(arguments)
+    except ValidationError as e:
+        said = [explain(err, ".".join(map(str, err["loc"])) or "arguments") for err in e.errors()]
+        return "; ".join(said) + f"\nhint: {RequestError.hint}"
+    return None
 
 
 def _function(
@@ -339,9 +356,11 @@ def _inline_output_schemas(mcp: MCPServer) -> None:
 
 
 async def _accept_aliases(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
-    """Rename argument names models commonly send (`q`, `limit`, `top_k`, `collection`)."""
+    """Rename argument names models commonly send (`q`, `limit`, `top_k`, `collection`), then
+    refuse what the declaration refuses with its own sentence (`refusal`)."""
     params = ctx.params
     if ctx.method == "tools/call" and isinstance(params, Mapping):
+        tool = BY_NAME.get(str(params.get("name")))
         names = ALIASES.get(str(params.get("name")), {})
         args = params.get("arguments")
         if names and isinstance(args, dict) and any(a in args for a in names):
@@ -351,4 +370,9 @@ async def _accept_aliases(ctx: ServerRequestContext[Any, Any], call_next: CallNe
                     value = fixed.pop(alias)
                     fixed.setdefault(canonical, value)
             ctx = replace(ctx, params={**params, "arguments": fixed})
+            args = fixed
+        if tool is not None and isinstance(args, dict | None):
+            said = refusal(tool.name, args or {})
+            if said is not None:
+                return CallToolResult(content=[TextContent(type="text", text=said)], is_error=True)
     return await call_next(ctx)

@@ -1,5 +1,8 @@
 """The HTTP API's endpoints: each builds a request (requests.py) and hands it to the Service.
 
+Each operation's endpoints are the ones its request declares (`Operation.http`: method and
+path); the Service method is the operation's name. Nothing here spells a path or a field.
+
 Every body and query model is the request's declaration (server/schemas.py): the same fields,
 bounds, help and aliases as the CLI and the MCP tools (tests/test_requests.py walks them).
 JSON bodies are validated strictly, as `Request.make` checks them: `"k": "5"` or `"full": 0`
@@ -17,21 +20,14 @@ published schema.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable
 from typing import Annotated, Any, get_args, get_origin
 
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from ..requests import (
-    IndexRequest,
-    ReadRequest,
-    RequestError,
-    RouteRequest,
-    SearchRequest,
-    StatusRequest,
-    _Request,
-)
+from ..requests import REQUESTS, RequestError, _Request
 from .mcp_tools import TOOLS
 from .schemas import aliases, annotation, model
 from .service import Service
@@ -94,13 +90,21 @@ def once(request: type[_Request]) -> Any:
     return Depends(check)
 
 
-SearchBody = body(SearchRequest, "SearchBody")
-RouteBody = body(RouteRequest, "RouteBody")
-ReindexBody = body(IndexRequest, "ReindexBody")
-SearchQuery = model(SearchRequest, "SearchQuery")
-RouteQuery = model(RouteRequest, "RouteQuery")
-NoteQuery = model(ReadRequest, "NoteQuery")
-StatusQuery = model(StatusRequest, "StatusQuery")
+def _models() -> dict[tuple[str, str], type[BaseModel]]:
+    """(operation, method) -> the model of its endpoint: a JSON body for POST, a query string
+    for GET (`SearchBody`, `SearchQuery`, `ReadQuery`...), named after the request."""
+    out: dict[tuple[str, str], type[BaseModel]] = {}
+    for name, request in REQUESTS.items():
+        stem = request.__name__.removesuffix("Request")
+        for method, _ in request.OPERATION.endpoints:
+            post = method == "POST"
+            out[name, method] = (
+                body(request, f"{stem}Body") if post else model(request, f"{stem}Query")
+            )
+    return out
+
+
+MODELS = _models()
 
 
 # ---------------------------------------------------------------------- what they answer
@@ -154,7 +158,7 @@ BROKEN = _error(
     "(`internal_error`; the details are in the server log)."
 )
 ERRORS: dict[int | str, dict[str, Any]] = {400: BAD_TARGET, 422: INVALID, 500: BROKEN}
-OUTPUT = {t.operation: t.output for t in TOOLS}  # the MCP tools' output models
+OUTPUT = {t.operation: t.output for t in TOOLS}  # the MCP tools' output models, per operation
 
 
 def answers(operation: str, query: type[_Request] | None = None) -> dict[str, Any]:
@@ -168,7 +172,8 @@ def answers(operation: str, query: type[_Request] | None = None) -> dict[str, An
 
 
 def api_router(service: Service) -> APIRouter:
-    """Every REST endpoint, bound to one service."""
+    """Every REST endpoint, bound to one service: /health, and each operation's endpoints as
+    its request declares them (`Operation.http`)."""
     router = APIRouter()
 
     @router.get(
@@ -178,40 +183,34 @@ def api_router(service: Service) -> APIRouter:
         """Liveness, version, library root and whether the model is loaded."""
         return service.health()
 
-    @router.post("/search", tags=["notes"], **answers("search"))
-    def search(body: SearchBody) -> dict[str, Any]:  # type: ignore[valid-type]
-        """Hybrid search in a collection, folder or note; hits carry `path` and `line`."""
-        return service.search(SearchRequest.make(**body.model_dump())).to_dict()
-
-    @router.get("/search", tags=["notes"], **answers("search", SearchRequest))
-    def search_get(q: Annotated[SearchQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
-        """The same search for `curl` and browsers."""
-        return service.search(SearchRequest.make(**q.model_dump())).to_dict()
-
-    @router.get("/note", tags=["notes"], **answers("get", ReadRequest))
-    def note(q: Annotated[NoteQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
-        """Lines of a note from `line` (a hit's path and line, or `path:line`), with their
-        citation hash."""
-        return service.get(ReadRequest.make(**q.model_dump())).to_dict()
-
-    @router.post("/route", tags=["notes"], **answers("route"))
-    def route(body: RouteBody) -> dict[str, Any]:  # type: ignore[valid-type]
-        """Rank the collections whose notes answer the question, each with its best hits."""
-        return service.route(RouteRequest.make(**body.model_dump())).to_dict()
-
-    @router.get("/route", tags=["notes"], **answers("route", RouteRequest))
-    def route_get(q: Annotated[RouteQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
-        """The same route for `curl` and browsers."""
-        return service.route(RouteRequest.make(**q.model_dump())).to_dict()
-
-    @router.get("/status", tags=["index"], **answers("status", StatusRequest))
-    def status(q: Annotated[StatusQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
-        """Per collection: files, chunks, staleness, skipped files and why."""
-        return service.status(StatusRequest.make(**q.model_dump())).to_dict()
-
-    @router.post("/reindex", tags=["index"], **answers("reindex"))
-    def reindex(body: ReindexBody) -> dict[str, Any]:  # type: ignore[valid-type]
-        """Bring a path's index up to date now (full=true rebuilds it). Notes are never written."""
-        return service.reindex(IndexRequest.make(**body.model_dump())).to_dict()
-
+    for name, request in REQUESTS.items():
+        op = request.OPERATION
+        for method, path in op.endpoints:
+            again = method == "GET" and len(op.endpoints) > 1  # a POST's twin for curl
+            router.add_api_route(
+                path,
+                _endpoint(service, request, method),
+                methods=[method],
+                name=f"{name}_{method.lower()}",
+                description=f"The same {name} for `curl` and browsers." if again else op.summary,
+                tags=[op.tag],
+                **answers(name, request if method == "GET" else None),
+            )
     return router
+
+
+def _endpoint(service: Service, request: type[_Request], method: str) -> Any:
+    """The endpoint function FastAPI reads: one parameter, the body or the query model, whose
+    checked fields become the request the Service answers."""
+    call = getattr(service, request.OPERATION.name)
+    given = MODELS[request.OPERATION.name, method]
+
+    def endpoint(arguments: BaseModel) -> dict[str, Any]:
+        return call(request.make(**arguments.model_dump())).to_dict()
+
+    kind = given if method == "POST" else Annotated[given, Query()]
+    endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("arguments", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=kind)],
+        return_annotation=dict[str, Any],
+    )
+    return endpoint

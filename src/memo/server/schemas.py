@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, create_model
 
-from ..requests import MAX_ALSO, Param, _Request
+from ..requests import MAX_ALSO, REQUESTS, Param, RequestError, _Request, check, pattern_of
 
 
 def annotation(p: Param) -> Any:
@@ -28,7 +28,9 @@ def annotation(p: Param) -> Any:
 
 
 def field(p: Param, *, alias: bool = True, with_default: bool = True) -> Any:
-    """The pydantic Field of one Param: default, bounds, help, and (for HTTP) its aliases."""
+    """The pydantic Field of one Param: default, every bound `check` applies (the JSON Schema
+    publishes them: a schema-valid request is never refused for its form), help, and (for HTTP)
+    its aliases."""
     kw: dict[str, Any] = {"description": p.help}
     if with_default:
         kw["default"] = default(p)
@@ -36,6 +38,8 @@ def field(p: Param, *, alias: bool = True, with_default: bool = True) -> Any:
         kw.update(ge=p.low, le=p.high)
     elif p.kind in ("path", "location", "query", "text"):
         kw.update(max_length=p.high, min_length=p.schema_min_length)
+        if (pattern := pattern_of(p)) is not None:
+            kw["pattern"] = f"^(?:{pattern})$"
     elif p.kind == "phrasings":
         kw.update(max_length=MAX_ALSO)
     if alias and p.aliases:
@@ -75,3 +79,24 @@ def tool_signature(request: type[_Request], returns: Any) -> inspect.Signature:
 def aliases(request: type[_Request]) -> dict[str, str]:
     """alias -> the field it names."""
     return {a: p.name for p in request.PARAMS for a in p.aliases}
+
+
+# every field of every request, by name (a name means one thing in every request that has it)
+PARAMS: dict[str, Param] = {p.name: p for r in REQUESTS.values() for p in r.PARAMS}
+
+
+def explain(err: Any, where: str) -> str:
+    """One pydantic error about an argument as a sentence: the declaration's own (`check`) when
+    it refuses the value too, else pydantic's message with the argument's name."""
+    if err["type"] == "string_too_short" and not str(err.get("input", "")).strip():
+        ask = {"query": "ask with the question or a few keywords", "path": "give a note's path"}
+        return f"{where} is empty: {ask.get(where, 'give it a value')}"
+    if err["type"] == "extra_forbidden":
+        return f"unknown argument {where!r}"
+    if where in PARAMS:
+        try:
+            check(PARAMS[where], err.get("input"))
+        except RequestError as refused:
+            return str(refused)
+    msg = str(err.get("msg", "not valid"))
+    return f"{where}: {msg[:1].lower()}{msg[1:]}"

@@ -1,7 +1,8 @@
 """What every server offers (search, route, read, status, reindex, health), over a pool of
 libraries.
 
-MCP tools and HTTP endpoints are thin shells around `Service`: each builds the request
+MCP tools and HTTP endpoints are thin shells around `Service`, whose methods are named for the
+operations (`Operation.name`, as `Library`'s are): each builds the request
 (requests.py checks its bounds, the same for every driver) and passes it on; the service shares
 one embedder (the model loads once per process). A `Library` holds SQLite connections that
 must not be shared between threads (a reader could see half of another thread's write
@@ -178,7 +179,7 @@ class Service:
             self.vectors.want()  # vectors nobody computes: this server does, meanwhile
         return res
 
-    def get(self, req: ReadRequest) -> Excerpt:
+    def read(self, req: ReadRequest) -> Excerpt:
         with self.library() as lib:
             return lib.read(req)
 
@@ -190,7 +191,7 @@ class Service:
         with self.library() as lib:
             return lib.status(req)
 
-    def reindex(self, req: IndexRequest) -> IndexReport:
+    def index(self, req: IndexRequest) -> IndexReport:
         """The text of every changed note at once; the vectors in the background (a client
         waits seconds, not the minutes a library's vectors take)."""
         with self.library() as lib:

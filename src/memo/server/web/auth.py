@@ -29,6 +29,8 @@ from fastapi.responses import RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 from starlette.types import Receive, Scope, Send
 
+from ...requests import REQUESTS
+
 COOKIE = "memo_session"
 COOKIE_DAYS = 30
 LOGIN = "/login"
@@ -36,7 +38,8 @@ LOGOUT = "/logout"
 ASSETS = "/assets/"
 # Paths a browser opens: they take the session cookie as well as the bearer header.
 PAGE_PATHS = frozenset(
-    {"/", "/read", "/library", LOGIN, LOGOUT, "/docs", "/redoc", "/openapi.json"}
+    {r.OPERATION.page for r in REQUESTS.values() if r.OPERATION.page}
+    | {LOGIN, LOGOUT, "/docs", "/redoc", "/openapi.json"}
 )
 OPEN_PATHS = frozenset({LOGIN})  # the form itself (and ASSETS: CSS and the Swagger UI files)
 WRONG_TOKEN_DELAY = 0.5  # seconds: slows guessing; a long random token is the real defence

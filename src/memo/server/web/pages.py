@@ -20,7 +20,14 @@ from fastapi.templating import Jinja2Templates
 
 from ... import __version__
 from ...errors import MemoError
-from ...requests import MAX_LINES, ReadRequest, RouteRequest, SearchRequest, StatusRequest
+from ...requests import (
+    MAX_LINES,
+    ReadRequest,
+    RouteRequest,
+    SearchRequest,
+    StatusRequest,
+    _Request,
+)
 from ...router.route import RouteResult
 from ..service import Service
 from . import views
@@ -28,7 +35,8 @@ from .highlight import query_stems
 
 ROUTE_K = 5  # collections suggested for a query
 # The form's bounds, choices and defaults are the request's declaration; its names `q` and
-# `scope` are aliases the declaration lists for query and path (tests/test_requests.py).
+# `scope` are aliases the declaration lists for query and path (tests/test_requests.py,
+# test_the_page_form_speaks_the_declaration).
 QUERY, SCOPE = SearchRequest.param("query"), SearchRequest.param("path")
 MODE, K = SearchRequest.param("mode"), SearchRequest.param("k")
 ALSO = SearchRequest.param("also")
@@ -84,13 +92,19 @@ def _error(e: MemoError) -> dict[str, str]:
     return {"message": str(e), "hint": e.hint}
 
 
+def _page(request: type[_Request]) -> str:
+    """The page a request declares (`Operation.page`)."""
+    assert request.OPERATION.page is not None, request
+    return request.OPERATION.page
+
+
 def pages_router(
     service: Service, templates: Jinja2Templates, guards: list[Callable[..., Any]]
 ) -> APIRouter:
     """The pages, bound to one service; `guards` run before each (the loopback Host check)."""
     router = APIRouter(include_in_schema=False, dependencies=[Depends(g) for g in guards])
 
-    @router.get("/")
+    @router.get(_page(SearchRequest))
     def search_page(
         request: Request,
         q: str = "",
@@ -104,7 +118,7 @@ def pages_router(
         ctx = _search(service, timer, q, scope or ".", mode, k, also)
         return render(templates, request, "search.html", ctx, 400 if ctx["error"] else 200, timer)
 
-    @router.get("/read")
+    @router.get(_page(ReadRequest))
     def read_page(
         request: Request,
         path: str = "",
@@ -121,7 +135,7 @@ def pages_router(
             return render(templates, request, "error.html", ctx, 404)
         return render(templates, request, "note.html", ctx)
 
-    @router.get("/library")
+    @router.get(_page(StatusRequest))
     def library_page(request: Request, path: str = ".") -> Response:
         """Every collection and its health: what an admin opens after `memo registry rebuild`."""
         try:
@@ -189,14 +203,14 @@ def _read(
     service: Service, path: str, line: int | None, end: int | None, cite: str, q: str
 ) -> dict[str, Any]:
     """The whole note (or, past MAX_LINES, the part around `line`) and the cited range's hash."""
-    note = service.get(ReadRequest.make(path))
+    note = service.read(ReadRequest.make(path))
     start = views.window_start(line, note.total_lines) if note.truncated else None
     if start is not None:
-        note = service.get(ReadRequest.make(path, start, MAX_LINES))
+        note = service.read(ReadRequest.make(path, start, MAX_LINES))
     span = None
     last = max(line, end or line) if line else None
     if line and last:
-        span = service.get(ReadRequest.make(path, line, min(MAX_LINES, last - line + 1)))
+        span = service.read(ReadRequest.make(path, line, min(MAX_LINES, last - line + 1)))
     stems = query_stems(q) if q else frozenset()
     return {
         "title": note.path,

@@ -1,7 +1,7 @@
 """What the templates show, made from the typed results every driver gets from the Service.
 
 The page holds no logic of its own about notes: a search is `SearchRequest.make` +
-`service.search`, the note view is `service.get`, the library is `service.status`. These
+`service.search`, the note view is `service.read`, the library is `service.status`. These
 functions only shape those results for reading: links, marked words, relative times.
 """
 
