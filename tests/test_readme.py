@@ -43,7 +43,7 @@ def normal(line: str) -> str:
     return re.sub(r"\d+(\.\d+)? (s|ms)\b", "<t> \\2", line.rstrip())
 
 
-PROGRESS = re.compile(r"^indexing (collection \d+/\d+, )?\d+/\d+\+? notes")  # stderr, timed
+PROGRESS = re.compile(r"^indexing (collection \d+/\d+, )?read \d+/\d+\+? notes")  # stderr, timed
 
 
 def memo(cwd: Path, env: dict[str, str], command: str) -> list[str]:
