@@ -53,6 +53,7 @@ class Note:
     chunks: list[Chunk]
     warnings: list[str]
     tags: list[str] = field(default_factory=list)  # frontmatter tags, then inline #tags
+    title: str = ""  # markdown.note_title: what heads every chunk's heading path
 
 
 def decode(data: bytes) -> tuple[str, list[str]]:
@@ -108,7 +109,9 @@ def chunk_note(
     lines[:start] = raw[:start]
     splitter = _Splitter(count_tokens, min(budget, max_tokens), warnings)
     sections, code = _sections(lines, start)
-    sections = _titled(sections, name, meta)
+    h1 = next((s.title for s in sections if s.level == 1 and s.title), None)
+    title = note_title(name, meta, h1)
+    sections = _titled(sections, title, h1)
     found: list[tuple[str, int, str]] = []
     for sec in sections:
         found += splitter.section(
@@ -121,7 +124,7 @@ def chunk_note(
                 found += splitter.section(sec.parts, [sec.title], sec.lo, [False])
     chunks = [Chunk(h, line, i, t) for i, (h, line, t) in enumerate(found)]
     tags = list(dict.fromkeys(frontmatter_tags(meta) + inline_tags))
-    return Note(meta, chunks, warnings, tags)
+    return Note(meta, chunks, warnings, tags, title)
 
 
 def readable(text: str) -> list[str]:
@@ -134,11 +137,9 @@ def readable(text: str) -> list[str]:
     return raw[:start] + lines[start:]
 
 
-def _titled(sections: list[_Section], name: str, meta: dict[str, Any]) -> list[_Section]:
+def _titled(sections: list[_Section], title: str, h1: str | None) -> list[_Section]:
     """Every section's heading path headed by the note's title (markdown.note_title): under
     its H1 when it has one (the aliases added to it), else prepended to every path."""
-    h1 = next((s.title for s in sections if s.level == 1 and s.title), None)
-    title = note_title(name, meta, h1)
     if not title:
         return sections
     out = []
