@@ -26,7 +26,6 @@ from memo.collection.lexical import lex_text  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library, routing, syncing  # noqa: E402
-from memo.requests import RouteRequest  # noqa: E402
 from memo.router import route as router_route  # noqa: E402
 from memo.router import vectors as router_vectors  # noqa: E402
 from tests import genlib  # noqa: E402
@@ -233,7 +232,7 @@ def main() -> None:
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"{args.big} route, hybrid ({emb.backend} query embedding): p50 {p50:.1f} p95 {p95:.1f}")
     for q in texts[: args.queries]:
-        lib._vectors.get(q, [])
+        lib._vectors.get(q)
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"{args.big} route, hybrid, query embedding cached: p50 {p50:.1f} ms p95 {p95:.1f} ms")
     # every collection indexed: a body of content stems and a centroid for each
@@ -274,12 +273,13 @@ def index_shortlists(lib: Library, root: Path, qs: list[str]) -> tuple[int, floa
     """Write a small note into every collection the summary router shortlists for `qs`, and
     index them all in one pass (a `memo index` per collection would rescan 100,000 folders)."""
     reg = lib.registry
-    warnings: list[str] = []
     short: set[str] = set()
+    everything = reg.ok_mask()
     for q in qs:
-        ask = RouteRequest(q, routing.SHORTLIST, "", "hybrid")
-        res = router_route.route_in(reg, ask, lambda text: lib._vectors.get(text, warnings))
-        short.update(c.path for c in res.collections)
+        ranked, _ = router_route.summary_rank(
+            reg, q, everything, routing.SHORTLIST, lib._vectors.get
+        )
+        short.update(c.path for c in ranked)
     t = time.perf_counter()
     for rel in short:
         note = root / rel / "note.md"

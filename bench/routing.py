@@ -122,8 +122,7 @@ def study(lib: Library, qrels: list[dict], name: str) -> None:
     questions: the collection of the best chunk (max), or every collection's chunks in the top
     N summed as 1/(k + rank), with and without the summary router's rank."""
     from memo.library import federated
-    from memo.requests import RouteRequest
-    from memo.router.route import route_in
+    from memo.router.route import summary_rank
     from memo.search.fusion import CANDIDATES, fuse
 
     colls = lib._colls
@@ -137,14 +136,8 @@ def study(lib: Library, qrels: list[dict], name: str) -> None:
         )
         scores = fuse(legs, "hybrid")
         ranked = sorted(scores, key=lambda key: -scores[key])
-        summary = [
-            c.path
-            for c in route_in(
-                reg,
-                RouteRequest(q["question"], len(paths), None, "flat"),
-                lambda x: lib._vectors.get(x, []),
-            ).collections
-        ]
+        ranked, _ = summary_rank(reg, q["question"], reg.ok_mask(), None, lib._vectors.get)
+        summary = [c.path for c in ranked]
         for top_n in (1, 5, 10, 20, 50):
             for k in (1, 5, 20):
                 if top_n == 1 and k != 1:
