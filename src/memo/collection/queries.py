@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..search.bm25 import Postings
+from .bm25 import Postings
 from .filters import Filter
 from .store import IndexStore, unpack_text
 from .vectors import dequantize, dequantize_rows, quantize
