@@ -22,7 +22,10 @@ PURPOSES = ("index", "serve", "query")
 
 
 class Embedder(Protocol):
-    """What the index and search need from an embedding model."""
+    """What the index and search need from an embedding model: everything its callers use.
+
+    The engines subclass it (so `remember` is theirs too); embed/cache.py's wrapper implements
+    each member, with no `__getattr__` passing names through: the type checker sees them all."""
 
     model_id: str
     backend: str
@@ -37,6 +40,16 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> np.ndarray:
         """(dim,) float32, L2-normalised; the `query: ` prefix is added here."""
+
+    def build_id(self) -> str:
+        """What decides this engine's vectors (its files' sha256, its runtime's version, memo's
+        code around it): embed/cache.py keys every stored vector with it. May load the model."""
+
+    def remember(self, texts: Sequence[str], vectors: Sequence[bytes]) -> None:
+        """Keep vectors this model made for these passages elsewhere (an index rebuilt for a
+        new schema hands them over: collection.Collection._salvage). An engine has nowhere to
+        keep them; the caching embedder stores them."""
+        return None
 
 
 def normalise(v: np.ndarray) -> np.ndarray:

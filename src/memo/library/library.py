@@ -33,7 +33,7 @@ from ..collection.progress import SyncProgress
 from ..collection.status import CollectionStatus
 from ..config import Settings
 from ..embed import Embedder, embedder_for
-from ..embed.cache import cache_status, counts_of
+from ..embed.cache import cache_status, counting
 from ..embed.tokens import token_counter
 from ..errors import LibraryNotFoundError, MemoError, TargetError
 from ..printable import shown
@@ -173,11 +173,11 @@ class Library:
         self._colls.registry(force=True)
         scope = self._resolve(target)
         syncing.note_broken(self._colls, confine(self.root, target), report)
-        hits = counts_of(self.embedder)[0]
-        syncing.sync_parts(
-            self._colls, scope.parts, report, full=full, thorough=True, progress=progress
-        )
-        report.chunks_cached = counts_of(self.embedder)[0] - hits
+        with counting() as served:  # this call's own: another sync may run meanwhile
+            syncing.sync_parts(
+                self._colls, scope.parts, report, full=full, thorough=True, progress=progress
+            )
+        report.chunks_cached = served.hits
         report.seconds = time.perf_counter() - t0
         return report
 
