@@ -166,7 +166,7 @@ class Library:
         are listed in `broken`. Declares the root a library (`declare`) when it is not one.
         """
         if isinstance(target, IndexRequest):
-            target, full = target.path, target.full
+            full, target = target.full, target.path
         t0 = time.perf_counter()
         report = IndexReport()
         self.declare()
@@ -284,7 +284,7 @@ class Library:
         )
 
     def _routed(
-        self, scope: Scope, req: SearchRequest, depth: int, flt: Filter
+        self, scope: Scope, req: SearchRequest, depth: int, flt: Filter | None
     ) -> tuple[Ranking, dict[str, Freshness], list[str], list[str], list[str]]:
         """`search(route=K)`: the summary router's best ROUTED_BREADTH·K collections of the
         scope, caught up and ranked once; the hits of the K best of them by their best chunk.
@@ -362,9 +362,9 @@ class Library:
         try:
             ex = read_excerpt(full, rel, req.line, req.lines)
             if req.max_tokens is not None and ex.text:
-                lines = ex.text.split("\n")
-                n = budget.fit_lines(lines, req.max_tokens, token_counter(self.embedder))
-                if n < len(lines):
+                rows = ex.text.split("\n")
+                n = budget.fit_lines(rows, req.max_tokens, token_counter(self.embedder))
+                if n < len(rows):
                     ex = read_excerpt(full, rel, ex.line, n)
             return ex
         except OSError as e:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -129,10 +129,11 @@ def summary_rank(
     lex = lexical_leg(reg, query, mask, total, CONTENT)
     vec, warnings = vector_leg(reg, query, mask, query_vector, CONTENT)
     # Each leg is a ranked list of positions: its rank is its score (no ties to share).
-    scores = rrf([(_ranked(lex), 1.0), (_ranked(vec), 1.0)], k=SUMMARY_FUSION_K)
+    fused = rrf([(_ranked(lex), 1.0), (_ranked(vec), 1.0)], k=SUMMARY_FUSION_K)
+    scores = cast(dict[int, float], fused)  # the legs' keys: registry positions
     lex_rank = {pos: r for r, pos in enumerate(lex, start=1)}
     vec_rank = {pos: r for r, pos in enumerate(vec, start=1)}
-    order: list[int] = sorted(scores, key=lambda p: (-scores[p], reg.entries[p].path))  # type: ignore[arg-type,index]
+    order = sorted(scores, key=lambda p: (-scores[p], reg.entries[p].path))
     if limit is None:
         order += [int(p) for p in np.flatnonzero(mask) if int(p) not in scores]
     else:
