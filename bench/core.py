@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
 from fusion import TASKS  # noqa: E402  (bench/ is on sys.path when run as a script)
-from judged import rank_of, scores  # noqa: E402
+from judged import rank_of, scores, smoke_args, smoke_eval  # noqa: E402
 
 from memo.collection.lexical import fts_query  # noqa: E402
 from memo.collection.vectors import quantize  # noqa: E402
@@ -219,10 +219,13 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200, help="questions for hot search")
     ap.add_argument("--tasks", default="", help="retrieval tasks, comma-separated (default all)")
     ap.add_argument("--index-dir", default="", help="reuse indexes here (default: a fresh temp)")
+    smoke_args(ap)
     args = ap.parse_args()
     parts = set(args.only.split(","))
     eval_dir = Path(args.shared) / "eval"
     scratch = Path(tempfile.mkdtemp(prefix="memo-bench-"))
+    if args.smoke:
+        eval_dir, args.notes, args.queries = smoke_eval(scratch), 20, 4
     index_dir = Path(args.index_dir) if args.index_dir else scratch / "idx"
     embedder = get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
     print(

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
-from judged import rank_of, scores  # noqa: E402  (bench/ is on sys.path as a script)
+from judged import rank_of, scores, smoke_args, smoke_eval  # noqa: E402  (bench/ on sys.path)
 
 from memo.caches import digest  # noqa: E402
 from memo.collection.vectors import dequantize  # noqa: E402
@@ -144,22 +144,26 @@ def main() -> None:
     ap.add_argument("--embedder", default=os.environ.get("MEMO_EMBEDDER", "auto"))
     ap.add_argument("--questions", type=int, default=0, help="per task (default: all)")
     ap.add_argument("--depth-study", action="store_true", help="only the local-depth study")
+    smoke_args(ap)  # both: the depth study, then the comparison
     args = ap.parse_args()
     eval_dir = Path(args.shared) / "eval" / "xquad-dev-distract"
     scratch = Path(tempfile.mkdtemp(prefix="memo-federation-"))
+    if args.smoke:
+        eval_dir = smoke_eval(scratch / "smoke") / "xquad-dev-distract"
     index_dir = Path(args.index_dir) if args.index_dir else scratch / "idx"
     emb = get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
     print(f"## Fanned out vs merged — embedder {emb.backend}, {time.strftime('%Y-%m-%d')}")
     print(f"load average before: {os.getloadavg()[0]:.2f}\n")
     libs: dict[tuple[str, str], Library] = {}
-    if args.depth_study:
+    if args.depth_study or args.smoke:
         lib = Library(eval_dir / "ru", emb, Settings(index_dir=index_dir))
         rows = (eval_dir / "qrels" / "ru.jsonl").read_text(encoding="utf-8").splitlines()
         rows += (eval_dir / "qrels" / "en-ru.cross.jsonl").read_text(encoding="utf-8").splitlines()
         qs = [json.loads(x)["question"] for x in rows if x.strip()]
         depth_study(lib, qs[: args.questions or None], (10, 25, 50, 100, 200))
         lib.close()
-        return
+        if args.depth_study:
+            return
     try:
         for lang in ("ru", "en"):
             split = Library(eval_dir / lang, emb, Settings(index_dir=index_dir))
