@@ -33,6 +33,8 @@ from mcp.client.session import ClientSession
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from judged import smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
+
 from memo.config import Settings  # noqa: E402
 from memo.requests import IndexRequest, SearchRequest, StatusRequest  # noqa: E402
 from memo.server.service import Service  # noqa: E402
@@ -193,7 +195,11 @@ def main() -> None:
     ap.add_argument(
         "--memory-only", action="store_true", help="only the server's RSS around the load phase"
     )
+    smoke_args(ap)
     args = ap.parse_args()
+    if args.smoke:
+        args.scratch = Path(tempfile.mkdtemp(prefix="memo-smoke-"))
+        args.eval, args.queries, args.requests, args.clients = smoke_eval(args.scratch), 4, 16, 2
 
     env = {**os.environ, "MEMO_EMBEDDER": args.embedder}
     env["MEMO_INDEX_DIR"] = str(args.scratch / "index")
