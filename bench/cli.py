@@ -21,7 +21,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,21 +28,15 @@ import tempfile
 import time
 from pathlib import Path
 
-from judged import smoke_args, smoke_eval  # bench/ is on sys.path when run as a script
+from judged import (  # bench/ is on sys.path when run as a script
+    free_port,
+    pct,
+    smoke_args,
+    smoke_eval,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[max(0, min(len(s) - 1, round(p / 100 * len(s)) - 1))]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def questions(eval_dir: Path, n: int) -> list[str]:

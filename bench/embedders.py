@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
-from judged import smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
+from judged import load_average, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
 
 from memo.collection.chunker import chunk_note, decode, passage_text  # noqa: E402
 from memo.embed import make_embedder  # noqa: E402
@@ -49,10 +49,6 @@ QUERIES = [  # short texts: where int8 activations lose the most
     "802.1Q",
     "ёлка",
 ]
-
-
-def load_average() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def passages(root: Path, n: int, count) -> list[str]:

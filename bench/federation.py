@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
-from judged import rank_of, scores, smoke_args, smoke_eval  # noqa: E402  (bench/ on sys.path)
+from judged import judge, smoke_args, smoke_eval  # noqa: E402  (bench/ on sys.path)
 
 from memo.caches import digest  # noqa: E402
 from memo.collection.vectors import dequantize  # noqa: E402
@@ -74,11 +74,6 @@ def stored_vectors(lib: Library) -> dict[str, np.ndarray]:
 def merged_twin(src: Path, dst: Path) -> None:
     shutil.copytree(src, dst, ignore=shutil.ignore_patterns(".memo", "_meta.yaml"))
     (dst / "_meta.yaml").write_text("description: every note in one collection\n")
-
-
-def score(lib: Library, qrels: list[dict], mode: str) -> tuple[float, float, float]:
-    s = scores(rank_of(lib.search(".", q["question"], k=10, mode=mode).hits, q) for q in qrels)
-    return s["r1"], s["r5"], s["mrr"]
 
 
 def depth_study(lib: Library, questions: list[str], depths: Sequence[int]) -> None:
@@ -182,8 +177,8 @@ def main() -> None:
             if args.questions:
                 qrels = qrels[: args.questions]
             for mode in MODES:
-                a = score(libs[(lang, "split")], qrels, mode)
-                b = score(libs[(lang, "merged")], qrels, mode)
+                a = judge(libs[(lang, "split")], qrels, mode)
+                b = judge(libs[(lang, "merged")], qrels, mode)
                 gap = max(abs(x - y) for x, y in zip(a, b, strict=True))
                 cells = [" / ".join(f"{v:.3f}" for v in r) for r in (a, b)]
                 print(f"| {name} | {mode} | {cells[0]} | {cells[1]} | {gap:.3f} |")

@@ -5,6 +5,7 @@
     smoke_eval(folder)   a tiny eval tree shaped like ../shared/eval, made in `folder`
     smoke_args(ap)       `--smoke` on a script's parser
     inside(lib)          the one hook into a Library's internals a benchmark may use
+    judge, pct, free_port, load_average    what every table measures the same way
 
 Every script here takes `--smoke`: it runs its own code paths on `smoke_eval`'s tree (or on a
 library it makes the same size) in a few seconds and exits 0, so CI runs them all
@@ -17,6 +18,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import socket
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -179,3 +183,29 @@ class Inside:
 
 def inside(lib: Any) -> Inside:
     return Inside(lib._colls, lib._vectors, lib._resolve, lib._legs)
+
+
+# ---------------------------------------------------------------------- measuring
+def judge(lib: Any, qrels: list[dict[str, Any]], mode: str, k: int = 10) -> tuple[float, ...]:
+    """(R@1, R@5, MRR@k) of `lib.search(".", question, k=k, mode=mode)` over the qrels."""
+    s = scores(rank_of(lib.search(".", q["question"], k=k, mode=mode).hits, q) for q in qrels)
+    return s["r1"], s["r5"], s["mrr"]
+
+
+def pct(values: Sequence[float], p: float) -> float:
+    """The p-th percentile (0-100) by nearest rank: the smallest value with at least p % of
+    the values at or below it; NaN for no values. The one rule every table here uses."""
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[max(0, min(len(s), math.ceil(p / 100 * len(s))) - 1)]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -27,14 +27,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from judged import smoke_args, smoke_eval  # bench/ is on sys.path when run as a script
+from judged import (  # bench/ is on sys.path when run as a script
+    load_average,
+    smoke_args,
+    smoke_eval,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMO_SHARED", REPO.parent / "shared"))
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def user_models() -> Path:
@@ -44,7 +44,7 @@ def user_models() -> Path:
 
 def run(env: dict[str, str], *args: str) -> dict:
     t = time.perf_counter()
-    before = load()
+    before = load_average()
     done = subprocess.run(
         [sys.executable, "-m", "memo", "index", *args, "--json", "--quiet"],
         env=env,
@@ -61,7 +61,7 @@ def run(env: dict[str, str], *args: str) -> dict:
         "chunks_cached": out["chunks_cached"],
         "embed_seconds": out["embed_seconds"],
         "load_before": before,
-        "load_after": load(),
+        "load_after": load_average(),
     }
 
 

@@ -31,14 +31,9 @@ from memo.router import vectors as router_vectors  # noqa: E402
 from tests import genlib  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from judged import inside, smoke_args, smoke_eval  # noqa: E402
+from judged import inside, pct, smoke_args, smoke_eval  # noqa: E402
 
 MERGE_MIN = router_vectors.MERGE_MIN
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p * len(xs)))] * 1000
 
 
 def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -92,7 +87,7 @@ def route_latency(lib: Library, qs: list[str], strategy: str | None = None) -> t
         t = time.perf_counter()
         lib.route(q, k=5, strategy=strategy)
         ts.append(time.perf_counter() - t)
-    return pct(ts, 0.5), pct(ts, 0.95)
+    return 1000 * pct(ts, 50), 1000 * pct(ts, 95)
 
 
 def accuracy(lib: Library, qs: list[genlib.Question]) -> tuple[float, float, str]:
@@ -185,8 +180,8 @@ def main() -> None:
             lib.search(c.rel, q, k=8)
         one_by_one.append(time.perf_counter() - t)
     print(
-        f"1000 scope *: p50 {pct(star, 0.5):.0f} ms p95 {pct(star, 0.95):.0f} ms; "
-        f"1000 searches one by one: p50 {pct(one_by_one, 0.5):.0f} ms"
+        f"1000 scope *: p50 {1000 * pct(star, 50):.0f} ms p95 {1000 * pct(star, 95):.0f} ms; "
+        f"1000 searches one by one: p50 {1000 * pct(one_by_one, 50):.0f} ms"
     )
     routed = []
     right = 0
@@ -196,7 +191,7 @@ def main() -> None:
         routed.append(time.perf_counter() - t)
         right += any(h.path.startswith(q.home + "/") for h in res.hits[:5])
     print(
-        f"1000 --route 5: p50 {pct(routed, 0.5):.0f} ms p95 {pct(routed, 0.95):.0f} ms; "
+        f"1000 --route 5: p50 {1000 * pct(routed, 50):.0f} ms p95 {1000 * pct(routed, 95):.0f} ms; "
         f"answer's collection in top-5 hits for {right}/{len(routed)}"
     )
     lib.close()

@@ -39,7 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
-from judged import smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
+from judged import load_average, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
 
 from memo.config import Settings  # noqa: E402
 from memo.embed.cache import CachingEmbedder, EmbeddingCache  # noqa: E402
@@ -64,10 +64,6 @@ TASKS = [  # (name, library, qrels)
 ]
 K = 10
 GiB = 1024**3
-
-
-def load_average() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def route_files(out: Path, route: str) -> tuple[Path, Path]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import httpx
-from judged import smoke_args, smoke_eval  # bench/ is on sys.path when run as a script
+from judged import free_port, smoke_args, smoke_eval  # bench/ is on sys.path when run as a script
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "notes"
@@ -57,12 +56,6 @@ QUERIES = [
 ]
 SHOT_QUERY = QUERIES[0]
 SIZES = {"phone": (390, 844, 2), "desktop": (1280, 900, 1)}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(root: Path, index_dir: Path) -> tuple[subprocess.Popen, str]:

@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,7 +32,7 @@ from mcp.client.session import ClientSession
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from judged import smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
+from judged import free_port, pct, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
 
 from memo.config import Settings  # noqa: E402
 from memo.requests import IndexRequest, SearchRequest, StatusRequest  # noqa: E402
@@ -41,11 +40,6 @@ from memo.server.service import Service  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 PARTS = ("docs-laravel-1", "docs-laravel-2", "docs-vue-1", "topic-1", "topic-2", "topic-3")
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[max(0, min(len(s) - 1, round(p / 100 * len(s)) - 1))]
 
 
 def build_library(eval_dir: Path, base: Path) -> Path:
@@ -121,12 +115,6 @@ def rss_mb(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def load(url: str, qs: list[str], clients: int, total: int) -> tuple[float, list[float], int]:

@@ -29,7 +29,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,7 +39,7 @@ from pathlib import Path
 
 import apsw
 import httpx
-from judged import smoke_args  # bench/ is on sys.path when run as a script
+from judged import free_port, pct, smoke_args  # bench/ is on sys.path when run as a script
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "notes"
@@ -62,12 +61,6 @@ WORDS = (
     "router switch bread flour oven policy route vlan trunk ticket sprint backlog kernel "
     "маршрут хлеб печь тесто задача спринт ядро сеть"
 ).split()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def rss_kb(pid: int) -> int:
@@ -179,13 +172,6 @@ def sampler(pid: int, stop: threading.Event, stats: Stats, t0: float) -> None:
     while not stop.is_set():
         stats.rss.append((time.monotonic() - t0, rss_kb(pid)))
         stop.wait(5)
-
-
-def pct(values: list[float], p: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
 
 
 def main() -> int:

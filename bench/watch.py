@@ -36,7 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import apsw  # noqa: E402
-from judged import smoke_args  # noqa: E402  (bench/ is on sys.path)
+from judged import pct, smoke_args  # noqa: E402  (bench/ is on sys.path)
 
 from memo.collection.files import note_files  # noqa: E402
 from memo.collection.lexical import fts_query  # noqa: E402
@@ -48,11 +48,6 @@ from memo.watch import Watcher  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 SHARED_MODEL = REPO.parent / "shared" / "models" / "multilingual-e5-small"
 WORDS = "apple pear plum route vlan policy bread oven query index table river stone".split()
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[max(0, min(len(s) - 1, int(round(p / 100 * len(s) + 0.5)) - 1))]
 
 
 def note_text(i: int, sections: int = 3) -> str:
