@@ -21,30 +21,26 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+from judged import (  # bench/ is on sys.path when run as a script
+    free_port,
+    pct,
+    smoke_args,
+    smoke_eval,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 
 
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[max(0, min(len(s) - 1, round(p / 100 * len(s)) - 1))]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def questions(n: int) -> list[str]:
-    path = SHARED / "eval" / "xquad-dev-distract" / "qrels" / "ru.jsonl"
+def questions(eval_dir: Path, n: int) -> list[str]:
+    path = eval_dir / "xquad-dev-distract" / "qrels" / "ru.jsonl"
     qs = [json.loads(x)["question"] for x in path.read_text().splitlines() if x.strip()]
     return qs[:: max(1, len(qs) // n)][:n]
 
@@ -85,8 +81,13 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=30)
     ap.add_argument("--index-dir", type=Path, default=REPO.parent / "bench-cli")
     ap.add_argument("--baseline", type=Path, help="another source tree's src/ to time in-process")
+    smoke_args(ap)
     args = ap.parse_args()
-    lib = SHARED / "eval" / "xquad-dev-distract" / "ru" / "lib"
+    eval_dir = SHARED / "eval"
+    if args.smoke:
+        eval_dir = smoke_eval(Path(tempfile.mkdtemp(prefix="memo-smoke-")))
+        args.index_dir, args.queries = eval_dir.parent / "indexes", 3
+    lib = eval_dir / "xquad-dev-distract" / "ru" / "lib"
     if not lib.is_dir():
         raise SystemExit(f"{lib} is missing: this benchmark needs ../shared/eval")
     env = {**os.environ, "MEMO_INDEX_DIR": str(args.index_dir)}
@@ -99,7 +100,7 @@ def main() -> None:
     t = time.perf_counter()
     subprocess.run([*memo, "index", str(lib), "--quiet"], env=env, check=True)
     print(f"index (cached after the first run): {time.perf_counter() - t:.1f} s")
-    qs = questions(args.queries)
+    qs = questions(eval_dir, args.queries)
     print(f"load average before: {os.getloadavg()[0]:.2f}; {len(qs)} questions")
 
     rows: dict[str, list[float]] = {}

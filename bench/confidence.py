@@ -37,6 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from federation import Reuse, stored_vectors  # noqa: E402  (bench/ is on sys.path)
+from judged import inside, smoke_args, smoke_eval  # noqa: E402
 
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
@@ -72,7 +73,12 @@ def ask(lib: Library, target: str, q: dict) -> dict:
     decides confidence (library/ranking.py: the first in the first hit's own language)."""
     also = tuple(q.get("also", ()))
     ranking = rank(
-        lib._resolve(target), q["question"], "hybrid", lib._vectors, CANDIDATES, also=also
+        inside(lib).resolve(target),
+        q["question"],
+        "hybrid",
+        inside(lib).vectors,
+        CANDIDATES,
+        also=also,
     )
     hits, top_text = ranking.hits(K, notes_cap(K)), ranking.top_passage()
     every = [signals(legs, top_text) for legs in ranking.phrasings]
@@ -251,7 +257,11 @@ def main() -> None:
     ap.add_argument("--dump", type=Path)
     ap.add_argument("--load", type=Path, help="reuse a dump instead of searching")
     ap.add_argument("--only", default="", help="one eval set: xquad-dev or xquad-dev-distract")
+    smoke_args(ap)
     args = ap.parse_args()
+    if args.smoke:
+        args.eval = smoke_eval(Path(tempfile.mkdtemp(prefix="memo-smoke-")))
+        args.index_dir = args.eval.parent / "indexes"
     if args.load:
         rows = [json.loads(x) for x in args.load.read_text().splitlines() if x]
     else:

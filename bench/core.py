@@ -23,9 +23,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-import numpy as np  # noqa: E402
 from fusion import TASKS  # noqa: E402  (bench/ is on sys.path when run as a script)
-from judged import rank_of, scores  # noqa: E402
+from judged import judge, pct, smoke_args, smoke_eval  # noqa: E402
 
 from memo.collection.lexical import fts_query  # noqa: E402
 from memo.collection.vectors import quantize  # noqa: E402
@@ -35,11 +34,6 @@ from memo.library import Library  # noqa: E402
 from memo.search.fusion import CANDIDATES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[max(0, int(np.ceil(p / 100 * len(s))) - 1)]
 
 
 def ms(v: float) -> str:
@@ -185,11 +179,6 @@ def bench_search(lib: Library, eval_dir: Path, n_queries: int) -> None:
 # ---------------------------------------------------------------------------- retrieval
 
 
-def score(lib: Library, qrels: list[dict], mode: str) -> tuple[float, float, float]:
-    s = scores(rank_of(lib.search(".", q["question"], k=10, mode=mode).hits, q) for q in qrels)
-    return s["r1"], s["r5"], s["mrr"]
-
-
 def bench_retrieval(eval_dir: Path, embedder, index_dir: Path, tasks: list[str]) -> None:
     print("\n### Retrieval (recall@1 / recall@5 / MRR@10)\n")
     print("| task | questions | hybrid | lex | vec | hybrid ≥ best leg |")
@@ -203,7 +192,7 @@ def bench_retrieval(eval_dir: Path, embedder, index_dir: Path, tasks: list[str])
         )
         lib.index()
         qrels = load_qrels(eval_dir / qrels_rel)
-        res = {m: score(lib, qrels, m) for m in ("hybrid", "lex", "vec")}
+        res = {m: judge(lib, qrels, m) for m in ("hybrid", "lex", "vec")}
         ok = all(res["hybrid"][i] >= max(res["lex"][i], res["vec"][i]) - 1e-9 for i in (1, 2))
         cells = " | ".join(f"{r[0]:.3f} / {r[1]:.3f} / {r[2]:.3f}" for r in res.values())
         print(f"| {name} | {len(qrels)} | {cells} | {'yes' if ok else 'NO'} |")
@@ -219,10 +208,13 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=200, help="questions for hot search")
     ap.add_argument("--tasks", default="", help="retrieval tasks, comma-separated (default all)")
     ap.add_argument("--index-dir", default="", help="reuse indexes here (default: a fresh temp)")
+    smoke_args(ap)
     args = ap.parse_args()
     parts = set(args.only.split(","))
     eval_dir = Path(args.shared) / "eval"
     scratch = Path(tempfile.mkdtemp(prefix="memo-bench-"))
+    if args.smoke:
+        eval_dir, args.notes, args.queries = smoke_eval(scratch), 20, 4
     index_dir = Path(args.index_dir) if args.index_dir else scratch / "idx"
     embedder = get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
     print(

@@ -16,7 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from fusion import TASKS  # noqa: E402  (bench/ is on sys.path when run as a script)
-from judged import rank_of  # noqa: E402
+from judged import rank_of, smoke_args, smoke_eval  # noqa: E402
 
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
@@ -34,7 +34,11 @@ def main() -> None:
     )
     ap.add_argument("--tasks", default="")
     ap.add_argument("--limit", type=int, default=0, help="questions per task (0 = all)")
+    smoke_args(ap)
     args = ap.parse_args()
+    if args.smoke:
+        args.eval = smoke_eval(Path(tempfile.mkdtemp(prefix="memo-smoke-")))
+        args.index_dir = args.eval.parent / "indexes"
     embedder = get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
     print("| task | questions | recall@5 off → on | MRR@10 off → on | distinct notes in top 5 |")
     print("|---|---:|---|---|---|")

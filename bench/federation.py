@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
-from judged import rank_of, scores  # noqa: E402  (bench/ is on sys.path as a script)
+from judged import judge, smoke_args, smoke_eval  # noqa: E402  (bench/ on sys.path)
 
 from memo.caches import digest  # noqa: E402
 from memo.collection.vectors import dequantize  # noqa: E402
@@ -76,18 +76,13 @@ def merged_twin(src: Path, dst: Path) -> None:
     (dst / "_meta.yaml").write_text("description: every note in one collection\n")
 
 
-def score(lib: Library, qrels: list[dict], mode: str) -> tuple[float, float, float]:
-    s = scores(rank_of(lib.search(".", q["question"], k=10, mode=mode).hits, q) for q in qrels)
-    return s["r1"], s["r5"], s["mrr"]
-
-
 def depth_study(lib: Library, questions: list[str], depths: Sequence[int]) -> None:
     """The alternative to scoring every posting: each collection's top N by its own bm25(),
     rescored with the scope's statistics. How much of the exhaustive top 10 / top 100 does it
     keep, and what does each cost?"""
     from memo.collection import queries
+    from memo.collection.bm25 import Corpus
     from memo.collection.lexical import fts_query, query_terms
-    from memo.search.bm25 import Corpus
 
     colls = lib.collections()
     stores = [c.store()[0] for c in colls]
@@ -144,22 +139,26 @@ def main() -> None:
     ap.add_argument("--embedder", default=os.environ.get("MEMO_EMBEDDER", "auto"))
     ap.add_argument("--questions", type=int, default=0, help="per task (default: all)")
     ap.add_argument("--depth-study", action="store_true", help="only the local-depth study")
+    smoke_args(ap)  # both: the depth study, then the comparison
     args = ap.parse_args()
     eval_dir = Path(args.shared) / "eval" / "xquad-dev-distract"
     scratch = Path(tempfile.mkdtemp(prefix="memo-federation-"))
+    if args.smoke:
+        eval_dir = smoke_eval(scratch / "smoke") / "xquad-dev-distract"
     index_dir = Path(args.index_dir) if args.index_dir else scratch / "idx"
     emb = get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
     print(f"## Fanned out vs merged — embedder {emb.backend}, {time.strftime('%Y-%m-%d')}")
     print(f"load average before: {os.getloadavg()[0]:.2f}\n")
     libs: dict[tuple[str, str], Library] = {}
-    if args.depth_study:
+    if args.depth_study or args.smoke:
         lib = Library(eval_dir / "ru", emb, Settings(index_dir=index_dir))
         rows = (eval_dir / "qrels" / "ru.jsonl").read_text(encoding="utf-8").splitlines()
         rows += (eval_dir / "qrels" / "en-ru.cross.jsonl").read_text(encoding="utf-8").splitlines()
         qs = [json.loads(x)["question"] for x in rows if x.strip()]
         depth_study(lib, qs[: args.questions or None], (10, 25, 50, 100, 200))
         lib.close()
-        return
+        if args.depth_study:
+            return
     try:
         for lang in ("ru", "en"):
             split = Library(eval_dir / lang, emb, Settings(index_dir=index_dir))
@@ -178,8 +177,8 @@ def main() -> None:
             if args.questions:
                 qrels = qrels[: args.questions]
             for mode in MODES:
-                a = score(libs[(lang, "split")], qrels, mode)
-                b = score(libs[(lang, "merged")], qrels, mode)
+                a = judge(libs[(lang, "split")], qrels, mode)
+                b = judge(libs[(lang, "merged")], qrels, mode)
                 gap = max(abs(x - y) for x, y in zip(a, b, strict=True))
                 cells = [" / ".join(f"{v:.3f}" for v in r) for r in (a, b)]
                 print(f"| {name} | {mode} | {cells[0]} | {cells[1]} | {gap:.3f} |")

@@ -20,6 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from judged import inside, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
+
 from memo.collection import queries  # noqa: E402
 from memo.collection.lexical import script  # noqa: E402
 from memo.config import Settings  # noqa: E402
@@ -51,7 +53,7 @@ def collect(lib: Library, qrels: list[dict]) -> list[dict]:
     lib.index()
     out = []
     for q in qrels:
-        scope, legs = lib._legs(None, q["question"], "hybrid", DEPTH)
+        scope, legs = inside(lib).legs(None, q["question"], "hybrid", DEPTH)
         keys = {k for k, _ in legs.lex} | {k for k, _ in legs.vec}
         rows = {}
         for ci in {k[0] for k in keys}:
@@ -145,8 +147,12 @@ def main() -> None:
         help="legs are cached here; delete it after changing the index or legs",
     )
     ap.add_argument("--tasks", default="", help="comma-separated task names (default: all)")
+    smoke_args(ap)
     args = ap.parse_args()
     eval_dir = Path(args.shared) / "eval"
+    if args.smoke:
+        eval_dir = smoke_eval(Path(tempfile.mkdtemp(prefix="memo-smoke-")))
+        args.cache = str(eval_dir.parent / "legs.json")
     cache = Path(args.cache)
     data: dict[str, list[dict]] = json.loads(cache.read_text()) if cache.exists() else {}
     wanted = [t for t in TASKS if not args.tasks or t[0] in args.tasks.split(",")]

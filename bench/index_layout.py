@@ -37,9 +37,12 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from judged import smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
+
 from memo.collection import store, sync  # noqa: E402
 from memo.collection.chunker import chunk_note, decode  # noqa: E402
 from memo.config import Settings  # noqa: E402
+from memo.embed import Embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,7 +57,7 @@ LAYOUTS = {  # name -> (page size, deflate the chunk text)
 }
 
 
-class StandIn:
+class StandIn(Embedder):
     """The real model's interface and token counts; vectors seeded by the text."""
 
     model_id = "intfloat/multilingual-e5-small"
@@ -69,6 +72,9 @@ class StandIn:
 
     def count_tokens(self, passage: str) -> int:
         return self._count(passage, False)
+
+    def build_id(self) -> str:
+        return "stand-in: blake2b-seeded unit vectors"
 
     def _vec(self, text: str) -> np.ndarray:
         seed = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big")
@@ -168,9 +174,14 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--scratch", type=Path, default=None)
     ap.add_argument("--vault", type=Path, help="a real library: its collections' index sizes")
+    smoke_args(ap)  # both: the layouts at 0, 3 and 7 chunks, then the smoke library as a vault
     a = ap.parse_args()
     scratch = a.scratch or Path(tempfile.mkdtemp(prefix="memo-layout-"))
-    if a.vault:
+    global DISTRACT, SIZES
+    if a.smoke:
+        DISTRACT, SIZES, a.queries = smoke_eval(scratch) / "xquad-dev-distract", (0, 3, 7), 4
+        a.vault = DISTRACT / "ru"
+    if a.vault and not a.smoke:
         return vault(a.vault.resolve(), scratch)
     embedder = StandIn()
     qs = questions(a.queries)
@@ -205,6 +216,8 @@ def main() -> None:
                 flush=True,
             )
     print(f"load average after {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    if a.smoke:
+        vault(a.vault.resolve(), scratch)
 
 
 if __name__ == "__main__":

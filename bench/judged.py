@@ -1,14 +1,29 @@
-"""How a benchmark judges a list of hits against a qrel (one judged section of a note).
+"""What the benchmarks share: judging hits against a qrel, the smoke library, the one hook.
 
-    rank_of(hits, q)   the rank of the first hit inside the section (None: not in the list)
-    scores(ranks)      R@1, R@5 and MRR over many questions' ranks
+    rank_of(hits, q)     the rank of the first hit inside the section (None: not in the list)
+    scores(ranks)        R@1, R@5 and MRR over many questions' ranks
+    smoke_eval(folder)   a tiny eval tree shaped like ../shared/eval, made in `folder`
+    smoke_args(ap)       `--smoke` on a script's parser
+    inside(lib)          the one hook into a Library's internals a benchmark may use
+    judge, pct, free_port, load_average    what every table measures the same way
+
+Every script here takes `--smoke`: it runs its own code paths on `smoke_eval`'s tree (or on a
+library it makes the same size) in a few seconds and exits 0, so CI runs them all
+(tests/test_bench.py) and a benchmark cannot rot between the runs that measure.
 
 Imported by the benchmarks as a sibling module (bench/ is on sys.path when one runs as a script).
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import math
+import os
+import socket
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -30,3 +45,167 @@ def scores(ranks: Iterable[int | None]) -> dict[str, float]:
         "r5": sum(r is not None and r <= 5 for r in ranks) / n,
         "mrr": sum(1 / r for r in ranks if r) / n,
     }
+
+
+# ---------------------------------------------------------------------- --smoke
+# (id, topic, note, {lang: (title, body, question)}): one paragraph each, line 3 of its note
+_SMOKE = [
+    (
+        "q1",
+        "topic-1",
+        "bread.md",
+        {
+            "ru": (
+                "Хлеб",
+                "Тесто из 500 г муки и 350 г воды печётся 45 минут при 230 °C.",
+                "Сколько минут печётся хлеб?",
+            ),
+            "en": (
+                "Bread",
+                "Dough of 500 g flour and 350 g water bakes for 45 minutes at 230 °C.",
+                "How many minutes does the bread bake?",
+            ),
+        },
+    ),
+    (
+        "q2",
+        "topic-2",
+        "tesla.md",
+        {
+            "ru": (
+                "Никола Тесла",
+                "Тесла родился в 1856 году в Смилянах и изобрёл асинхронный двигатель.",
+                "В каком году родился Тесла?",
+            ),
+            "en": (
+                "Nikola Tesla",
+                "Tesla was born in 1856 in Smiljan and invented the induction motor.",
+                "In which year was Tesla born?",
+            ),
+        },
+    ),
+    (
+        "q3",
+        "topic-3",
+        "vlan.md",
+        {
+            "ru": (
+                "VLAN",
+                "Тегированный интерфейс создаётся командой ip link с типом vlan и id 42.",
+                "Какой командой создаётся тегированный интерфейс?",
+            ),
+            "en": (
+                "VLAN",
+                "A tagged interface is made with ip link, type vlan and id 42.",
+                "Which command makes a tagged interface?",
+            ),
+        },
+    ),
+    (
+        "q4",
+        "topic-3",
+        "warsaw.md",
+        {
+            "ru": (
+                "Варшава",
+                "Варшава стоит на Висле; в городе живёт около 1,8 миллиона человек.",
+                "На какой реке стоит Варшава?",
+            ),
+            "en": (
+                "Warsaw",
+                "Warsaw lies on the Vistula; about 1.8 million people live there.",
+                "Which river does Warsaw lie on?",
+            ),
+        },
+    ),
+]
+SMOKE_SETS = ("xquad-dev", "xquad-dev-distract")
+# the distract set's documentation collections: one note each, answering no question
+_DOCS = {"docs-laravel-1": "Artisan", "docs-laravel-2": "Eloquent", "docs-vue-1": "Components"}
+
+
+def smoke_eval(folder: Path) -> Path:
+    """`folder/eval`, shaped like ../shared/eval for what the benchmarks read: per set and
+    language a library (`<set>/<lang>/lib/topic-{1,2,3}/`, a `_meta.yaml` each; the distract
+    set also `docs-*`) and the qrels (`<set>/qrels/{ru,en,en-ru.cross,ru.exact,en.exact}.jsonl`),
+    four questions in all."""
+    root = folder / "eval"
+    for name in SMOKE_SETS:
+        qrels: dict[str, list[dict[str, Any]]] = {}
+        for lang in ("ru", "en"):
+            for docs, title in _DOCS.items() if name.endswith("distract") else ():
+                coll = root / name / lang / "lib" / docs
+                coll.mkdir(parents=True, exist_ok=True)
+                (coll / "_meta.yaml").write_text(f'description: "{title} documentation"\n')
+                (coll / "index.md").write_text(f"# {title}\n\nHow {title} is configured.\n")
+            for qid, topic, note, by_lang in _SMOKE:
+                title, body, question = by_lang[lang]
+                coll = root / name / lang / "lib" / topic
+                coll.mkdir(parents=True, exist_ok=True)
+                (coll / "_meta.yaml").write_text(
+                    f'name: "{topic}"\ndescription: "Reading notes ({lang}): {topic}"\n',
+                    encoding="utf-8",
+                )
+                (coll / note).write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
+                q = {"id": qid, "lang": lang, "question": question, "path": f"lib/{topic}/{note}",
+                     "line_start": 3, "line_end": 3, "library_lang": lang}  # fmt: skip
+                qrels.setdefault(lang, []).append(q)
+                qrels.setdefault(f"{lang}.exact", []).append({**q, "variant": "exact"})
+                if lang == "en":
+                    cross = {**q, "library_lang": "ru", "variant": "cross"}
+                    qrels.setdefault("en-ru.cross", []).append(cross)
+        (root / name / "qrels").mkdir(parents=True, exist_ok=True)
+        for file, rows in qrels.items():
+            lines = [json.dumps(r, ensure_ascii=False) for r in rows]
+            (root / name / "qrels" / f"{file}.jsonl").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def smoke_args(ap: argparse.ArgumentParser) -> None:
+    ap.add_argument(
+        "--smoke",
+        action="store_true",
+        help="run every code path once on a tiny library made here (seconds; CI runs it)",
+    )
+
+
+@dataclass(frozen=True)
+class Inside:
+    """What a benchmark reads past `memo.Library`'s public face: the collections it holds
+    (`colls`), its query-vector memo (`vectors`), how it resolves a target (`resolve`) and its
+    legs before fusion (`legs`). The one hook: a renamed internal breaks here, not in 17 places."""
+
+    colls: Any
+    vectors: Any
+    resolve: Any
+    legs: Any
+
+
+def inside(lib: Any) -> Inside:
+    return Inside(lib._colls, lib._vectors, lib._resolve, lib._legs)
+
+
+# ---------------------------------------------------------------------- measuring
+def judge(lib: Any, qrels: list[dict[str, Any]], mode: str, k: int = 10) -> tuple[float, ...]:
+    """(R@1, R@5, MRR@k) of `lib.search(".", question, k=k, mode=mode)` over the qrels."""
+    s = scores(rank_of(lib.search(".", q["question"], k=k, mode=mode).hits, q) for q in qrels)
+    return s["r1"], s["r5"], s["mrr"]
+
+
+def pct(values: Sequence[float], p: float) -> float:
+    """The p-th percentile (0-100) by nearest rank: the smallest value with at least p % of
+    the values at or below it; NaN for no values. The one rule every table here uses."""
+    if not values:
+        return float("nan")
+    s = sorted(values)
+    return s[max(0, min(len(s), math.ceil(p / 100 * len(s))) - 1)]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def load_average() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())

@@ -32,6 +32,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from judged import smoke_args  # bench/ is on sys.path when run as a script
+
 REPO = Path(__file__).resolve().parents[1]
 QUERY = "How do I create a tagged VLAN interface on Linux?"
 HELLO = {
@@ -105,8 +107,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=10)
     ap.add_argument("--root", help="an indexed library (default: a copy of examples/notes)")
-    ap.add_argument("--memo", default=shutil.which("memo") or "memo")
+    here = Path(sys.executable).with_name("memo")  # this Python's own, when not on PATH
+    ap.add_argument("--memo", default=shutil.which("memo") or str(here))
+    smoke_args(ap)  # one run each
     a = ap.parse_args()
+    if a.smoke:
+        a.runs = 1
     env = dict(os.environ)
     scratch = None
     if a.root:

@@ -25,13 +25,14 @@ import json
 import os
 import statistics
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Hashable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from judged import rank_of, scores  # noqa: E402  (bench/ is on sys.path as a script)
+from judged import inside, rank_of, scores, smoke_args, smoke_eval  # noqa: E402  (bench/ on sys.path)
 
 from memo.config import Settings  # noqa: E402
 from memo.embed import embedder_for  # noqa: E402
@@ -104,8 +105,8 @@ def line(name: str, s: dict[str, float]) -> str:
 
 def study(lib: Library, en: dict[str, dict], ru: dict[str, dict], limit: int) -> dict:
     ids = [i for i in en if i in ru][:limit]
-    scope = lib._resolve(".")
-    vec = lib._vectors
+    scope = inside(lib).resolve(".")
+    vec = inside(lib).vectors
     got: dict[str, list[int | None]] = {"en": [], "en+ru": [], "ru": []}
     by_rule: dict[str, list[int | None]] = {name: [] for name in RULES}
     flow: dict[str, list[bool]] = {"en": [], "en+ru": [], "ru": []}
@@ -173,10 +174,16 @@ def cost(lib: Library, en: dict[str, dict], ru: dict[str, dict], ids: list[str])
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--eval", type=Path, default=REPO.parent / "shared" / "eval")
-    ap.add_argument("--index-dir", type=Path, required=True)
+    ap.add_argument("--index-dir", type=Path, help="where the indexes go (required)")
     ap.add_argument("--sets", default="dev,distract")
     ap.add_argument("--limit", type=int, default=200)
+    smoke_args(ap)
     args = ap.parse_args()
+    if args.smoke:
+        args.eval = smoke_eval(Path(tempfile.mkdtemp(prefix="memo-smoke-")))
+        args.index_dir = args.eval.parent / "indexes"
+    if args.index_dir is None:
+        ap.error("--index-dir is required")
     settings = Settings(index_dir=args.index_dir)
     emb = embedder_for(Settings.from_env(), "serve")
     print(f"# load {os.getloadavg()}, engine {emb.backend if emb else None}")

@@ -23,15 +23,18 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+from judged import (  # bench/ is on sys.path when run as a script
+    load_average,
+    smoke_args,
+    smoke_eval,
+)
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMO_SHARED", REPO.parent / "shared"))
-
-
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def user_models() -> Path:
@@ -41,7 +44,7 @@ def user_models() -> Path:
 
 def run(env: dict[str, str], *args: str) -> dict:
     t = time.perf_counter()
-    before = load()
+    before = load_average()
     done = subprocess.run(
         [sys.executable, "-m", "memo", "index", *args, "--json", "--quiet"],
         env=env,
@@ -58,17 +61,23 @@ def run(env: dict[str, str], *args: str) -> dict:
         "chunks_cached": out["chunks_cached"],
         "embed_seconds": out["embed_seconds"],
         "load_before": before,
-        "load_after": load(),
+        "load_after": load_average(),
     }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--out", type=Path, help="scratch: caches, indexes, the result (required)")
     ap.add_argument("--root", type=Path, default=SHARED / "eval" / "xquad-dev-distract" / "ru")
     ap.add_argument("--model-dir", type=Path, help="index with this export (MEMO_MODEL_DIR)")
     ap.add_argument("--keep-cache", action="store_true", help="do not empty the cache first")
+    smoke_args(ap)
     args = ap.parse_args()
+    if args.smoke:
+        args.out = Path(tempfile.mkdtemp(prefix="memo-smoke-"))
+        args.root = smoke_eval(args.out) / "xquad-dev-distract" / "ru"
+    if args.out is None:
+        ap.error("--out is required")
     out = args.out.resolve()
     xdg, idx = out / "xdg", out / "idx"
     (xdg / "memo").mkdir(parents=True, exist_ok=True)
@@ -103,6 +112,8 @@ def main() -> None:
         )
     chunks = res["cold"]["chunks_embedded"]
     print(f"\ncold: {chunks / cold:.2f} chunks/s over the whole run")
+    if args.smoke and res["rebuild"]["chunks_cached"] != chunks:
+        raise SystemExit("the rebuild did not find every chunk in the embedding cache")
     (out / f"rebuild-{time.strftime('%H%M%S')}.json").write_text(json.dumps(res, indent=1))
 
 

@@ -26,17 +26,14 @@ from memo.collection.lexical import lex_text  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library, routing, syncing  # noqa: E402
-from memo.requests import RouteRequest  # noqa: E402
 from memo.router import route as router_route  # noqa: E402
 from memo.router import vectors as router_vectors  # noqa: E402
 from tests import genlib  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from judged import inside, pct, smoke_args, smoke_eval  # noqa: E402
+
 MERGE_MIN = router_vectors.MERGE_MIN
-
-
-def pct(xs: list[float], p: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(p * len(xs)))] * 1000
 
 
 def _unit(rng: np.random.Generator, n: int) -> np.ndarray:
@@ -90,7 +87,7 @@ def route_latency(lib: Library, qs: list[str], strategy: str | None = None) -> t
         t = time.perf_counter()
         lib.route(q, k=5, strategy=strategy)
         ts.append(time.perf_counter() - t)
-    return pct(ts, 0.5), pct(ts, 0.95)
+    return 1000 * pct(ts, 50), 1000 * pct(ts, 95)
 
 
 def accuracy(lib: Library, qs: list[genlib.Question]) -> tuple[float, float, str]:
@@ -117,7 +114,13 @@ def main() -> None:
         help="score routing accuracy on every Nth question only (a route over 1,000 "
         "collections searches all of them since issue 16: ~0.4 s; 5 passes of 1,264 = 40 min)",
     )
+    smoke_args(ap)  # every part at 12 / 5 / 20 / 30 collections
     args = ap.parse_args()
+    small, flat, tree = 1000, 50, 5000  # the libraries' sizes (collections)
+    if args.smoke:
+        small, flat, tree, args.big, args.queries = 12, 5, 20, 30, 4
+        args.backend = os.environ.get("MEMO_EMBEDDER", args.backend)
+        genlib.XQUAD = smoke_eval(Path(tempfile.mkdtemp(prefix="memo-smoke-"))) / "xquad-dev"
     emb = get_embedder(args.backend, os.environ.get("MEMO_MODEL_DIR"))
     print(f"embedder: {emb.backend}")
     tmp = Path(tempfile.mkdtemp(prefix="memo-router-bench-"))
@@ -125,7 +128,7 @@ def main() -> None:
 
     # ---- 1,000 small collections with notes: accuracy, scope *, --route, embedding rate
     root = tmp / "lib1000"
-    homes = genlib.generate(root, 1000, notes=True)
+    homes = genlib.generate(root, small, notes=True)
     qs = genlib.questions(homes)
     texts = [q.text for q in qs]
     if args.sample > 1:
@@ -177,8 +180,8 @@ def main() -> None:
             lib.search(c.rel, q, k=8)
         one_by_one.append(time.perf_counter() - t)
     print(
-        f"1000 scope *: p50 {pct(star, 0.5):.0f} ms p95 {pct(star, 0.95):.0f} ms; "
-        f"1000 searches one by one: p50 {pct(one_by_one, 0.5):.0f} ms"
+        f"1000 scope *: p50 {1000 * pct(star, 50):.0f} ms p95 {1000 * pct(star, 95):.0f} ms; "
+        f"1000 searches one by one: p50 {1000 * pct(one_by_one, 50):.0f} ms"
     )
     routed = []
     right = 0
@@ -188,18 +191,18 @@ def main() -> None:
         routed.append(time.perf_counter() - t)
         right += any(h.path.startswith(q.home + "/") for h in res.hits[:5])
     print(
-        f"1000 --route 5: p50 {pct(routed, 0.5):.0f} ms p95 {pct(routed, 0.95):.0f} ms; "
+        f"1000 --route 5: p50 {1000 * pct(routed, 50):.0f} ms p95 {1000 * pct(routed, 95):.0f} ms; "
         f"answer's collection in top-5 hits for {right}/{len(routed)}"
     )
     lib.close()
 
     # ---- 50 and 5,000: route latency (descriptions embedded for 50; vectors faked at 5,000)
-    for n in (50, 5000):
+    for n in (flat, tree):
         root = tmp / f"lib{n}"
         genlib.generate(root, n)
         lib = Library(root, emb, settings)
-        lib.rebuild_registry(write_yaml=False, embed=n <= 50)
-        if n > 50:
+        lib.rebuild_registry(write_yaml=False, embed=n <= flat)
+        if n > flat:
             fake_vectors(lib)
         p50, p95 = route_latency(lib, texts[: args.queries])
         print(f"{n} route [{lib.route('x').strategy}]: p50 {p50:.1f} ms p95 {p95:.1f} ms")
@@ -229,11 +232,11 @@ def main() -> None:
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"{args.big} route, lexical only: p50 {p50:.1f} ms p95 {p95:.1f} ms")
     fake_vectors(lib)
-    lib._vectors.clear()
+    inside(lib).vectors.clear()
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"{args.big} route, hybrid ({emb.backend} query embedding): p50 {p50:.1f} p95 {p95:.1f}")
     for q in texts[: args.queries]:
-        lib._vectors.get(q, [])
+        inside(lib).vectors.get(q)
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(f"{args.big} route, hybrid, query embedding cached: p50 {p50:.1f} ms p95 {p95:.1f} ms")
     # every collection indexed: a body of content stems and a centroid for each
@@ -260,7 +263,7 @@ def main() -> None:
     n, secs = index_shortlists(lib, root, texts[: args.queries])
     print(f"{args.big}: {n} shortlisted collections given a note and indexed in {secs:.0f} s")
     fake_vectors(lib)  # the sync's registry refresh dropped them
-    lib._vectors.clear()
+    inside(lib).vectors.clear()
     p50, p95 = route_latency(lib, texts[: args.queries])
     print(
         f"{args.big} route, shortlist {routing.SHORTLIST} + evidence ({emb.backend} query "
@@ -273,20 +276,19 @@ def main() -> None:
 def index_shortlists(lib: Library, root: Path, qs: list[str]) -> tuple[int, float]:
     """Write a small note into every collection the summary router shortlists for `qs`, and
     index them all in one pass (a `memo index` per collection would rescan 100,000 folders)."""
-    reg = lib.registry
-    warnings: list[str] = []
+    reg, vectors, colls = lib.registry, inside(lib).vectors, inside(lib).colls
     short: set[str] = set()
+    everything = reg.ok_mask()
     for q in qs:
-        ask = RouteRequest(q, routing.SHORTLIST, "", "hybrid")
-        res = router_route.route_in(reg, ask, lambda text: lib._vectors.get(text, warnings))
-        short.update(c.path for c in res.collections)
+        ranked, _ = router_route.summary_rank(reg, q, everything, routing.SHORTLIST, vectors.get)
+        short.update(c.path for c in ranked)
     t = time.perf_counter()
     for rel in short:
         note = root / rel / "note.md"
         if not note.exists():
             note.write_text(f"# {rel}\n\nNotes kept in {rel}.\n", encoding="utf-8")
-    parts = [(lib._colls.by_path(rel), "") for rel in sorted(short)]
-    syncing.sync_parts(lib._colls, parts, syncing.IndexReport(), thorough=True)
+    parts = [(colls.by_path(rel), "") for rel in sorted(short)]
+    syncing.sync_parts(colls, parts, syncing.IndexReport(), thorough=True)
     return len(short), time.perf_counter() - t
 
 

@@ -39,6 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
+from judged import load_average, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
 
 from memo.config import Settings  # noqa: E402
 from memo.embed.cache import CachingEmbedder, EmbeddingCache  # noqa: E402
@@ -63,10 +64,6 @@ TASKS = [  # (name, library, qrels)
 ]
 K = 10
 GiB = 1024**3
-
-
-def load_average() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def route_files(out: Path, route: str) -> tuple[Path, Path]:
@@ -413,14 +410,19 @@ def table(out: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("build", "eval", "speed", "table"))
-    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("what", nargs="?", choices=("build", "eval", "speed", "table"))
+    ap.add_argument("--out", type=Path, help="where the route files, indexes and scores go")
     ap.add_argument("--routes", default=",".join(ROUTES))
     ap.add_argument("--n", type=int, default=24, help="chunks per language (speed)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--sets", default="xquad-dev,xquad-dev-distract", help="eval: which sets")
     ap.add_argument("--cache", type=Path, help="eval: the embedding cache file to use")
+    smoke_args(ap)  # all four steps, fp32 only, on the model this machine built already
     args = ap.parse_args()
+    if args.smoke:
+        return smoke()
+    if args.what is None or args.out is None:
+        ap.error("give a step (build, eval, speed, table) and --out")
     routes = [r for r in args.routes.split(",") if r]
     args.out.mkdir(parents=True, exist_ok=True)
     if args.what == "build":
@@ -431,6 +433,26 @@ def main() -> None:
         speed(args.out, routes, args.n, args.rounds)
     else:
         table(args.out)
+
+
+def smoke() -> None:
+    """build, eval, speed and table for the fp32 route on the smoke tree (bench/judged.py)."""
+    import tempfile
+
+    from memo.embed import model_cache
+
+    global EVAL
+    out = Path(tempfile.mkdtemp(prefix="memo-smoke-"))
+    EVAL = smoke_eval(out)
+    info = model_cache.ensure_model()  # memo's fp32 model, built once per machine
+    folder = out / "files" / "fp32-build"
+    folder.mkdir(parents=True)
+    for have, name in ((info.model, "model.onnx"), (info.tokenizer, "tokenizer.json")):
+        (folder / name).symlink_to(have)
+    build(out, ["fp32"])
+    evaluate(out, ["fp32"], ["xquad-dev", "xquad-dev-distract"], None)
+    speed(out, ["fp32"], 2, 1)
+    table(out)
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from federation import Reuse, stored_vectors  # noqa: E402  (bench/ is on sys.path)
+from judged import inside, smoke_args, smoke_eval  # noqa: E402
 
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
@@ -122,29 +123,22 @@ def study(lib: Library, qrels: list[dict], name: str) -> None:
     questions: the collection of the best chunk (max), or every collection's chunks in the top
     N summed as 1/(k + rank), with and without the summary router's rank."""
     from memo.library import federated
-    from memo.requests import RouteRequest
-    from memo.router.route import route_in
+    from memo.router.route import summary_rank
     from memo.search.fusion import CANDIDATES, fuse
 
-    colls = lib._colls
+    colls, vectors = inside(lib).colls, inside(lib).vectors
     paths = [c.rel for c in colls.under()]
     reg = colls.registry()
     rules: dict[str, list[int]] = {}
     for q in qrels:
         scope = federated.Scope(".", [(colls.by_path(p), "") for p in paths])
         legs = federated.gather_legs(
-            federated.Reader(scope), q["question"], "hybrid", CANDIDATES, lib._vectors
+            federated.Reader(scope), q["question"], "hybrid", CANDIDATES, vectors
         )
         scores = fuse(legs, "hybrid")
         ranked = sorted(scores, key=lambda key: -scores[key])
-        summary = [
-            c.path
-            for c in route_in(
-                reg,
-                RouteRequest(q["question"], len(paths), None, "flat"),
-                lambda x: lib._vectors.get(x, []),
-            ).collections
-        ]
+        listed, _ = summary_rank(reg, q["question"], reg.ok_mask(), None, vectors.get)
+        summary = [c.path for c in listed]
         for top_n in (1, 5, 10, 20, 50):
             for k in (1, 5, 20):
                 if top_n == 1 and k != 1:
@@ -177,9 +171,14 @@ def main() -> None:
     ap.add_argument(
         "--thousand-only", action="store_true", help="only the 1,000-collection library"
     )
+    smoke_args(ap)  # every part: the flow, the study, re-grouped, 12 generated collections
     args = ap.parse_args()
     ev = Path(args.shared) / "eval"
     scratch = Path(tempfile.mkdtemp(prefix="memo-routing-"))
+    many = 1000
+    if args.smoke:
+        ev, args.questions, args.thousand, many = smoke_eval(scratch), 4, True, 12
+        genlib.XQUAD = ev / "xquad-dev"  # the generated library's articles and questions
     index_dir = Path(args.index_dir) if args.index_dir else scratch / "idx"
     emb = get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
     print(
@@ -196,9 +195,10 @@ def main() -> None:
         for name, lib_rel, qrels_rel in [] if args.thousand_only else TASKS:
             lib = Library(ev / lib_rel, emb, Settings(index_dir=index_dir))
             lib.index()
-            if args.study:
+            if args.study or args.smoke:
                 study(lib, load(ev / qrels_rel, args.questions), f"distract {name}")
-                continue
+                if args.study:
+                    continue
             table(f"distract {name}", flow(lib, load(ev / qrels_rel, args.questions)))
             lib.close()
         for lang, other in () if args.thousand_only else (("ru", "en"), ("en", "ru")):
@@ -219,7 +219,7 @@ def main() -> None:
             src.close()
         if args.thousand or args.thousand_only:
             root = scratch / "lib1000"
-            homes = genlib.generate(root, 1000, notes=True)
+            homes = genlib.generate(root, many, notes=True)
             lib = Library(root, emb, Settings(index_dir=scratch / "i1000"))
             lib.index()
             qs = []

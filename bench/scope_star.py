@@ -21,6 +21,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from judged import smoke_args  # noqa: E402  (bench/ is on sys.path)
+
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
@@ -77,7 +79,10 @@ def main() -> None:
     )
     ap.add_argument("--root", type=Path, help="an existing library made by this script")
     ap.add_argument("--index-dir", type=Path, help="where its indexes are (MEMO_INDEX_DIR)")
+    smoke_args(ap)  # 6 collections
     args = ap.parse_args()
+    if args.smoke:
+        args.collections, args.scratch = 6, Path(tempfile.mkdtemp(prefix="memo-smoke-"))
     root = args.root or args.scratch / f"lib-{args.collections}"
     make(root, args.collections)
     index_dir = args.index_dir or args.scratch / f"idx-{args.embedder}-{args.collections}"

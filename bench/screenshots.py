@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,6 +32,7 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import httpx
+from judged import free_port, smoke_args, smoke_eval  # bench/ is on sys.path when run as a script
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "notes"
@@ -56,12 +56,6 @@ QUERIES = [
 ]
 SHOT_QUERY = QUERIES[0]
 SIZES = {"phone": (390, 844, 2), "desktop": (1280, 900, 1)}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def start_server(root: Path, index_dir: Path) -> tuple[subprocess.Popen, str]:
@@ -189,10 +183,17 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--no-shots", action="store_true")
     ap.add_argument("--vault", type=Path, help="a bare vault: screenshot its library page only")
+    smoke_args(ap)  # all three: 2 rounds, the shots and a bare vault's, into a scratch folder
     args = ap.parse_args()
+    if args.smoke:
+        args.rounds, args.out = 2, Path(tempfile.mkdtemp(prefix="memo-smoke-"))
+        args.vault = smoke_eval(args.out) / "xquad-dev" / "en" / "lib"
+        for meta in args.vault.rglob("_meta.yaml"):
+            meta.unlink()  # bare: memo init drafts them
     if args.vault:
         vault_shot(args.vault, args.out)
-        return
+        if not args.smoke:
+            return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "notes"
         shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memo"))

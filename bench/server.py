@@ -16,7 +16,6 @@ import argparse
 import json
 import os
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -33,17 +32,14 @@ from mcp.client.session import ClientSession
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from judged import free_port, pct, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
+
 from memo.config import Settings  # noqa: E402
 from memo.requests import IndexRequest, SearchRequest, StatusRequest  # noqa: E402
 from memo.server.service import Service  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 PARTS = ("docs-laravel-1", "docs-laravel-2", "docs-vue-1", "topic-1", "topic-2", "topic-3")
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[max(0, min(len(s) - 1, round(p / 100 * len(s)) - 1))]
 
 
 def build_library(eval_dir: Path, base: Path) -> Path:
@@ -121,12 +117,6 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def load(url: str, qs: list[str], clients: int, total: int) -> tuple[float, list[float], int]:
     """`clients` threads, each with its own connection, share `total` POST /search requests."""
     lat: list[float] = []
@@ -193,7 +183,11 @@ def main() -> None:
     ap.add_argument(
         "--memory-only", action="store_true", help="only the server's RSS around the load phase"
     )
+    smoke_args(ap)
     args = ap.parse_args()
+    if args.smoke:
+        args.scratch = Path(tempfile.mkdtemp(prefix="memo-smoke-"))
+        args.eval, args.queries, args.requests, args.clients = smoke_eval(args.scratch), 4, 16, 2
 
     env = {**os.environ, "MEMO_EMBEDDER": args.embedder}
     env["MEMO_INDEX_DIR"] = str(args.scratch / "index")

@@ -29,7 +29,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -40,6 +39,7 @@ from pathlib import Path
 
 import apsw
 import httpx
+from judged import free_port, pct, smoke_args  # bench/ is on sys.path when run as a script
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "notes"
@@ -61,12 +61,6 @@ WORDS = (
     "router switch bread flour oven policy route vlan trunk ticket sprint backlog kernel "
     "маршрут хлеб печь тесто задача спринт ядро сеть"
 ).split()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def rss_kb(pid: int) -> int:
@@ -180,13 +174,6 @@ def sampler(pid: int, stop: threading.Event, stats: Stats, t0: float) -> None:
         stop.wait(5)
 
 
-def pct(values: list[float], p: float) -> float:
-    if not values:
-        return float("nan")
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(p / 100 * (len(s) - 1))))]
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--duration", type=float, default=600)
@@ -195,7 +182,10 @@ def main() -> int:
     ap.add_argument("--edit-every", type=float, default=0.5, help="seconds between edits")
     ap.add_argument("--watch", action="store_true", help="run `memo serve --watch` (the watcher)")
     ap.add_argument("--json", dest="json_out", help="write the summary here too")
+    smoke_args(ap)  # 5 s, 2 clients, 6 notes, with the watcher
     args = ap.parse_args()
+    if args.smoke:
+        args.duration, args.clients, args.notes, args.watch = 5.0, 2, 6, True
 
     extra = []
     if args.watch:

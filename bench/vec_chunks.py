@@ -27,6 +27,8 @@ import sqlite_vec
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
+from judged import smoke_args  # noqa: E402  (bench/ is on sys.path)
+
 from memo.collection.vectors import quantize  # noqa: E402
 
 DIM = 384
@@ -85,7 +87,11 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=60)
     ap.add_argument("--scratch", type=Path, default=None)
     ap.add_argument("--types", default="float32,int8", help="element types, comma-separated")
+    smoke_args(ap)  # every type and chunk size, at 37 vectors
     a = ap.parse_args()
+    sizes = (37,) if a.smoke else SIZES
+    if a.smoke:
+        a.queries = 5
     kinds = a.types.split(",")
     scratch = a.scratch or Path(tempfile.mkdtemp(prefix="memo-vec-"))
     scratch.mkdir(parents=True, exist_ok=True)
@@ -94,7 +100,7 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.2f}; sqlite-vec {sqlite_vec.__version__}")
     print("| chunks | type | chunk_size | file MB | KNN k=20 ms (median) | vs float32, 1024 |")
     print("|---:|---|---:|---:|---:|---:|")
-    for n in SIZES:
+    for n in sizes:
         rows = []
         for kind in kinds:
             for chunk in CHUNKS:

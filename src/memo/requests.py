@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Self
 
 from .errors import MemoError
 
@@ -223,7 +223,7 @@ class _Request:
         return next(p for p in cls.PARAMS if p.name == name)
 
     @classmethod
-    def make(cls, *args: Any, **kwargs: Any):  # type: ignore[no-untyped-def]
+    def make(cls, *args: Any, **kwargs: Any) -> Self:
         """A checked request from positional arguments (in declaration order) and keywords;
         RequestError names the first bad argument."""
         names = [p.name for p in cls.PARAMS]
@@ -240,12 +240,12 @@ class _Request:
         return cls._built(checked)
 
     @classmethod
-    def _built(cls, checked: dict[str, Any]):  # type: ignore[no-untyped-def]
+    def _built(cls, checked: dict[str, Any]) -> Self:
         return cls(**checked)
 
     def to_dict(self) -> dict[str, Any]:
         """The request as the HTTP API reads it (a body or query; the CLI's delegation)."""
-        out = asdict(self)  # type: ignore[call-overload]
+        out = asdict(self)  # type: ignore[call-overload]  # every request is a dataclass; _Request is not
         for name in self.INTERNAL:
             out.pop(name, None)
         out = {k: (list(v) or None) if isinstance(v, tuple) else v for k, v in out.items()}

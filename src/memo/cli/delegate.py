@@ -94,7 +94,8 @@ def _call(
     ]
     try:
         host = (parts.hostname or "").encode("ascii")  # bytes: no idna codec to import
-        with socket.create_connection((host, parts.port or 80), timeout=timeout) as s:
+        address = (host, parts.port or 80)  # socket takes the host as bytes too
+        with socket.create_connection(address, timeout=timeout) as s:  # type: ignore[arg-type]  # typeshed: str only
             s.sendall("\r\n".join(head).encode("latin-1") + b"\r\n\r\n" + data)
             chunks = []
             while chunk := s.recv(65536):
@@ -121,7 +122,8 @@ def _response(raw: bytes) -> tuple[int, Any]:
 
 
 def _dechunk(payload: bytes) -> bytes:
-    out, rest = [], payload
+    out: list[bytes] = []
+    rest = payload
     while True:
         size_line, _, rest = rest.partition(b"\r\n")
         size = int(size_line.split(b";")[0], 16)

@@ -49,4 +49,4 @@ def _option(p: Param) -> Callable[[F], F]:
             names = [f"{p.flag}/--no-{p.flag[2:]}"]
         else:
             kw["is_flag"] = True
-    return click.option(*names, p.name, **kw)  # type: ignore[arg-type]
+    return click.option(*names, p.name, **kw)  # type: ignore[arg-type]  # kw: click.option's keywords, built per kind

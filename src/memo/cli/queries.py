@@ -35,7 +35,7 @@ def answer(
         path = getattr(req, "path", None)
         lib_root, target = find_root(path, root, settings)
         if path is not None and target != path:
-            req = dataclasses.replace(req, path=target)  # type: ignore[type-var]
+            req = dataclasses.replace(req, path=target)  # type: ignore[type-var]  # every request is a dataclass; _Request is not
         body, query = (req.to_dict(), None) if method == "POST" else (None, req.to_dict())
         out = None if no_server else delegate.ask(lib_root, settings, method, endpoint, query, body)
         if out is None:

@@ -6,7 +6,8 @@
     sync.py      notes -> index (incremental)          queries.py  what a search reads
     status.py    what `memo status` says               summary.py  what the registry is told
     skips.py     why a note is not indexed (kinds)     site.py     what sync and status read
-    collection.py  Collection: one folder tied to its index
+    bm25.py      FTS5's BM25 over many indexes' sums  collection.py  Collection: one folder
+                                                                  tied to its index
 
 Nothing is imported here: `memo.collection.meta` or `.files` stay cheap to import alone.
 """

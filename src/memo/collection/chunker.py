@@ -60,6 +60,7 @@ class Note:
     chunks: list[Chunk]
     warnings: list[str]
     tags: list[str] = field(default_factory=list)  # frontmatter tags, then inline #tags
+    title: str = ""  # markdown.note_title: what heads every chunk's heading path
     # Lines of the body that hold words in the file and are in no chunk, as 1-based inclusive
     # (first, last, why) runs: every line is indexed or accounted for (`coverage`). A run whose
     # why is LOST is text memo dropped without meaning to.
@@ -128,7 +129,9 @@ def chunk_note(
     lines[:start] = raw[:start]
     splitter = _Splitter(count_tokens, min(budget, max_tokens), warnings)
     sections, code = _sections(lines, start)
-    sections = _titled(sections, name, meta)
+    h1 = next((s.title for s in sections if s.level == 1 and s.title), None)
+    title = note_title(name, meta, h1)
+    sections = _titled(sections, title, h1)
     per = [
         splitter.section(sec.parts, lines[sec.lo : sec.hi], sec.lo + 1, code[sec.lo : sec.hi])
         for sec in sections
@@ -161,7 +164,7 @@ def chunk_note(
     lost = sum(b - a + 1 for a, b, why in dropped if why == LOST)
     if lost:
         warnings.append(f"{lost} lines are in no chunk: {_runs(dropped, LOST)}")
-    return Note(meta, chunks, warnings, tags, dropped)
+    return Note(meta, chunks, warnings, tags, title, dropped)
 
 
 def coverage(
@@ -237,11 +240,9 @@ def readable(text: str) -> list[str]:
     return raw[:start] + lines[start:]
 
 
-def _titled(sections: list[_Section], name: str, meta: dict[str, Any]) -> list[_Section]:
+def _titled(sections: list[_Section], title: str, h1: str | None) -> list[_Section]:
     """Every section's heading path headed by the note's title (markdown.note_title): under
     its H1 when it has one (the aliases added to it), else prepended to every path."""
-    h1 = next((s.title for s in sections if s.level == 1 and s.title), None)
-    title = note_title(name, meta, h1)
     if not title:
         return sections
     out = []

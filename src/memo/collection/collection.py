@@ -112,8 +112,7 @@ class Collection:
         """Hand an index's passages and vectors to the embedding cache before the index is
         rebuilt for a new schema, chunker or analyser (same model): a chunk whose text did not
         change is then not embedded again. The vectors served that index until now."""
-        remember = getattr(self.embedder, "remember", None)
-        if remember is None:
+        if self.embedder is None:
             return
         rows = conn.execute(
             "SELECT c.heading, c.text, v.embedding FROM chunks c"
@@ -123,7 +122,7 @@ class Collection:
             # float32 bytes whichever schema wrote them: int8 codes (schema 4 on) dequantized,
             # an older index's float32 as they are (`remember` skips any other size: b"")
             vecs = [stored(v, self.embedder.dim) for _, _, v in rows]
-            remember(
+            self.embedder.remember(
                 [passage_text(h, unpack_text(t)) for h, t, _ in rows],
                 [b"" if v is None else v.tobytes() for v in vecs],
             )

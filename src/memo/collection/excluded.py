@@ -31,6 +31,7 @@ import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -318,12 +319,10 @@ def _obsidian(vault: Path, root: Path, group: _Group, out: Rules) -> None:
                     "it excludes nothing"
                 )
                 continue
-            group.notes.append(lambda p, rx=rx, rule=rule: rule if rx.search(p) else None)
+            group.notes.append(partial(_by_regex, rx, rule))
         else:
-            group.notes.append(lambda p, e=entry, rule=rule: rule if p.startswith(e) else None)
-            group.folders.append(
-                lambda p, e=entry, rule=rule: rule if (p + "/").startswith(e) else None
-            )
+            group.notes.append(partial(_by_prefix, entry, rule, ""))
+            group.folders.append(partial(_by_prefix, entry, rule, "/"))
         out.rules.append(rule)
     attach = app.get("attachmentFolderPath")
     if isinstance(attach, str):
@@ -384,3 +383,14 @@ def counted(left_out: list[tuple[str, Rule]]) -> list[dict[str, Any]]:
     for _, rule in left_out:
         by_rule[rule] = by_rule.get(rule, 0) + 1
     return [{**r.to_dict(), "why": r.why, "notes": n} for r, n in by_rule.items()]
+
+
+def _by_regex(rx: re.Pattern[str], rule: Rule, path: str) -> Rule | None:
+    """Obsidian's `/regex/` entry: the rule when it matches anywhere in the path."""
+    return rule if rx.search(path) else None
+
+
+def _by_prefix(entry: str, rule: Rule, tail: str, path: str) -> Rule | None:
+    """Obsidian's plain entry: the rule when the path (a folder's with `tail` "/") starts
+    with it."""
+    return rule if (path + tail).startswith(entry) else None

@@ -155,8 +155,8 @@ def note_files(
                 entries = list(it)
         except FileNotFoundError:
             continue
-        except OSError as e:
-            reject((shown(rel or "."), Skip.of(skips.FOLDER_UNREADABLE, error=e.strerror or e)))
+        except OSError as why:
+            reject((shown(rel or "."), Skip.of(skips.FOLDER_UNREADABLE, error=why.strerror or why)))
             continue
         for e in entries:
             if _skip_name(e.name):

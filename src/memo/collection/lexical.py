@@ -56,7 +56,7 @@ _LETTER_LAT = re.compile(r"[a-z]")
 
 
 def script(text: str, query: bool = False) -> str | None:
-    """'cyrl' or 'latn' when one alphabet clearly dominates the words, else None.
+    """'cyrl' or 'latn' when one alphabet clearly dominates the words (`dominant`), else None.
 
     For a query, acronyms (PBR, VLAN) and words with digits say nothing about the language the
     person writes in, so they are left out.
@@ -64,9 +64,21 @@ def script(text: str, query: bool = False) -> str | None:
     words = _WORD.findall(text)
     if query:
         words = [w for w in words if not w.isupper() and not any(c.isdigit() for c in w)]
-    low = " ".join(words).lower()
-    cyr = len(_LETTER_CYR.findall(low))
-    lat = len(_LETTER_LAT.findall(low))
+    return dominant(*letters(" ".join(words)))
+
+
+def letters(text: str) -> tuple[int, int]:
+    """How many Cyrillic and Latin letters `text` holds, either case."""
+    low = text.lower()
+    return len(_LETTER_CYR.findall(low)), len(_LETTER_LAT.findall(low))
+
+
+def dominant(cyr: int, lat: int) -> str | None:
+    """The one rule for a text's alphabet: 'cyrl' or 'latn' when it has at least twice the
+    other's letters, else None (mixed, or no letters). Twice, not a bare majority: Russian
+    notes quote English names and commands, and a text is only called Russian or English (a
+    collection's language share, a drafted description's language, the "translate" hint) when
+    one alphabet carries it."""
     if cyr + lat == 0:
         return None
     if cyr >= 2 * lat:

@@ -238,7 +238,8 @@ def _without_literals(line: str) -> str:
 def _strip_comments(line: str, inside: bool) -> tuple[str, bool]:
     """`line` without its `%%…%%` parts; whether a comment is still open after it. A `%%`
     inside inline code or math opens nothing; inside a comment the next `%%` closes it."""
-    out, pos = [], 0
+    out: list[str] = []
+    pos = 0
     while True:
         if inside:
             mark = line.find("%%", pos)

@@ -152,11 +152,6 @@ def create_collection(
                 "Use lowercase ASCII slugs: letters, digits, '-', '_' or '.', e.g. work/kafka-ops "
                 "(an existing folder may have any name).",
             )
-    description = (description or "").strip()
-    if not description:
-        raise MetaInvalidError("a collection needs a description", "Say in one line what it holds.")
-    if len(description) > MAX_DESCRIPTION:
-        raise MetaInvalidError(f"description is {len(description)} characters; keep it short")
     folder = root / Path(*parts)
     real_root = Path(os.path.realpath(root))
     # The deepest existing ancestor decides where the new folder really lands (symlinks).
@@ -166,18 +161,48 @@ def create_collection(
     real = Path(os.path.realpath(probe))
     if real != real_root and real_root not in real.parents:
         raise TargetError(f"{rel} would be outside the library root {root}")
-    meta = folder / META_FILE
-    if meta.exists():
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        write_meta(folder, description, tags, name or parts[-1])
+    except FileExistsError as e:
         raise TargetError(
             f"{rel} is already a collection ({META_FILE} exists)",
             "Edit its _meta.yaml by hand, or pick another folder.",
-        )
-    folder.mkdir(parents=True, exist_ok=True)
-    data: dict[str, Any] = {"name": name or parts[-1], "description": description}
+        ) from e
+    return folder
+
+
+DRAFTED_NOTE = (
+    "# drafted by `memo init` from this folder's notes: review the description, then delete\n"
+    "# the `drafted` line.\n"
+)
+
+
+def write_meta(
+    folder: Path,
+    description: str,
+    tags: list[str] | tuple[str, ...] = (),
+    name: str | None = None,
+    drafted: bool = False,
+) -> Path:
+    """The one writer of a `_meta.yaml` (`memo new`, `memo init`): name (the folder's when not
+    given), description, tags, and `drafted: true` under a comment asking for a review when
+    memo wrote the description itself. Each field on one line. Never over an existing file,
+    one written meanwhile included: FileExistsError."""
+    description = (description or "").strip()
+    if not description:
+        raise MetaInvalidError("a collection needs a description", "Say in one line what it holds.")
+    if len(description) > MAX_DESCRIPTION:
+        raise MetaInvalidError(f"description is {len(description)} characters; keep it short")
+    data: dict[str, Any] = {"name": name or folder.name, "description": description}
     clean_tags = [str(t).strip() for t in tags if str(t).strip()]
     if clean_tags:
         data["tags"] = clean_tags
-    text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=100)
-    with open(meta, "x", encoding="utf-8") as f:  # "x": never overwrite a meta written meanwhile
-        f.write(text)
-    return folder
+    if drafted:
+        data["drafted"] = True
+    width = MAX_DESCRIPTION + 100  # never folded: a person edits it as one line
+    text = yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=width)
+    path = folder / META_FILE
+    with open(path, "x", encoding="utf-8") as f:  # "x": never overwrite a meta written meanwhile
+        f.write((DRAFTED_NOTE if drafted else "") + text)
+    return path

@@ -1,7 +1,7 @@
 """The SQL a search runs against one index: each leg's candidates and the chunks they name.
 
 The lexical leg reads statistics and postings, not FTS5's own `bm25()`: scores must be computed
-with the statistics of every collection searched (search/bm25.py).
+with the statistics of every collection searched (collection/bm25.py).
 
 Pure reads on an open `IndexStore`; healing a damaged index is the caller's business
 (`Collection.read`). A sub-path (`prefix`) and frontmatter filters narrow both legs inside
@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..search.bm25 import Postings
+from .bm25 import Postings
 from .filters import Filter
 from .store import IndexStore, unpack_text
 from .vectors import dequantize, dequantize_rows, quantize
@@ -116,7 +116,8 @@ def _row_length(blob: bytes) -> int:
 
 def _varints(blob: bytes, n: int) -> list[int]:
     """The first n SQLite varints of an FTS5 record (big-endian, 7 bits a byte, at most 9)."""
-    out, i = [], 0
+    out: list[int] = []
+    i = 0
     while len(out) < n and i < len(blob):
         v = 0
         for j in range(9):

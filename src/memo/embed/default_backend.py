@@ -29,7 +29,7 @@ class EngineFallbackWarning(UserWarning):
     """memo's ONNX model could not be used; the fallback engine serves instead."""
 
 
-class DefaultEmbedder:
+class DefaultEmbedder(Embedder):
     model_id = MODEL_ID
     dim = DIM
     max_tokens = MAX_TOKENS
@@ -80,10 +80,9 @@ class DefaultEmbedder:
         warnings.warn(msg, EngineFallbackWarning, stacklevel=4)
         return emb
 
-    def build_id(self, cache: object = None) -> str | None:
+    def build_id(self) -> str:
         """The build of the engine that serves (the built model, or the fallback's)."""
-        get = getattr(self._engine(), "build_id", None)
-        return get(cache) if callable(get) else None
+        return self._engine().build_id()
 
     def count_tokens(self, passage: str) -> int:
         return self._engine().count_tokens(passage)

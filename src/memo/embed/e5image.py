@@ -82,7 +82,7 @@ class Image:
 
     def _read(self, fmt: str) -> tuple:
         size = struct.calcsize(fmt)
-        out = struct.unpack_from(fmt, self.data, self._pos)
+        out = struct.unpack_from(fmt, self.data, self._pos)  # type: ignore[arg-type]  # a memmap is a buffer; numpy's stubs do not say so
         self._pos += size
         return out
 

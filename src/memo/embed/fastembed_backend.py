@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EmbedderUnavailableError
-from .base import DIM, MAX_TOKENS, MODEL_ID, normalise
+from .base import DIM, MAX_TOKENS, MODEL_ID, Embedder, normalise
 from .ort_backend import model_file
 
 _CUSTOM_NAME = "memo/multilingual-e5-small"
@@ -34,7 +34,7 @@ def _model_file(folder: Path) -> str:
     return str(found.relative_to(folder))
 
 
-class FastembedEmbedder:
+class FastembedEmbedder(Embedder):
     backend = "fastembed"
     model_id = MODEL_ID
     dim = DIM
@@ -113,15 +113,14 @@ class FastembedEmbedder:
                 "intfloat/multilingual-e5-small.",
             ) from e
 
-    def build_id(self, cache: Any = None) -> str:
+    def build_id(self) -> str:
         """fastembed's version and the folder's files' sha256 (embed/cache.py keys with it)."""
         import importlib.metadata
 
-        from .e5image import file_sha256
+        from .model_files import known_sha256 as sha
 
         model = self.folder / _model_file(self.folder)
         tok = self.folder / "tokenizer.json"
-        sha = cache.file_sha256 if cache else file_sha256
         try:
             version = importlib.metadata.version("fastembed")
         except importlib.metadata.PackageNotFoundError:

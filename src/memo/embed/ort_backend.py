@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import EmbedderUnavailableError
-from .base import DIM, MAX_TOKENS, MODEL_ID, normalise
+from .base import DIM, MAX_TOKENS, MODEL_ID, Embedder, normalise
 from .heap import give_back
 from .spm_tokenizer import ids_of
 
@@ -37,12 +37,6 @@ MAX_BATCH = 32
 # What memo does around session.run (windows, pooling, batching): part of every vector's
 # build (embed/cache.py), so bump it when a change here can change a vector.
 PATH_VERSION = "memo-ort/1"
-
-
-def _file_sha256(path: Path) -> str:
-    from .e5image import file_sha256
-
-    return file_sha256(path)
 
 
 def model_file(folder: Path) -> Path:
@@ -121,7 +115,7 @@ def batches(lengths: Sequence[int], budget: int = BATCH_TOKENS) -> list[list[int
     return out
 
 
-class OrtEmbedder:
+class OrtEmbedder(Embedder):
     backend = "onnx"
     model_id = MODEL_ID
     dim = DIM
@@ -192,16 +186,18 @@ class OrtEmbedder:
                 self._tokenizer = tok
             return self._tokenizer
 
-    def build_id(self, cache: Any = None) -> str:
+    def build_id(self) -> str:
         """What decides this engine's vectors: both files' sha256, ONNX Runtime's version and
         memo's path around it (embed/cache.py keys vectors with it). Loads the model, so the
-        files hashed are the ones loaded; `cache` remembers hashes of unchanged files."""
+        files hashed are the ones loaded (model_files remembers hashes of unchanged files)."""
         self._load()
         import onnxruntime as ort
 
+        from .model_files import known_sha256
+
         def sha(kind: str, path: Path) -> str:
             if kind not in self.hashes:
-                self.hashes[kind] = cache.file_sha256(path) if cache else _file_sha256(path)
+                self.hashes[kind] = known_sha256(path)
             return self.hashes[kind]
 
         model = sha("model", self.model_path)

@@ -112,7 +112,7 @@ def build(tok: ImageTokenizer) -> Any:
             normalizers.Replace(Regex(" {2,}"), " "),
         ]
     )
-    meta = {"replacement": "▁", "prepend_scheme": "always", "split": True}
+    meta: dict[str, Any] = {"replacement": "▁", "prepend_scheme": "always", "split": True}
     t.pre_tokenizer = pre_tokenizers.Metaspace(**meta)
     t.decoder = decoders.Metaspace(**meta)
     t.post_processor = processors.TemplateProcessing(

@@ -12,10 +12,12 @@ People arrive with a vault (Obsidian, Logseq, a folder of markdown in a reposito
 - folders that are collections already are kept as they are.
 
 Each description is drafted from the folder's own content, in its notes' language: its name,
-its notes' titles (frontmatter `title`, the H1, else the file name; the larger notes first) and
-the words that set it apart from the other folders (BM25-like weight: frequent here, rare
-elsewhere). It is marked `drafted: true`, which `memo status` and the library page show as
-"drafted by memo: review it" until the line is deleted.
+its notes' titles (the index's own, collection/markdown.py `note_title`; the larger notes
+first) and the words that set it apart from the other folders (BM25-like weight: frequent
+here, rare elsewhere). It is in Russian when Cyrillic dominates the notes (collection/lexical.py
+`dominant`, the rule every language decision uses), else in English. It is marked
+`drafted: true`, which `memo status` and the library page show as "drafted by memo: review it"
+until the line is deleted.
 
 What the library or its vault leaves out (`collection/excluded.py`: `.memoignore`, Obsidian's
 excluded files, its templates and attachments folders) is left out of the plan too, and the
@@ -36,14 +38,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .. import roots
 from ..collection import excluded
 from ..collection.chunker import chunk_note, decode
 from ..collection.files import NOT_INDEXED, is_note_name, names_below, skip_folder
-from ..collection.lexical import stem
-from ..collection.meta import META_FILE
+from ..collection.lexical import dominant, letters, stem
+from ..collection.meta import META_FILE, write_meta
 from ..collection.stopwords import ALL as STOPWORDS
 from ..config import Settings
 
@@ -52,14 +52,8 @@ LINE = 200  # characters of a drafted description (one line)
 TERMS = 6  # distinctive words added after the titles, at most
 READ_BYTES = 256 * 1024  # of each note, for titles and words (the plan must stay fast)
 _WORD = re.compile(r"[^\W\d_]{4,}", re.UNICODE)
-_CYRILLIC, _LATIN = re.compile(r"[а-яёА-ЯЁ]"), re.compile(r"[a-zA-Z]")
-_H1 = re.compile(r" {0,3}# +(.+?)\s*#*\s*$")
 # what is not prose: code, HTML tags, addresses, link targets (their visible words stay)
 _NOT_PROSE = re.compile(r"```.*?```|~~~.*?~~~|`[^`\n]*`|<[^>\n]*>|https?://\S+|\[\[[^\]|]*\|", re.S)
-DRAFTED_NOTE = (
-    "# drafted by `memo init` from this folder's notes: review the description, then delete\n"
-    "# the `drafted` line.\n"
-)
 
 
 @dataclass(slots=True)
@@ -120,13 +114,8 @@ class Plan:
         root's marker; returns the files written (relative to the root)."""
         for p in self.new:
             folder = self.root if p.path == "." else self.root / p.path
-            data = {"description": p.description, "drafted": True}
-            text = DRAFTED_NOTE + yaml.safe_dump(
-                data, allow_unicode=True, sort_keys=False, width=1000
-            )
             try:
-                with open(folder / META_FILE, "x", encoding="utf-8") as f:
-                    f.write(text)
+                write_meta(folder, p.description, drafted=True)
             except FileExistsError:
                 continue  # someone made it a collection meanwhile: theirs stands
             self.written.append(f"{p.path}/{META_FILE}" if p.path != "." else META_FILE)
@@ -342,12 +331,11 @@ def _read(root: Path, tree: dict[str, _Folder], p: Proposal) -> _Read:
         except OSError:
             continue
         text, _ = decode(data)
-        note = chunk_note(text, lambda s: len(s) // 4, budget=512)
-        r.titles.append((size, note_title(Path(rel).stem, note.meta, text)))
+        note = chunk_note(text, lambda s: len(s) // 4, budget=512, name=Path(rel).stem)
+        r.titles.append((size, note.title))
         body = _NOT_PROSE.sub(" ", " ".join(f"{c.heading}\n{c.text}" for c in note.chunks))
-        sample = body[:20_000]
-        r.cyrillic += len(_CYRILLIC.findall(sample))
-        r.latin += len(_LATIN.findall(sample))
+        cyr, lat = letters(body[:20_000])
+        r.cyrillic, r.latin = r.cyrillic + cyr, r.latin + lat
         for low, count in Counter(w.lower() for w in _WORD.findall(body)).items():
             if low in STOPWORDS:
                 continue
@@ -360,25 +348,10 @@ def _read(root: Path, tree: dict[str, _Folder], p: Proposal) -> _Read:
     return r
 
 
-def note_title(stem_name: str, meta: dict[str, Any], text: str) -> str:
-    """A note's title as a person reads it: frontmatter `title`, else its H1, else its file
-    name."""
-    title = meta.get("title") if isinstance(meta, dict) else None
-    if isinstance(title, str) and title.strip():
-        return " ".join(title.split())
-    fence = False
-    for line in text.split("\n")[:400]:
-        if line.lstrip().startswith(("```", "~~~")):
-            fence = not fence
-        elif not fence and (m := _H1.match(line)):
-            return m.group(1).strip()
-    return stem_name
-
-
 def _draft(root: Path, p: Proposal, r: _Read, df: Counter[str], n: int) -> str:
     """One line: the folder's name, its notes' titles (larger first), then its words."""
     name = root.name if p.path == "." else p.path.rsplit("/", 1)[-1]
-    russian = r.cyrillic > r.latin
+    russian = dominant(r.cyrillic, r.latin) == "cyrl"
     if p.path == ".":
         lead = f"{name}: заметки в корне" if russian else f"{name}: notes at the top"
     else:
@@ -387,7 +360,7 @@ def _draft(root: Path, p: Proposal, r: _Read, df: Counter[str], n: int) -> str:
     titles = [t for _, t in by_size if t.casefold() != name.casefold()]
     line = lead
     sep = ": " if p.path != "." else " — "
-    shown = []
+    shown: list[str] = []
     for t in dict.fromkeys(titles):
         if len(line) + len(sep) + len(", ".join([*shown, t])) > LINE * 3 // 4:
             break

@@ -16,12 +16,12 @@ from typing import TypeVar
 import numpy as np
 
 from ..collection import queries
+from ..collection.bm25 import Corpus, Postings
 from ..collection.filters import Filter
 from ..collection.lexical import query_terms, script
 from ..collection.store import IndexStore
 from ..embed import Embedder
 from ..errors import EmbedderUnavailableError
-from ..search.bm25 import Corpus, Postings
 from ..search.fusion import Legs
 from .targets import Scope
 
@@ -107,7 +107,7 @@ def gather_legs(
 
     The query is embedded once, when the first collection with vectors comes up. The lexical
     leg first gathers every collection's statistics and postings, then scores them all with
-    the sums (search/bm25.py): its scores mean the same in every collection.
+    the sums (collection/bm25.py): its scores mean the same in every collection.
     """
     legs = Legs()
     terms = query_terms(query) if mode in ("hybrid", "lex") else []

@@ -34,7 +34,7 @@ from ..collection.status import CollectionStatus
 from ..collection.sync import SyncReport
 from ..config import Settings
 from ..embed import Embedder, embedder_for
-from ..embed.cache import cache_status, counts_of
+from ..embed.cache import cache_status, counting
 from ..embed.tokens import token_counter
 from ..errors import LibraryNotFoundError, MemoError, TargetError
 from ..printable import shown
@@ -172,24 +172,24 @@ class Library:
         many are left.
         """
         if isinstance(target, IndexRequest):
-            target, full = target.path, target.full
+            full, target = target.full, target.path
         t0 = time.perf_counter()
         report = IndexReport()
         self.declare()
         self._colls.registry(force=True)
         scope = self._resolve(target)
         syncing.note_broken(self._colls, confine(self.root, target), report)
-        hits = counts_of(self.embedder)[0]
-        syncing.sync_parts(
-            self._colls,
-            scope.parts,
-            report,
-            full=full,
-            thorough=True,
-            progress=progress,
-            vectors=syncing.ALL if vectors_now else syncing.catch_up(self.settings),
-        )
-        report.chunks_cached = counts_of(self.embedder)[0] - hits
+        with counting() as served:  # this call's own: another sync may run meanwhile
+            syncing.sync_parts(
+                self._colls,
+                scope.parts,
+                report,
+                full=full,
+                thorough=True,
+                progress=progress,
+                vectors=syncing.ALL if vectors_now else syncing.catch_up(self.settings),
+            )
+        report.chunks_cached = served.hits
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -318,7 +318,7 @@ class Library:
         )
 
     def _routed(
-        self, scope: Scope, req: SearchRequest, depth: int, flt: Filter
+        self, scope: Scope, req: SearchRequest, depth: int, flt: Filter | None
     ) -> tuple[Ranking, dict[str, Freshness], list[str], list[str], list[str]]:
         """`search(route=K)`: the summary router's best ROUTED_BREADTH·K collections of the
         scope, caught up and ranked once; the hits of the K best of them by their best chunk.
@@ -396,9 +396,9 @@ class Library:
         try:
             ex = read_excerpt(full, rel, req.line, req.lines)
             if req.max_tokens is not None and ex.text:
-                lines = ex.text.split("\n")
-                n = budget.fit_lines(lines, req.max_tokens, token_counter(self.embedder))
-                if n < len(lines):
+                rows = ex.text.split("\n")
+                n = budget.fit_lines(rows, req.max_tokens, token_counter(self.embedder))
+                if n < len(rows):
                     ex = read_excerpt(full, rel, ex.line, n)
             return ex
         except OSError as e:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import cast
 
 from ..collection.chunker import passage_text
 from ..collection.collection import Collection
@@ -177,5 +178,6 @@ def rank(
     through both legs, all fused into one ranking (search/fusion.py fuse_phrasings)."""
     reader = Reader(scope)
     every = [gather_legs(reader, q, mode, depth, vectors, flt) for q in (query, *also)]
-    scores = fuse(every[0], mode) if not also else fuse_phrasings(every, mode)
+    fused = fuse(every[0], mode) if not also else fuse_phrasings(every, mode)
+    scores = cast(dict[Key, float], fused)  # the legs' keys: (collection, chunk id)
     return Ranking(reader, every[0], scores, phrasings=every)

@@ -24,6 +24,9 @@ by the best chunk alone, 0.95 with the summary's rank fused in at half weight, 0
 each collection's chunks in the top 5 (big documentation collections hold many near misses);
 letting the summary decide whenever the search said `none` cost 1-3 points of top-1.
 
+The answer's shape (flat, tree, hybrid: router/route.py) is decided here, once, from the
+collections the prefix covers; the summary router only ranks (`summary_rank`).
+
 No catch-up here: routing reads the indexes as they are; the search that follows catches up.
 """
 
@@ -35,7 +38,7 @@ from dataclasses import dataclass, replace
 from ..collection.collection import Collection
 from ..collection.filters import Filter
 from ..requests import RouteRequest
-from ..router.route import Candidate, RouteResult, route_in, strategy_for, subtree
+from ..router.route import Candidate, RouteResult, strategy_for, subtree, summary_rank
 from ..search.fusion import CANDIDATES
 from ..search.results import cut_text
 from .collections import Collections
@@ -45,7 +48,7 @@ from .targets import Scope
 
 SHORTLIST = 100  # the summary router's best this many are searched, beyond EVIDENCE_ALL
 EVIDENCE_ALL = SHORTLIST  # up to this many collections, the evidence search covers every one
-RRF_K = 10  # shapes the score shown: 1 / (RRF_K + place)
+SHOWN_SCORE_OFFSET = 10  # a routed collection's score: 1 / (SHOWN_SCORE_OFFSET + place)
 SHOWN = 2  # best hits shown per routed collection
 EXCERPT = 240  # characters of each hit's text
 ROUTED_BREADTH = 5  # search(route=K) ranks the summary router's best 5·K collections
@@ -80,22 +83,23 @@ def route_by_evidence(
     mask = reg.mask(req.prefix) & reg.ok_mask()
     total = int(mask.sum())
     strategy = strategy_for(req.strategy, total)
-    if total <= breadth or strategy == "flat":  # every collection, in summary order
-        ask = RouteRequest(req.query, max(total, 1), req.prefix, "flat")
-    else:
-        ask = RouteRequest(req.query, breadth, req.prefix, "hybrid")
-    summary = route_in(reg, ask, vectors.get)
-    candidates = [c.path for c in summary.collections]
-    if req.also and total > breadth and strategy != "flat":
+    # every collection in summary order (all of them are searched, or `flat` lists them all),
+    # else the summary's best `breadth`
+    limit = None if total <= breadth or strategy == "flat" else breadth
+    ranked, warnings = summary_rank(reg, req.query, mask, limit, vectors.get)
+    if total == 0:
+        where = f" under {req.prefix}" if req.prefix else ""
+        warnings.insert(0, f"no collection{where}: a collection is a folder holding _meta.yaml")
+    if req.also and limit is not None:
         # each phrasing shortlists too: the union, by the best place any phrasing gave
-        more = [route_in(reg, replace(ask, query=q), vectors.get) for q in req.also]
+        more = [summary_rank(reg, q, mask, limit, vectors.get)[0] for q in req.also]
         best: dict[str, tuple[int, int, Candidate]] = {}
-        for n, res in enumerate([summary, *more]):
-            for place, c in enumerate(res.collections):
+        for n, listed in enumerate([ranked, *more]):
+            for place, c in enumerate(listed):
                 if c.path not in best or (place, n) < best[c.path][:2]:
                     best[c.path] = (place, n, c)
-        summary.collections = [c for _, _, c in sorted(best.values(), key=lambda x: x[:2])]
-        candidates = [c.path for c in summary.collections][:breadth]
+        ranked = [c for _, _, c in sorted(best.values(), key=lambda x: x[:2])][:limit]
+    candidates = [c.path for c in ranked]
     # Only collections that have an index: a route never creates one (it only reads).
     searched = [colls.by_path(p) for p in candidates[:breadth]]
     if ready is not None:
@@ -108,18 +112,16 @@ def route_by_evidence(
         ranking = rank(scope, req.query, mode, vectors, depth, flt, req.also)
     order = _order(candidates, ranking, reg.entry)
     shown = _shown(ranking) if ranking is not None else {}
-    by_path = {c.path: c for c in summary.collections}
+    by_path = {c.path: c for c in ranked}
     out = []
     for place, path in enumerate(order if strategy == "flat" else order[: req.k]):
         c = by_path[path]
         # `flat` lists every collection (names and descriptions at a glance); the evidence is
         # for the k the caller asked about, so a 50-collection answer stays short.
         hits = shown.get(path, []) if place < req.k else []
-        score = 1.0 / (RRF_K + place + 1)  # RRF-shaped: it falls with the place
+        score = 1.0 / (SHOWN_SCORE_OFFSET + place + 1)  # RRF-shaped: it falls with the place
         out.append(replace(c, score=score, evidence=hits))
-    res = RouteResult(
-        req.query, strategy, out, prefix=req.prefix, total=total, warnings=summary.warnings
-    )
+    res = RouteResult(req.query, strategy, out, prefix=req.prefix, total=total, warnings=warnings)
     if ranking is not None:
         res.warnings += [w for w in ranking.warnings if w not in res.warnings]
     if strategy == "tree":

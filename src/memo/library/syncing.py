@@ -290,8 +290,8 @@ def parts_for_paths(colls: Collections, paths: Iterable[Path], report: IndexRepo
         if owner is not None:
             want(owner, "" if owner == path else _rel(path, owner))
         if path.is_dir() or not path.exists():
-            for coll in _inside(colls, path):
-                want(coll, "")
+            for inner in _inside(colls, path):
+                want(inner, "")
             above = colls.owner(path.parent) if path != colls.root else None
             if above is not None and above != owner:
                 want(above, _rel(path, above))

@@ -167,7 +167,8 @@ class RegistryStore:
         """(float32 matrix, has mask) of the vectors in `table` (VECTOR_TABLES), row i for the
         id `row_of` maps to i; zero rows where none is stored. `ids`: read only those."""
         dtype = VECTOR_TABLES[table]
-        where, params = "", ()
+        where = ""
+        params: tuple[int, ...] = ()
         if ids is not None:
             where, params = f" WHERE id IN ({','.join('?' * len(ids))})", tuple(ids)
         mat = np.zeros((n, dim), dtype=np.float32)

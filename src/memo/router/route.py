@@ -10,10 +10,12 @@ collections the prefix covers, or forced with `strategy=`:
   their collection counts, so the agent can narrow further.
 - `hybrid` (beyond): top k.
 
-All three rank with the same score: the lexical leg (lexical.py: BM25 over the registry's
-words and content stems) and the vector leg (vectors.py: descriptions and chunk centroids),
-each cut at DEPTH, fused by plain RRF (search/fusion.py, k=60). A prefix is a range of the
-path-sorted registry (a bisect), so it costs nothing at any size.
+The shape is decided once, in library/routing.py (`strategy_for` and `subtree` are its parts);
+this module ranks (`summary_rank`), with one score for all three: the lexical leg (lexical.py:
+BM25 over the registry's words and content stems) and the vector leg (vectors.py: descriptions
+and chunk centroids), each cut at DEPTH, fused by plain RRF (search/fusion.py, k =
+SUMMARY_FUSION_K). A prefix is a range of the path-sorted registry (a bisect), so it costs
+nothing at any size.
 
 Why content: a description is one line somebody wrote; questions ask about details (names,
 numbers, events) that only the notes hold. On the xquad-dev question set (bench/router.py) the
@@ -23,23 +25,23 @@ with the content stems and centroids, 0.99 (docs/benchmarks.md, "Routing").
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from ..registry_tools.entry import Entry
 from ..registry_tools.registry import Registry
-from ..requests import RouteRequest
 from ..search.fusion import rrf
 from .lexical import lexical_leg
 from .vectors import vector_leg
 
 FLAT_MAX = 50
 TREE_MAX = 5_000
-RRF_K = 60  # plain RRF: k=20 or 120 and a 0.5x/2x weight on `body` moved top-5 by < 0.005
+# the k of the plain RRF of the summary's two legs: k=20 or 120, and a 0.5x/2x weight on
+# `body`, moved top-5 by < 0.005
+SUMMARY_FUSION_K = 60
 CONTENT = True  # rank by what collections hold too (False: descriptions only; bench/router.py)
 
 
@@ -111,44 +113,36 @@ def strategy_for(requested: str, count: int) -> str:
     return "hybrid"
 
 
-def route_in(
+def summary_rank(
     reg: Registry,
-    req: RouteRequest,
+    query: str,
+    mask: np.ndarray,
+    limit: int | None,
     query_vector: Callable[[str], tuple[np.ndarray | None, str]] | None = None,
-) -> RouteResult:
-    """Ranked candidate collections for a question (see the module docstring)."""
-    t0 = time.perf_counter()
-    content = CONTENT
-    mask = reg.mask(req.prefix) & reg.ok_mask()
+) -> tuple[list[Candidate], list[str]]:
+    """The collections of `mask` ranked by their summaries (see the module docstring), with the
+    vector leg's warnings: the best `limit`, or (None) every one, those neither leg matched
+    following by path."""
     total = int(mask.sum())
-    strategy = strategy_for(req.strategy, total)
-    warnings: list[str] = []
-    if total == 0:
-        where = f" under {req.prefix}" if req.prefix else ""
-        warnings.append(f"no collection{where}: a collection is a folder holding _meta.yaml")
-    lex = lexical_leg(reg, req.query, mask, total, content) if total else []
-    vec: list[int] = []
-    if total:
-        vec, more = vector_leg(reg, req.query, mask, query_vector, content)
-        warnings += [w for w in more if w not in warnings]
+    if not total:
+        return [], []
+    lex = lexical_leg(reg, query, mask, total, CONTENT)
+    vec, warnings = vector_leg(reg, query, mask, query_vector, CONTENT)
     # Each leg is a ranked list of positions: its rank is its score (no ties to share).
-    scores = rrf([(_ranked(lex), 1.0), (_ranked(vec), 1.0)], k=RRF_K)
+    fused = rrf([(_ranked(lex), 1.0), (_ranked(vec), 1.0)], k=SUMMARY_FUSION_K)
+    scores = cast(dict[int, float], fused)  # the legs' keys: registry positions
     lex_rank = {pos: r for r, pos in enumerate(lex, start=1)}
     vec_rank = {pos: r for r, pos in enumerate(vec, start=1)}
-    order: list[int] = sorted(scores, key=lambda p: (-scores[p], reg.entries[p].path))  # type: ignore[arg-type,index]
-    if strategy == "flat":  # the whole list: unmatched collections follow, by path
+    order = sorted(scores, key=lambda p: (-scores[p], reg.entries[p].path))
+    if limit is None:
         order += [int(p) for p in np.flatnonzero(mask) if int(p) not in scores]
     else:
-        order = order[: req.k]
+        order = order[:limit]
     out = [
         _candidate(reg.entries[p], scores.get(p, 0.0), lex_rank.get(p), vec_rank.get(p))
         for p in order
     ]
-    res = RouteResult(req.query, strategy, out, prefix=req.prefix, total=total, warnings=warnings)
-    if strategy == "tree":
-        res.tree = subtree(reg, mask, req.prefix)
-    res.took_ms = (time.perf_counter() - t0) * 1000
-    return res
+    return out, list(dict.fromkeys(warnings))
 
 
 def _ranked(positions: list[int]) -> list[tuple[int, float]]:

@@ -30,7 +30,7 @@ def hit_cost_text(hit: Hit, text: str | None = None) -> str:
 def _pieces(text: str) -> list[str]:
     """The text's prefixes that end at a sentence border, shortest first."""
     ends = [m.start() for m in _SENTENCE_END.finditer(text)] + [len(text)]
-    out = []
+    out: list[str] = []
     for end in ends:
         piece = text[:end].rstrip()
         if piece and (not out or piece != out[-1]):

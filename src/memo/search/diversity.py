@@ -8,6 +8,9 @@ cost an answer on the dev tasks.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar
+
+K = TypeVar("K", bound=Hashable)  # a candidate's key
 
 DIVERSITY_MIN_K = 5  # diversity is on by default from this k
 DIVERSITY_POOL = 4  # candidates read per slot when capping hits per note
@@ -20,13 +23,13 @@ def notes_cap(k: int) -> int:
 
 
 def cap_per_note(
-    order: Sequence[Hashable],
+    order: Sequence[K],
     k: int,
     cap: int,
-    note_of: Callable[[Hashable], Hashable],
-    score_of: Callable[[Hashable], float] | None = None,
+    note_of: Callable[[K], Hashable],
+    score_of: Callable[[K], float] | None = None,
     ratio: float = 0.0,
-) -> list[Hashable]:
+) -> list[K]:
     """The first k keys with at most `cap` per note while other notes match comparably.
 
     A key over its note's cap is held back only when a key of another (under-cap) note further
@@ -34,8 +37,8 @@ def cap_per_note(
     Held-back keys fill whatever is left, in rank order, so k is never starved.
     """
     rank = {key: i for i, key in enumerate(order)}
-    taken: list[Hashable] = []
-    held: list[Hashable] = []
+    taken: list[K] = []
+    held: list[K] = []
     per: dict[Hashable, int] = {}
     for i, key in enumerate(order):
         note = note_of(key)
@@ -58,12 +61,12 @@ def cap_per_note(
 
 
 def _rival(
-    order: Sequence[Hashable],
+    order: Sequence[K],
     i: int,
     cap: int,
     per: dict[Hashable, int],
-    note_of: Callable[[Hashable], Hashable],
-    score_of: Callable[[Hashable], float] | None,
+    note_of: Callable[[K], Hashable],
+    score_of: Callable[[K], float] | None,
     ratio: float,
 ) -> bool:
     """Is there a later key of an under-cap note scoring >= ratio x order[i]'s score?"""

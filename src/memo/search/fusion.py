@@ -34,7 +34,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 FUSION_VERSION = "wrrf-k10-cov2-script-margin-v3"
-RRF_K = 10
+SEARCH_FUSION_K = 10  # the k of the search's weighted RRF (sharp: both legs are good)
 VEC_WEIGHT = 1.0
 LEX_WEIGHT = 0.8
 COVERAGE_POWER = 2
@@ -44,7 +44,7 @@ CANDIDATES = 100  # depth of each leg before fusion (the depth the rule was tune
 
 
 def rrf(
-    legs: Sequence[tuple[Sequence[tuple[Hashable, float]], float]], k: int = RRF_K
+    legs: Sequence[tuple[Sequence[tuple[Hashable, float]], float]], k: int = SEARCH_FUSION_K
 ) -> dict[Hashable, float]:
     """Weighted Reciprocal Rank Fusion: sum over legs of weight / (k + rank).
 

@@ -20,7 +20,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp_types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import __version__
@@ -157,7 +157,7 @@ def _answer(
         data = produce()
     except MemoError as e:
         raise ToolError(f"{e}\nhint: {e.hint}" if e.hint else str(e)) from e
-    content = [TextContent(type="text", text=text_of(data, limit))]
+    content: list[ContentBlock] = [TextContent(type="text", text=text_of(data, limit))]
     if structured:
         return CallToolResult(content=content, structured_content=data)
     return CallToolResult(content=content)
@@ -276,7 +276,7 @@ def _add_tools(mcp: MCPServer, service: Service, structured: bool) -> None:
             description=tool.description,
             annotations=tool.annotations,
             structured_output=structured,
-        )(_function(tool, lambda req, op=tool.operation: getattr(service, op)(req), structured))
+        )(_function(tool, getattr(service, tool.operation), structured))
 
 
 ARGUMENTS = {t.name: model(t.request, f"{t.name}_arguments") for t in TOOLS}
@@ -310,7 +310,7 @@ def _function(
 
     run.__name__ = tool.name
     returns = Annotated[CallToolResult, tool.output] if structured else CallToolResult
-    run.__signature__ = tool_signature(tool.request, returns)  # type: ignore[attr-defined]
+    run.__signature__ = tool_signature(tool.request, returns)  # type: ignore[attr-defined]  # inspect reads it
     return run
 
 

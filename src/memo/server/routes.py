@@ -77,7 +77,9 @@ def body(request: type[_Request], name: str) -> type[BaseModel]:
             refuse_twice(request, data)
         return data
 
-    namespace = {"__module__": __name__, "_once": model_validator(mode="before")(classmethod(once))}
+    # pydantic takes a classmethod here (its own docs' form); its stubs type only the function
+    validator = model_validator(mode="before")(classmethod(once))  # type: ignore[arg-type]
+    namespace = {"__module__": __name__, "_once": validator}
     return type(name, (model(request, name), _Strict), namespace)
 
 

@@ -18,7 +18,7 @@ def annotation(p: Param) -> Any:
     elif p.kind == "bool":
         base = bool
     elif p.kind == "choice":
-        base = Literal[p.choices]  # type: ignore[valid-type]
+        base = Literal[p.choices]
     elif p.kind in ("tags", "phrasings"):
         base = list[str]
     else:
@@ -57,7 +57,7 @@ def model(request: type[_Request], name: str) -> type[BaseModel]:
     for p in request.PARAMS:
         fields[p.name] = (annotation(p), field(p))
     config = ConfigDict(extra="forbid", populate_by_name=True)
-    return create_model(name, __config__=config, **fields)  # type: ignore[call-overload]
+    return create_model(name, __config__=config, **fields)  # type: ignore[call-overload]  # fields built at run time
 
 
 def tool_signature(request: type[_Request], returns: Any) -> inspect.Signature:

@@ -134,7 +134,7 @@ class Backend:
 
             async def main() -> None:
                 low = server._lowlevel_server
-                async with stdio_server(stdin=Lines(), stdout=Out()) as (read, write):  # type: ignore[arg-type]
+                async with stdio_server(stdin=Lines(), stdout=Out()) as (read, write):  # type: ignore[arg-type]  # duck-typed streams: the SDK reads and writes lines
                     self.ready.set()
                     await low.run(read, write, low.create_initialization_options())
 
@@ -180,7 +180,7 @@ def serve(
         if not handed:
             msg = _parse(line)
             method = msg.get("method") if msg else None
-            if method in FRONT_METHODS and _answer(msg, static, wire, replay, line):
+            if msg and method in FRONT_METHODS and _answer(msg, static, wire, replay, line):
                 if method == "tools/list":
                     backend.start()  # the SDK and the model load while the host takes its turn
                 continue

@@ -10,17 +10,20 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+K = TypeVar("K", bound=Hashable)
 
 
-class Debouncer:
+class Debouncer(Generic[K]):
     def __init__(self, delay: float = 0.5, max_delay: float = 5.0) -> None:
         self.delay = delay
         self.max_delay = max(max_delay, delay)
         self._cond = threading.Condition()
-        self._due: dict[Hashable, tuple[float, float]] = {}  # key -> (due, first push)
+        self._due: dict[K, tuple[float, float]] = {}  # key -> (due, first push)
         self._closed = False
 
-    def push(self, key: Hashable) -> None:
+    def push(self, key: K) -> None:
         """Note an event on `key`: it falls due after `delay` of quiet (at most `max_delay`)."""
         now = time.monotonic()
         with self._cond:
@@ -28,7 +31,7 @@ class Debouncer:
             self._due[key] = (min(now + self.delay, first + self.max_delay), first)
             self._cond.notify()
 
-    def retry(self, key: Hashable, after: float) -> None:
+    def retry(self, key: K, after: float) -> None:
         """Handle `key` again in `after` seconds (an earlier pending push wins)."""
         now = time.monotonic()
         with self._cond:
@@ -47,7 +50,7 @@ class Debouncer:
             self._closed = True
             self._cond.notify_all()
 
-    def pop_due(self, timeout: float) -> list[Hashable]:
+    def pop_due(self, timeout: float) -> list[K]:
         """Keys that are due, oldest first; waits up to `timeout` for one (or for close)."""
         end = time.monotonic() + timeout
         with self._cond:

@@ -108,7 +108,7 @@ class Watcher:
         self.reconcile_every = reconcile_every
         self.level = level
         self._log = log
-        self._queue = Debouncer(debounce, max_delay=max(5.0, 10 * debounce))
+        self._queue: Debouncer[Key] = Debouncer(debounce, max_delay=max(5.0, 10 * debounce))
         self._stop = threading.Event()
         self._broken: set[str] = set()  # broken _meta.yaml errors already logged
         self._progress = _Progress(self)

@@ -169,7 +169,7 @@ def _size(n: int) -> str:
 def library_view(report: StatusReport, entries: list[Entry]) -> dict[str, Any]:
     """Every collection of the status report, with its tags from the registry."""
     tags = {e.path: e.tags for e in entries}
-    rows = []
+    rows: list[dict[str, Any]] = []
     watcher = last_reconcile = None
     for c in report.collections:
         watcher = watcher or c.watcher_last_seen
