@@ -274,3 +274,45 @@ def test_readers_never_see_half_a_file_nor_a_lock_error(root):
         w.stop(timeout=5.0)
     assert not errors, errors
     assert not mixes, mixes[:3]
+
+
+@pytest.mark.slow
+def test_the_vector_stage_gives_way_to_a_new_edit_and_then_goes_on(tmp_path: Path, real_embedder):
+    """Issue 30: the watcher computes vectors in the background, between slices it lets a new
+    edit through (read and indexed by its words), then goes on with the vectors."""
+    from memo.collection import lease
+
+    root = tmp_path / "lib"
+    words = "route packet node queue lag delay gateway table entry lease slice".split()
+    make_collection(
+        root / "c",
+        {
+            f"n{i}.md": f"# Note {i}\n\n"
+            + "\n\n".join(
+                f"## Part {j}\n\n" + " ".join(words[(i + j + k) % 11] for k in range(60))
+                for j in range(6)
+            )
+            + "\n"
+            for i in range(40)
+        },
+    )
+    log = Log()
+    w = Watcher(root, real_embedder, Settings(), log=log, level=logging.DEBUG, debounce=0.1)
+    w.start()
+    try:
+        coll = w.library.collections()[0]
+        wait_for(lambda: lease.holder(coll.index_path) is not None or log.count("error"))
+        assert not log.count("error"), log.lines  # embedding
+        (root / "c" / "fresh.md").write_text("# Fresh\n\nThe wombat gateway note.\n")
+        wait_for(lambda: "fresh.md" in index_rows(root / "c"), timeout=120)
+        with Library(root, None, Settings()) as probe:  # read while the watcher works
+            left = probe.status().collections[0].pending
+        assert left > 0  # the edit came in before the vectors were done
+        wait_for(lambda: _pending(root) == 0, timeout=600)  # and then they were
+    finally:
+        w.stop()
+
+
+def _pending(root: Path) -> int:
+    with Library(root, None, Settings()) as probe:
+        return probe.status().collections[0].pending
