@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from judged import load_average, pct, smoke_args  # bench/ is on sys.path as a script
+
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
 POLL = 0.5  # seconds between two searches from the other process
@@ -66,17 +68,11 @@ def _search(root: Path, query: str, env: dict[str, str]) -> tuple[float, int]:
     return took, hits
 
 
-def _pct(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
-
-
 def _spread(xs: list[float]) -> str:
-    return f"p50 {_pct(xs, 0.5):.2f} s, p95 {_pct(xs, 0.95):.2f} s"
+    return f"p50 {pct(xs, 50):.2f} s, p95 {pct(xs, 95):.2f} s"
 
 
-def _load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+_load = load_average
 
 
 def during_index(root: Path, query: str, env: dict[str, str], stop_at_hit: bool) -> dict:
@@ -132,7 +128,7 @@ def vault(args: argparse.Namespace) -> None:
     print(f"| searches during the index | {len(d)}: {_spread(d)} |")
     print(f"| the same search after | {len(a)}: {_spread(a)} |")
     if d and a:
-        print(f"| during / after, p50 | {_pct(d, 0.5) / _pct(a, 0.5):.2f} x |")
+        print(f"| during / after, p50 | {pct(d, 50) / pct(a, 50):.2f} x |")
 
 
 def _paragraphs(folder: Path) -> list[str]:
@@ -275,7 +271,7 @@ def smoke() -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--smoke", action="store_true", help="a tiny run of every part")
+    smoke_args(ap)
     sub = ap.add_subparsers(dest="part")
     for name in ("vault", "synthetic"):
         p = sub.add_parser(name)
