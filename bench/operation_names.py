@@ -21,6 +21,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from judged import smoke_args  # bench/ is on sys.path when run as a script
+
 # What each operation is called per driver, as main had them before the declaration (the names
 # never changed; only where they are typed did).
 NAMES = {
@@ -78,7 +80,7 @@ def count(root: Path) -> dict[str, Counter[str]]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1])
-    ap.add_argument("--smoke", action="store_true", help="Run on this checkout; exit 0 if it ran.")
+    smoke_args(ap)  # counts this checkout: the same code paths, exit 0 if it ran
     ap.add_argument("--files", action="store_true", help="List the files per operation.")
     args = ap.parse_args()
     counts = count(args.root)
