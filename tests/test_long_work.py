@@ -21,7 +21,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from .watch_helpers import make_collection, wait_for
+from .watch_helpers import indexed_vectors, make_collection, wait_for
 
 pytestmark = pytest.mark.slow  # real processes and signals
 
@@ -38,21 +38,6 @@ def _vectors(xdg: Path) -> int:
             conn.close()
     except apsw.Error:
         return 0
-
-
-def _indexed_vectors(idx: Path) -> int:
-    """Chunks with their vector committed, over the indexes under `idx`."""
-    n = 0
-    for db in idx.rglob("index.db"):
-        try:
-            conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-            try:
-                n += conn.execute("SELECT count(*) FROM chunks WHERE vec = 1").fetchone()[0]
-            finally:
-                conn.close()
-        except apsw.Error:  # being created: no table yet
-            pass
-    return n
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
@@ -79,7 +64,7 @@ def test_a_stopped_index_keeps_what_it_embedded_and_the_next_run_reuses_it(tmp_p
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True).start()
     # embedding, some slices stored in the cache and in the index
-    wait_for(lambda: _vectors(xdg) >= 8 and _indexed_vectors(tmp_path / "idx") > 0, timeout=300)
+    wait_for(lambda: _vectors(xdg) >= 8 and indexed_vectors(tmp_path / "idx") > 0, timeout=300)
     proc.send_signal(sig)
     code = proc.wait(timeout=30)
     time.sleep(0.2)  # the reader thread takes the last lines
@@ -88,7 +73,7 @@ def test_a_stopped_index_keeps_what_it_embedded_and_the_next_run_reuses_it(tmp_p
     assert "interrupted" in said and "embedding cache" in said, said
     kept = _vectors(xdg)
     assert kept >= 8
-    in_index = _indexed_vectors(tmp_path / "idx")
+    in_index = indexed_vectors(tmp_path / "idx")
     assert 0 < in_index < 60  # committed slice by slice, the rest still to come
     again = subprocess.run(
         [sys.executable, "-m", "memo", "index", str(root), "--json", "--quiet"],

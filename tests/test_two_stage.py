@@ -25,7 +25,7 @@ from memo.library import Library
 from memo.search.confidence import confidence
 from memo.search.fusion import Legs, fuse
 
-from .watch_helpers import make_collection, wait_for
+from .watch_helpers import indexed_vectors, make_collection, wait_for
 
 QUERIES = [
     "policy based routing stopped working",
@@ -216,11 +216,11 @@ def test_a_killed_embedder_frees_its_lease_and_the_next_run_keeps_its_vectors(tm
         coll = probe.collections()[0]
         wait_for(lambda: lease.holder(coll.index_path) is not None, timeout=120)
         # some vectors are in: the work made so far is committed
-        wait_for(lambda: _vectors(coll.index_path) > 0, timeout=120)
+        wait_for(lambda: indexed_vectors(coll.index_path) > 0, timeout=120)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert lease.holder(coll.index_path) is None  # the kernel freed it; nobody is named
-    kept = _vectors(coll.index_path)
+    kept = indexed_vectors(coll.index_path)
     free = lease.acquire(coll.index_path)
     assert free is not None
     free.release()
@@ -233,19 +233,6 @@ def test_a_killed_embedder_frees_its_lease_and_the_next_run_keeps_its_vectors(tm
     )
     report = json.loads(done.stdout)
     assert report["chunks_embedded"] == 160 - kept and report["chunks_pending"] == 0
-
-
-def _vectors(index_path: Path) -> int:
-    import apsw
-
-    try:
-        conn = apsw.Connection(str(index_path), flags=apsw.SQLITE_OPEN_READONLY)
-        try:
-            return conn.execute("SELECT count(*) FROM chunks WHERE vec = 1").fetchone()[0]
-        finally:
-            conn.close()
-    except apsw.Error:
-        return 0
 
 
 def test_the_collection_a_search_wanted_gets_its_vectors_first(notes: Path, embedder):

@@ -150,3 +150,20 @@ class WatchProcess:
         if self.proc.poll() is None:
             self.proc.kill()
             self.proc.wait(WAIT)
+
+
+def indexed_vectors(where: Path) -> int:
+    """Chunks whose vector is committed, in the index at `where` or every index below it
+    (0 for an index being created, with no table yet)."""
+    dbs = [where] if where.suffix == ".db" else sorted(where.rglob("index.db"))
+    n = 0
+    for db in dbs:
+        try:
+            conn = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+            try:
+                n += conn.execute("SELECT count(*) FROM chunks WHERE vec = 1").fetchone()[0]
+            finally:
+                conn.close()
+        except apsw.Error:
+            pass
+    return n

@@ -162,75 +162,83 @@ def _embed(
     progress: SyncProgress | None,
     vectors: Vectors,
 ) -> list[Collection]:
-    """The vector stage of a pass: each collection in turn, within the pass's budget; with
-    `wait`, the collections another process was embedding are visited again, waiting for it.
-    Returns the collections that got vectors."""
-    t0 = time.perf_counter()
-    done: list[Collection] = []
-    later: list[tuple[Collection, SyncReport]] = []
-    # when each collection was last wanted as the pass began: one wanted since goes first
-    asked = {c.rel: lease.wanted(c.index_path) for c, r in synced if r.chunks_pending}
+    """The vector stage of a pass (`_VectorPass`); returns the collections that got vectors."""
+    run = _VectorPass(synced, report, outcome, progress, vectors)
     owed = sum(rep.chunks_pending for c, rep in synced if c.embedder is not None)
     if progress is not None and owed and vectors.budget is None:
         progress.pending(owed)
-    # A pass over the library takes the leases of what it will do up front: a search meanwhile
-    # sees every queued collection as being computed (and by whom), and leaves it alone.
-    ahead: dict[str, lease.Lease] = {}
     if vectors.budget is None:
-        for c, r in synced:
-            if r.chunks_pending and c.embedder is not None and len(ahead) < LEASES_AHEAD:
-                got = lease.acquire(c.index_path)
-                if got is not None:
-                    ahead[c.rel] = got
+        run.lease_ahead()
     try:
-        _embed_each(synced, report, outcome, progress, vectors, ahead, done, later, asked, t0)
+        run.each()
     finally:
-        for held in ahead.values():
+        for held in run.ahead.values():
             held.release()
     if vectors.budget is not None:  # a search: what it could not finish is asked for first
         _wanted(synced)
-    return done
+    return run.done
 
 
-def _embed_each(
-    synced: list[tuple[Collection, SyncReport]],
-    report: IndexReport,
-    outcome: dict[str, SyncReport | MemoError],
-    progress: SyncProgress | None,
-    vectors: Vectors,
-    ahead: dict[str, lease.Lease],
-    done: list[Collection],
-    later: list[tuple[Collection, SyncReport]],
-    asked: dict[str, float],
-    t0: float,
-) -> None:
-    for attempt in ("now", "after waiting"):
-        todo = [x for x in synced if x[1].chunks_pending] if attempt == "now" else later
-        while todo:
-            # a search takes its own scope in order; a pass over the library, what a search
-            # asked for most recently first
-            coll, rep = todo.pop(0 if vectors.budget is not None else _next(todo, asked))
-            left = None if vectors.budget is None else vectors.budget - (time.perf_counter() - t0)
-            if left is not None and left <= 0:
+@dataclass
+class _VectorPass:
+    """Each collection's vectors in turn, within the pass's budget; with `wait`, the
+    collections another process was embedding are visited again, waiting for it."""
+
+    synced: list[tuple[Collection, SyncReport]]
+    report: IndexReport
+    outcome: dict[str, SyncReport | MemoError]
+    progress: SyncProgress | None
+    vectors: Vectors
+    done: list[Collection] = field(default_factory=list)
+    later: list[tuple[Collection, SyncReport]] = field(default_factory=list)
+    ahead: dict[str, lease.Lease] = field(default_factory=dict)
+    t0: float = field(default_factory=time.perf_counter)
+    # when each collection was last wanted as the pass began: one wanted since goes first
+    asked: dict[str, float] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.asked = {c.rel: lease.wanted(c.index_path) for c, r in self.synced if r.chunks_pending}
+
+    def lease_ahead(self) -> None:
+        """A pass over the library takes the leases of what it will do up front: a search
+        meanwhile sees every queued collection as being computed (and by whom), and leaves it
+        alone."""
+        for c, r in self.synced:
+            if r.chunks_pending and c.embedder is not None and len(self.ahead) < LEASES_AHEAD:
+                got = lease.acquire(c.index_path)
+                if got is not None:
+                    self.ahead[c.rel] = got
+
+    def each(self) -> None:
+        budget = self.vectors.budget
+        for attempt in ("now", "after waiting"):
+            now = attempt == "now"
+            todo = [x for x in self.synced if x[1].chunks_pending] if now else self.later
+            while todo:
+                # a search takes its own scope in order; a pass over the library, what a search
+                # asked for most recently first
+                coll, rep = todo.pop(0 if budget is not None else _next(todo, self.asked))
+                left = None if budget is None else budget - (time.perf_counter() - self.t0)
+                if left is not None and left <= 0:
+                    break
+                before = rep.chunks_embedded
+                try:
+                    held = self.ahead.get(coll.rel)  # released by the embed (again: a no-op)
+                    coll.embed(rep, self.progress, budget=left, wait=attempt != "now", held=held)
+                except SyncStopped:
+                    self.report.stopped = True
+                    return
+                except MemoError as e:
+                    _failed(self.report, self.outcome, coll, e)
+                    continue
+                if rep.chunks_embedded > before:
+                    self.done.append(coll)
+                if rep.embedding_by is not None and attempt == "now":
+                    self.later.append((coll, rep))
+            if not self.vectors.wait or not self.later:
                 break
-            before = rep.chunks_embedded
-            try:
-                held = ahead.get(coll.rel)  # released by the embed (again by _embed: a no-op)
-                coll.embed(rep, progress, budget=left, wait=attempt != "now", held=held)
-            except SyncStopped:
-                report.stopped = True
-                return
-            except MemoError as e:
-                _failed(report, outcome, coll, e)
-                continue
-            if rep.chunks_embedded > before:
-                done.append(coll)
-            if rep.embedding_by is not None and attempt == "now":
-                later.append((coll, rep))
-        if not vectors.wait or not later:
-            break
-        for _, rep in later:
-            rep.embedding_by = None
+            for _, rep in self.later:
+                rep.embedding_by = None
 
 
 def _next(todo: list[tuple[Collection, SyncReport]], asked: dict[str, float]) -> int:
