@@ -260,3 +260,61 @@ def test_scoring_every_collection_at_once_equals_scoring_each_apart():
     assert np.allclose([x for _, x in together], [x for _, x in apart], rtol=0, atol=1e-12)
     assert corpus.best(shares, 7) == together[:7]
     assert corpus.best([Postings.empty()] * 3, 5) == []
+
+
+def test_the_title_leg_raises_the_notes_a_question_names():
+    """A note whose title (or alias, or file name) holds the question's words gains, once per
+    note, by its rank among such notes; equal shares share a rank; an unnamed note gains
+    nothing; across languages the leg counts as little as the lexical leg does."""
+    from memo.search.fusion import RRF_K, TITLE_WEIGHT, Legs, title_bonus, with_titles
+
+    legs = Legs(terms=["sync", "conflict"], idf=[1.0, 3.0], coverage=1.0)
+    named = {
+        "a": "Sync conflicts (Конфликты)",  # both stems: share 1.0
+        "b": "Set up Sync",  # "sync" only: 0.25
+        "c": "Sync settings",  # 0.25 too: the same rank as b
+        "d": "Backups",  # nothing
+    }
+    bonus = title_bonus([legs], named)
+    assert bonus["a"] == pytest.approx(TITLE_WEIGHT / (RRF_K + 1))
+    assert bonus["b"] == bonus["c"] == pytest.approx(TITLE_WEIGHT / (RRF_K + 2))
+    assert "d" not in bonus
+    scores = {(0, 1): 0.05, (0, 2): 0.05, (0, 3): 0.051}
+    note_of = {(0, 1): "a", (0, 2): "d", (0, 3): "b"}
+    out = with_titles(scores, note_of, bonus)
+    assert out[(0, 2)] == scores[(0, 2)] and out[(0, 1)] > out[(0, 3)] > scores[(0, 3)]
+    # the best phrasing decides; a question in another alphabet than the answer counts less
+    across = Legs(
+        terms=["sync", "conflict"],
+        idf=[1.0, 3.0],
+        coverage=1.0,
+        query_script="latn",
+        answer_script="cyrl",
+    )
+    assert title_bonus([across], named)["a"] < bonus["a"]
+    assert title_bonus([across, legs], named) == bonus
+    assert title_bonus([Legs()], named) == {}
+
+
+def test_a_chunk_is_named_by_its_notes_title_aliases_and_file(tmp_path):
+    """Reader.titles reads the heading path of the note's first chunk (title and aliases) and
+    the file name, for any chunk of the note."""
+    from memo.library.federated import Reader
+
+    root = tmp_path / "lib"
+    (root / "work").mkdir(parents=True)
+    (root / "work" / "_meta.yaml").write_text("description: work notes\n")
+    (root / "work" / "sync-howto.md").write_text(
+        "---\naliases: [Set up Sync]\n---\nIntro words.\n\n## Conflicts\n\nMerged.\n"
+    )
+    with Library(root, None, Settings(index_dir=tmp_path / "idx")) as lib:
+        lib.index()
+        scope = lib._resolve(".")
+        reader = Reader(scope)
+        ids, _ = scope.parts[0][0].read(
+            lambda s: [r[0] for r in s.conn.execute("SELECT id FROM chunks ORDER BY ord")]
+        )
+        named = reader.titles([(0, i) for i in ids])
+        assert len(ids) == 2 and len({note for note, _ in named.values()}) == 1
+        for _, name in named.values():
+            assert name == "sync-howto (Set up Sync) sync-howto"

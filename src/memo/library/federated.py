@@ -18,6 +18,7 @@ import numpy as np
 from ..collection import queries
 from ..collection.filters import Filter
 from ..collection.lexical import query_terms, script
+from ..collection.lexical import terms as stems
 from ..collection.store import IndexStore
 from ..embed import Embedder
 from ..errors import EmbedderUnavailableError
@@ -90,6 +91,20 @@ class Reader:
                 rows[(ci, cid)] = row
         return rows
 
+    def titles(self, keys: Iterable[Key]) -> dict[Key, tuple[tuple[int, str], str]]:
+        """For each chunk: (its note, as (collection, path)) and the words that name that
+        note: its title with aliases (the first part of the heading path of the note's first
+        chunk) and its file name."""
+        by_coll: dict[int, list[int]] = {}
+        for ci, cid in keys:
+            by_coll.setdefault(ci, []).append(cid)
+        out = {}
+        for ci, ids in by_coll.items():
+            for cid, (path, heading) in self.read(ci, partial(queries.note_heads, ids=ids)).items():
+                name = path.rsplit("/", 1)[-1].removesuffix(".md")
+                out[(ci, cid)] = ((ci, path), f"{heading.split(' > ')[0]} {name}")
+        return out
+
 
 def _has_vectors(store: IndexStore) -> bool:
     return store.has_vec
@@ -109,7 +124,7 @@ def gather_legs(
     leg first gathers every collection's statistics and postings, then scores them all with
     the sums (search/bm25.py): its scores mean the same in every collection.
     """
-    legs = Legs()
+    legs = Legs(words=bool(stems(query)))
     terms = query_terms(query) if mode in ("hybrid", "lex") else []
     corpus = Corpus(terms)
     postings: list[Postings] = []
