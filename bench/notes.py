@@ -147,11 +147,6 @@ def main() -> None:
     args = ap.parse_args()
     settings = Settings.from_env()
     emb = embedder_for(settings, "serve")
-    import memo.search.fusion as fusion
-
-    # rank without the title leg; the rules `ship*` apply it as library/ranking.py does
-    rules.SHIPPED.append(fusion.TITLE_WEIGHT)
-    fusion.TITLE_WEIGHT = 0.0
     sets: list[tuple[str, list[tuple[dict, Ranking]], bool]] = []
     t = time.perf_counter()
     for lang, root in (("ru", args.vault_ru), ("en", args.vault_en)):

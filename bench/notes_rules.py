@@ -109,24 +109,34 @@ def note_vec_rule(w: float, k: float = 10, top: int = 0) -> Any:
     return f
 
 
-def title_rule(w: float, k: float = 10, field: str = "title_stems") -> Any:
+def title_rule(w: float, k: float = 10, field: str = "title_stems", scaled: bool = False) -> Any:
+    """The title leg: notes ranked by the IDF-weighted share of the question's stems their
+    title, aliases and file name hold (equal shares share a rank); each chunk gains
+    w / (k + its note's rank), the best over phrasings; `scaled`: w scaled like the lexical
+    leg (coverage², the cross-lingual factor)."""
+    from memo.search.fusion import COVERAGE_POWER, CROSS_LINGUAL_FACTOR
+
     def f(r: Ranking) -> dict:
         notes = {note_of(r, key) for key in r.scores}
-        share: dict = {}
+        bonus: dict = {}
         for legs in r.phrasings:
             total = sum(legs.idf)
             if not legs.terms or total <= 0:
                 continue
+            share = {}
             for n in notes:
                 held = NOTES[n][field]
-                s = sum(wt for t, wt in zip(legs.terms, legs.idf, strict=True) if t in held) / total
+                s = sum(wt for t, wt in zip(legs.terms, legs.idf, strict=True) if t in held)
                 if s > 0:
-                    share[n] = max(share.get(n, 0.0), s)
-        # equal shares share a rank
-        order = sorted(set(share.values()), reverse=True)
-        at = {v: i for i, v in enumerate(order, start=1)}
-        bonus = {n: 1.0 / (k + at[s]) for n, s in share.items()}
-        return {key: s + w * bonus.get(note_of(r, key), 0.0) for key, s in r.scores.items()}
+                    share[n] = s / total
+            wp = w
+            if scaled:
+                wp *= legs.coverage**COVERAGE_POWER
+                wp *= CROSS_LINGUAL_FACTOR if legs.cross_lingual else 1.0
+            at = {v: i for i, v in enumerate(sorted(set(share.values()), reverse=True), start=1)}
+            for n, s in share.items():
+                bonus[n] = max(bonus.get(n, 0.0), wp / (k + at[s]))
+        return {key: s + bonus.get(note_of(r, key), 0.0) for key, s in r.scores.items()}
 
     return f
 
@@ -349,25 +359,68 @@ RULES.update(
 )
 
 
-def shipped_title(w: float | None = None) -> Any:
-    """The title leg as library/ranking.py applies it (collect with TITLE_WEIGHT 0)."""
-    import memo.search.fusion as fusion
+def _parents() -> dict[tuple[str, int], tuple[str, int]]:
+    """Each chunk's parent: the first chunk of the nearest section above it in its note."""
+    if "parents" in LEX:
+        return LEX["parents"]
+    first: dict[tuple[tuple[str, str], str], tuple[str, int]] = {}
+    order = sorted(CHUNK, key=lambda ck: (CHUNK_NOTE[ck], CHUNK[ck][1] == "", ck[1]))
+    for ck in order:
+        first.setdefault((CHUNK_NOTE[ck], CHUNK[ck][1]), ck)
+    out = {}
+    for ck in CHUNK:
+        parts = CHUNK[ck][1].split(" > ")
+        for n in range(len(parts) - 1, 0, -1):
+            p = first.get((CHUNK_NOTE[ck], " > ".join(parts[:n])))
+            if p and p != ck:
+                out[ck] = p
+                break
+    LEX["parents"] = out
+    return out
+
+
+def parent_rule(beta: float, short: int) -> Any:
+    """The vector leg with each short chunk's vector mixed with its parent section's first
+    chunk (a stand-in for embedding a short section with its parent's lead)."""
+    from dataclasses import replace
+
+    from memo.search.fusion import fuse, fuse_phrasings
 
     def f(r: Ranking) -> dict:
-        named = r.reader.titles(r.scores)
-        note_of = {key: note for key, (note, _) in named.items()}
-        names = {note: name for note, name in named.values()}
-        old = fusion.TITLE_WEIGHT
-        fusion.TITLE_WEIGHT = SHIPPED[0] if w is None else w
-        try:
-            return fusion.with_titles(r.scores, note_of, fusion.title_bonus(r.phrasings, names))
-        finally:
-            fusion.TITLE_WEIGHT = old
+        t = _vec_table()
+        par = _parents()
+        if "pmat" not in LEX:
+            mat = t["mat"].copy()
+            for i, ck in enumerate(t["keys"]):
+                p = par.get(ck)
+                if p in t["at"] and len(CHUNK[ck][2].split()) <= short:
+                    mat[i] = mat[i] + beta * t["mat"][t["at"][p]]
+            mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+            LEX["pmat"] = mat
+        folders = [str(c.folder) for c, _ in r.scope.parts]
+        at = {fo: i for i, fo in enumerate(folders)}
+        idx = [i for i, ck in enumerate(t["keys"]) if ck[0] in at]
+        every = []
+        for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
+            v = qvec(q)
+            if v is not None:
+                sims = LEX["pmat"][idx] @ v
+                order = np.argsort(-sims)[:100]
+                vec = [
+                    ((at[t["keys"][idx[i]][0]], t["keys"][idx[i]][1]), float(sims[i]))
+                    for i in order
+                ]
+                legs = replace(legs, vec=vec)
+            every.append(legs)
+        return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
 
     return f
 
 
-SHIPPED: list[float] = []
 RULES.update(
-    {"ship": shipped_title(), "ship0.3": shipped_title(0.3), "ship0.1": shipped_title(0.1)}
+    {
+        "parent0.5 short30": parent_rule(0.5, 30),
+        "title0.2 scaled": title_rule(0.2, scaled=True),
+        "title0.3 scaled": title_rule(0.3, scaled=True),
+    }
 )

@@ -188,20 +188,6 @@ def chunk_rows(store: IndexStore, ids: Sequence[int]) -> dict[int, ChunkRow]:
     }
 
 
-def note_heads(store: IndexStore, ids: Sequence[int]) -> dict[int, tuple[str, str]]:
-    """For each of these chunks: (its note's path, the heading path of that note's first
-    chunk), which the chunker heads with the note's title and aliases (chunker._titled)."""
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    rows = store.conn.execute(
-        "SELECT c.id, c.path, f.heading FROM chunks c JOIN chunks f"
-        f" ON f.path = c.path AND f.ord = 0 WHERE c.id IN ({marks})",
-        tuple(ids),
-    ).fetchall()
-    return {int(r[0]): (r[1], r[2]) for r in rows}
-
-
 def nearest(rows: list[Any], q: np.ndarray, n: int) -> list[tuple[int, float]]:
     """The n (rowid, embedding blob) rows most similar to q, as (rowid, cosine), best first.
 

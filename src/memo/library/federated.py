@@ -91,20 +91,6 @@ class Reader:
                 rows[(ci, cid)] = row
         return rows
 
-    def titles(self, keys: Iterable[Key]) -> dict[Key, tuple[tuple[int, str], str]]:
-        """For each chunk: (its note, as (collection, path)) and the words that name that
-        note: its title with aliases (the first part of the heading path of the note's first
-        chunk) and its file name."""
-        by_coll: dict[int, list[int]] = {}
-        for ci, cid in keys:
-            by_coll.setdefault(ci, []).append(cid)
-        out = {}
-        for ci, ids in by_coll.items():
-            for cid, (path, heading) in self.read(ci, partial(queries.note_heads, ids=ids)).items():
-                name = path.rsplit("/", 1)[-1].removesuffix(".md")
-                out[(ci, cid)] = ((ci, path), f"{heading.split(' > ')[0]} {name}")
-        return out
-
 
 def _has_vectors(store: IndexStore) -> bool:
     return store.has_vec

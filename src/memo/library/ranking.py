@@ -20,7 +20,7 @@ from ..collection.queries import ChunkRow
 from ..search.confidence import confidence, signals
 from ..search.diversity import DIVERSITY_POOL, DIVERSITY_RATIO, cap_per_note
 from ..search.excerpt import cite_range
-from ..search.fusion import CANDIDATES, Legs, fuse, fuse_phrasings, title_bonus, with_titles
+from ..search.fusion import CANDIDATES, Legs, fuse, fuse_phrasings
 from ..search.results import Hit, cut_text
 from .federated import Key, QueryVectors, Reader, gather_legs
 from .targets import Scope
@@ -178,10 +178,4 @@ def rank(
     reader = Reader(scope)
     every = [gather_legs(reader, q, mode, depth, vectors, flt) for q in (query, *also)]
     scores = fuse(every[0], mode) if not also else fuse_phrasings(every, mode)
-    if mode == "hybrid" and scores and any(legs.terms for legs in every):
-        # the title leg: notes named by the question's words (search/fusion.py)
-        named = reader.titles(scores)
-        note_of = {key: note for key, (note, _) in named.items()}
-        names = {note: name for note, name in named.values()}
-        scores = with_titles(scores, note_of, title_bonus(every, names))
     return Ranking(reader, every[0], scores, phrasings=every)

@@ -16,18 +16,6 @@ Russian text lure it). The rule here was chosen on xquad-dev and xquad-dev-distr
   name): then the lexical leg knows.
 - ties break by file mtime, newer first.
 
-The title leg (issue 31): a note is read as a whole too. The words that name a note — its
-title with aliases (what the chunker heads its first chunk's path with) and its file name — are
-matched against the question's stems once per note; the notes whose name holds the largest
-IDF-weighted share rank first (equal shares share a rank), and every candidate chunk of a note
-gains TITLE_WEIGHT / (k + that rank), scaled like the lexical leg by coverage² and the
-cross-lingual factor (a name is words, and an English question names a Russian note only by
-its English aliases). It re-ranks the legs' candidates, adds none. Measured with
-`bench/notes.py` on the vault benchmark's tune half and on xquad-dev-distract: weights
-0.1-0.3 all within a question or two of each other; other note-level evidence (a note vector,
-the mean of its chunks' vectors, as a leg or mixed into each chunk's vector; the sum of a
-note's best chunks; all of a note's headings) did not help on every set (docs/design.md).
-
 A chunk whose vector is still being computed (two-stage indexing: collection/sync.py) is a
 candidate of the lexical leg only. It is not punished for what the vector leg has not seen: its
 lexical rank stands in for the vector rank it lacks, weighted by what the lexical leg knows of
@@ -45,16 +33,13 @@ from __future__ import annotations
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
-from ..collection.lexical import terms
-
-FUSION_VERSION = "wrrf-k10-cov2-script-margin-title-v4"
+FUSION_VERSION = "wrrf-k10-cov2-script-margin-v3"
 RRF_K = 10
 VEC_WEIGHT = 1.0
 LEX_WEIGHT = 0.8
 COVERAGE_POWER = 2
 CROSS_LINGUAL_FACTOR = 0.3
 MARGIN_BOOST = 5.0
-TITLE_WEIGHT = 0.2  # the title leg: a note named by the question's words (title, aliases, file)
 CANDIDATES = 100  # depth of each leg before fusion (the depth the rule was tuned at)
 
 
@@ -138,39 +123,6 @@ def fuse(legs: Legs, mode: str) -> dict[Hashable, float]:
             if key in legs.pending:
                 scores[key] += s
     return scores
-
-
-def title_bonus(every: Sequence[Legs], named: dict[Hashable, str]) -> dict[Hashable, float]:
-    """The title leg: for each note (a key of `named`, mapped to the words that name it), its
-    rank among the notes whose name holds the IDF-weighted largest share of a phrasing's stems
-    (equal shares share a rank), as RRF of weight TITLE_WEIGHT scaled like the lexical leg's own
-    knowledge of the question (coverage², the cross-lingual factor); the best over phrasings."""
-    out: dict[Hashable, float] = {}
-    for legs in every:
-        total = sum(legs.idf)
-        if not legs.terms or total <= 0:
-            continue
-        weight = dict(zip(legs.terms, legs.idf, strict=True))
-        shares = {}
-        for note, name in named.items():
-            held = sum(weight.get(t, 0.0) for t in set(terms(name)))
-            if held > 0:
-                shares[note] = held / total
-        w = TITLE_WEIGHT * legs.coverage**COVERAGE_POWER
-        w *= CROSS_LINGUAL_FACTOR if legs.cross_lingual else 1.0
-        at = {v: i for i, v in enumerate(sorted(set(shares.values()), reverse=True), start=1)}
-        for note, share in shares.items():
-            out[note] = max(out.get(note, 0.0), w / (RRF_K + at[share]))
-    return out
-
-
-def with_titles(
-    scores: dict[Hashable, float],
-    note_of: dict[Hashable, Hashable],
-    bonus: dict[Hashable, float],
-) -> dict[Hashable, float]:
-    """Every candidate chunk raised by its note's title bonus (`title_bonus`)."""
-    return {key: s + bonus.get(note_of.get(key), 0.0) for key, s in scores.items()}
 
 
 PHRASINGS_VERSION = "max-of-fused-v1"
