@@ -244,6 +244,14 @@ def test_confidence_says_whether_the_notes_hold_an_answer(indexed, query, want):
     assert res.confidence in want, (query, res.confidence)
 
 
+@pytest.mark.parametrize("query", ["?!", "...", " — ?"])
+def test_a_query_without_a_word_is_answered_none(indexed, query):
+    """Punctuation asks nothing a note could answer, whatever its embedding lies near."""
+    res = indexed.search(".", query, k=5)
+    assert res.confidence == "none", (query, [h.path for h in res.hits])
+    assert indexed.search(".", "?! PBR", k=5).confidence != "none"
+
+
 def test_lexical_only_confidence_is_never_high(indexed):
     from memo.search.confidence import confidence
 

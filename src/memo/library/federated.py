@@ -19,6 +19,7 @@ from ..collection import queries
 from ..collection.bm25 import Corpus, Postings
 from ..collection.filters import Filter
 from ..collection.lexical import query_terms, script
+from ..collection.lexical import terms as stems
 from ..collection.store import IndexStore
 from ..embed import Embedder
 from ..errors import EmbedderUnavailableError
@@ -109,7 +110,7 @@ def gather_legs(
     leg first gathers every collection's statistics and postings, then scores them all with
     the sums (collection/bm25.py): its scores mean the same in every collection.
     """
-    legs = Legs()
+    legs = Legs(words=bool(stems(query)))
     terms = query_terms(query) if mode in ("hybrid", "lex") else []
     corpus = Corpus(terms)
     postings: list[Postings] = []

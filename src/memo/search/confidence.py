@@ -18,6 +18,8 @@ The rule: `high` when the legs agree and the first hit holds most of the questio
 evidence is weak too; `low` in between. A lexical-only search is never `high`. `none` says
 the answer is probably not in the notes, which nobody can say of chunks the vector leg has
 not seen: while UNSEEN_SHARE or more of the scope waits for its vectors, `none` is `low`.
+A query without a single word (`?!`, spaces) asks nothing a note could answer: `none`, whatever
+its embedding happens to lie near.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ def signals(legs: Legs, top_text: str = "") -> dict[str, Any]:
         "languages_differ": _languages_differ(legs, top_text),
         "coverage": legs.coverage,
         "unseen": legs.unseen,
+        "words": legs.words,
     }
 
 
@@ -94,6 +97,8 @@ def confidence(
     none_strength_across: float = NONE_STRENGTH_ACROSS,
 ) -> str:
     """high / low / none for a search's signals (see the module docstring)."""
+    if not s.get("words", True):
+        return "none"
     share, strength = s["top_share"], s["vec_strength"]
     unsure = "low" if s.get("unseen", 0.0) >= UNSEEN_SHARE else "none"
     if strength is None:  # lexical only: no second opinion, so never "high"

@@ -76,6 +76,7 @@ class Legs:
     answer_script: str | None = None  # alphabet of the vector leg's best chunk
     pending: set[tuple[int, int]] = field(default_factory=set)  # lexical candidates, no vector yet
     unseen: float = 0.0  # share of the scope's chunks the vector leg could not see (no vector)
+    words: bool = True  # the query holds a word (letters or digits), not punctuation alone
 
     @property
     def cross_lingual(self) -> bool:

@@ -1,0 +1,423 @@
+"""The note-level rules bench/notes.py scores (kept apart so a rule is quick to edit)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import numpy as np
+
+from memo.collection.lexical import terms as stems
+from memo.collection.store import unpack_text
+from memo.collection.vectors import dequantize_rows
+from memo.library.ranking import Ranking
+
+# (collection folder, chunk id) -> note key; note key -> data
+CHUNK_NOTE: dict[tuple[str, int], tuple[str, str]] = {}
+NOTES: dict[tuple[str, str], dict[str, Any]] = {}
+QVEC: dict[str, np.ndarray] = {}
+CHUNK: dict[tuple[str, int], Any] = {}
+ORD0: dict[tuple[str, int], bool] = {}
+LEX: dict[str, Any] = {}  # folder-free per-library lexical tables, built on first use
+LIB: list[Any] = []
+
+
+def prepare(lib: Any) -> None:
+    LIB.append(lib)
+    for coll in lib.collections():
+        folder = str(coll.folder)
+
+        def read(store: Any) -> tuple[list, dict]:
+            rows = store.conn.execute(
+                "SELECT id, path, heading, line, ord, text FROM chunks"
+            ).fetchall()
+            vec = {}
+            if store.has_vec:
+                vec = dict(store.conn.execute("SELECT rowid, embedding FROM chunks_vec").fetchall())
+            return rows, vec
+
+        (rows, vec), _ = coll.read(read)
+        by_note: dict[str, list] = defaultdict(list)
+        for cid, path, heading, line, ord_, text in rows:
+            by_note[path].append((ord_, cid, heading, line))
+            CHUNK_NOTE[(folder, cid)] = (folder, path)
+            text = unpack_text(text)
+            CHUNK[(folder, cid)] = (path, heading, text, vec.get(cid))
+            ORD0[(folder, cid)] = ord_ == 0
+        for path, chunks in by_note.items():
+            chunks.sort()
+            ids = [c[1] for c in chunks if c[1] in vec]
+            mean = None
+            if ids:
+                m = dequantize_rows([bytes(vec[i]) for i in ids]).astype(np.float64)
+                mean = m.mean(axis=0)
+                mean /= np.linalg.norm(mean) or 1.0
+            heads = [c[2] for c in chunks]
+            title = _title(heads)
+            NOTES[(folder, path)] = {
+                "mean": mean,
+                "title": title,
+                "title_stems": set(stems(title + " " + path.rsplit("/", 1)[-1][:-3])),
+                "head_stems": set(stems(" ".join(heads))),
+                "n": len(chunks),
+            }
+
+
+def _title(heads: list[str]) -> str:
+    firsts = [h.split(" > ")[0] for h in heads if h]
+    return max(set(firsts), key=firsts.count) if firsts else ""
+
+
+def note_of(r: Ranking, key: tuple[int, int]) -> tuple[str, str]:
+    return CHUNK_NOTE[(str(r.scope.parts[key[0]][0].folder), key[1])]
+
+
+def qvec(query: str) -> np.ndarray | None:
+    if query not in QVEC:
+        v, _ = LIB[0]._vectors.get(query)
+        QVEC[query] = None if v is None else np.asarray(v, dtype=np.float64)
+    return QVEC[query]
+
+
+def _queries(r: Ranking) -> list[str]:
+    return [lg.query for lg in r.phrasings] if hasattr(r.phrasings[0], "query") else []
+
+
+def rrf_notes(values: dict, k: float) -> dict:
+    order = sorted(values, key=lambda n: -values[n])
+    return {n: 1.0 / (k + i) for i, n in enumerate(order, start=1)}
+
+
+def note_vec_rule(w: float, k: float = 10, top: int = 0) -> Any:
+    def f(r: Ranking) -> dict:
+        notes = {note_of(r, key) for key in r.scores}
+        best: dict = {}
+        for _legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
+            v = qvec(q)
+            if v is None:
+                continue
+            for n in notes:
+                m = NOTES[n]["mean"]
+                if m is not None:
+                    best[n] = max(best.get(n, -1), float(m @ v))
+        bonus = rrf_notes(best, k)
+        if top:
+            keep = sorted(bonus, key=lambda n: -bonus[n])[:top]
+            bonus = {n: bonus[n] for n in keep}
+        return {key: s + w * bonus.get(note_of(r, key), 0.0) for key, s in r.scores.items()}
+
+    return f
+
+
+def title_rule(w: float, k: float = 10, field: str = "title_stems", scaled: bool = False) -> Any:
+    """The title leg: notes ranked by the IDF-weighted share of the question's stems their
+    title, aliases and file name hold (equal shares share a rank); each chunk gains
+    w / (k + its note's rank), the best over phrasings; `scaled`: w scaled like the lexical
+    leg (coverage², the cross-lingual factor)."""
+    from memo.search.fusion import COVERAGE_POWER, CROSS_LINGUAL_FACTOR
+
+    def f(r: Ranking) -> dict:
+        notes = {note_of(r, key) for key in r.scores}
+        bonus: dict = {}
+        for legs in r.phrasings:
+            total = sum(legs.idf)
+            if not legs.terms or total <= 0:
+                continue
+            share = {}
+            for n in notes:
+                held = NOTES[n][field]
+                s = sum(wt for t, wt in zip(legs.terms, legs.idf, strict=True) if t in held)
+                if s > 0:
+                    share[n] = s / total
+            wp = w
+            if scaled:
+                wp *= legs.coverage**COVERAGE_POWER
+                wp *= CROSS_LINGUAL_FACTOR if legs.cross_lingual else 1.0
+            at = {v: i for i, v in enumerate(sorted(set(share.values()), reverse=True), start=1)}
+            for n, s in share.items():
+                bonus[n] = max(bonus.get(n, 0.0), wp / (k + at[s]))
+        return {key: s + bonus.get(note_of(r, key), 0.0) for key, s in r.scores.items()}
+
+    return f
+
+
+def note_sum_rule(w: float, top: int = 3) -> Any:
+    """Note score: the sum of its best `top` chunks' fused scores; added, weighted."""
+
+    def f(r: Ranking) -> dict:
+        per: dict = defaultdict(list)
+        for key, s in r.scores.items():
+            per[note_of(r, key)].append(s)
+        agg = {n: sum(sorted(v, reverse=True)[:top]) for n, v in per.items()}
+        bonus = rrf_notes(agg, 10)
+        return {key: s + w * bonus[note_of(r, key)] for key, s in r.scores.items()}
+
+    return f
+
+
+def both(*fs: Any) -> Any:
+    def f(r: Ranking) -> dict:
+        base = r.scores
+        out = dict(base)
+        for g in fs:
+            got = g(r)
+            for key in out:
+                out[key] += got[key] - base[key]
+        return out
+
+    return f
+
+
+QUERIES: dict[int, list[str]] = {}
+
+
+def _lex_tables(notitle: bool | str) -> dict[str, Any]:
+    """Per chunk: term counts and length, with or without the title heading its path
+    ("first": kept in the note's first chunk only)."""
+    key = f"nt{notitle}"
+    if key in LEX:
+        return LEX[key]
+    from collections import Counter
+
+    from memo.collection.chunker import passage_text
+
+    tf, length = {}, {}
+    for ck, (_path, heading, text, _v) in CHUNK.items():
+        note = CHUNK_NOTE[ck]
+        if notitle and heading and not (notitle == "first" and ORD0.get(ck)):
+            parts = heading.split(" > ")
+            if parts[0] == NOTES[note]["title"]:
+                parts = parts[1:]
+            heading = " > ".join(parts)
+        ts = stems(passage_text(heading, text))
+        tf[ck], length[ck] = Counter(ts), len(ts)
+    LEX[key] = {"tf": tf, "len": length}
+    return LEX[key]
+
+
+def _vec_table() -> dict[str, Any]:
+    if "vec" in LEX:
+        return LEX["vec"]
+    keys = [ck for ck, c in CHUNK.items() if c[3] is not None]
+    mat = dequantize_rows([bytes(CHUNK[ck][3]) for ck in keys]).astype(np.float64)
+    means = np.array([NOTES[CHUNK_NOTE[ck]]["mean"] for ck in keys])
+    LEX["vec"] = {
+        "keys": keys,
+        "mat": mat,
+        "means": means,
+        "at": {k: i for i, k in enumerate(keys)},
+    }
+    return LEX["vec"]
+
+
+def relexed(r: Ranking, legs: Any, notitle: bool) -> Any:
+    """The lexical leg recomputed over every chunk of the scope's collections."""
+    from dataclasses import replace
+
+    from memo.collection.bm25 import K1, B
+
+    t = _lex_tables(notitle)
+    folders = [str(c.folder) for c, _ in r.scope.parts]
+    at = {f: i for i, f in enumerate(folders)}
+    keys = [ck for ck in t["tf"] if ck[0] in at]
+    avg = sum(t["len"][k] for k in keys) / max(1, len(keys))
+    idf = dict(zip(legs.terms, legs.idf, strict=True))
+    scored = []
+    for ck in keys:
+        c = t["tf"][ck]
+        s = 0.0
+        for term in legs.terms:
+            f = c.get(term)
+            if f:
+                s += idf[term] * f * (K1 + 1) / (f + K1 * (1 - B + B * t["len"][ck] / avg))
+        if s > 0:
+            scored.append(((at[ck[0]], ck[1]), s))
+    scored.sort(key=lambda x: -x[1])
+    return replace(legs, lex=scored[:100])
+
+
+def revec(r: Ranking, legs: Any, q: str, beta: float, short: int) -> Any:
+    """The vector leg over chunk vectors mixed with their note's mean (beta), for chunks of
+    at most `short` words (0: all)."""
+    from dataclasses import replace
+
+    v = qvec(q)
+    if v is None:
+        return legs
+    t = _vec_table()
+    folders = [str(c.folder) for c, _ in r.scope.parts]
+    at = {f: i for i, f in enumerate(folders)}
+    idx = [i for i, ck in enumerate(t["keys"]) if ck[0] in at]
+    mat, means = t["mat"][idx], t["means"][idx]
+    if short:
+        words = np.array([len(CHUNK[t["keys"][i]][2].split()) for i in idx])
+        b = np.where(words <= short, beta, 0.0)[:, None]
+    else:
+        b = beta
+    mixed = mat + b * means
+    mixed /= np.linalg.norm(mixed, axis=1, keepdims=True)
+    sims = mixed @ v
+    order = np.argsort(-sims)[:100]
+    keys = [t["keys"][idx[i]] for i in order]
+    return replace(
+        legs, vec=[((at[k[0]], k[1]), float(sims[j])) for k, j in zip(keys, order, strict=False)]
+    )
+
+
+def legs_rule(
+    relex: bool = False,
+    notitle: bool | str = False,
+    beta: float = 0.0,
+    short: int = 0,
+    title_w: float = 0.0,
+    title_k: float = 10,
+    field: str = "title_stems",
+) -> Any:
+    from memo.search.fusion import fuse, fuse_phrasings
+
+    def f(r: Ranking) -> dict:
+        every = []
+        for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
+            if (relex or notitle) and legs.terms:
+                legs = relexed(r, legs, notitle)
+            if beta:
+                legs = revec(r, legs, q, beta, short)
+            every.append(legs)
+        scores = fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
+        if title_w:
+            tmp = Ranking(r.reader, every[0], scores, phrasings=every, _rows=r._rows)
+            scores = title_rule(title_w, title_k, field)(tmp)
+        # rows for new candidates are read lazily by Ranking.hits
+        return scores
+
+    return f
+
+
+RULES: dict[str, Any] = {
+    "refuse (same)": legs_rule(),
+    "relex (same)": legs_rule(relex=True),
+    "notitle": legs_rule(notitle=True),
+    "notitle+title0.3": legs_rule(notitle=True, title_w=0.3),
+    "notitle+title0.5": legs_rule(notitle=True, title_w=0.5),
+    "notitle+title0.2": legs_rule(notitle=True, title_w=0.2),
+    "first": legs_rule(notitle="first"),
+    "first+title0.2": legs_rule(notitle="first", title_w=0.2),
+    "first+title0.3": legs_rule(notitle="first", title_w=0.3),
+    "title0.2": legs_rule(title_w=0.2),
+    "notitle+title0.3k5": legs_rule(notitle=True, title_w=0.3, title_k=5),
+    "notitle+title0.3k20": legs_rule(notitle=True, title_w=0.3, title_k=20),
+    "notitle+heads0.3": legs_rule(notitle=True, title_w=0.3, field="head_stems"),
+    "title0.3": legs_rule(title_w=0.3),
+    "mix0.3": legs_rule(beta=0.3),
+    "mix0.5": legs_rule(beta=0.5),
+    "mix1 short30": legs_rule(beta=1.0, short=30),
+    "mix0.5 short30": legs_rule(beta=0.5, short=30),
+    "nvec w0.5": note_vec_rule(0.5),
+    "nvec w1": note_vec_rule(1.0),
+    "nvec w0.5 k30": note_vec_rule(0.5, 30),
+    "title w0.5": title_rule(0.5),
+    "title w1": title_rule(1.0),
+    "heads w0.5": title_rule(0.5, field="head_stems"),
+    "nsum w0.5": note_sum_rule(0.5),
+    "nsum w1": note_sum_rule(1.0),
+    "nvec0.5+title0.5": both(note_vec_rule(0.5), title_rule(0.5)),
+}
+
+
+def consts(inner: Any = None, **values: float) -> Any:
+    """The fusion refused with some of search/fusion.py's constants changed."""
+    import memo.search.fusion as fusion
+
+    def f(r: Ranking) -> dict:
+        old = {k: getattr(fusion, k) for k in values}
+        for k, v in values.items():
+            setattr(fusion, k, v)
+        try:
+            if inner is not None:
+                return inner(r)
+            every = r.phrasings
+            if len(every) == 1:
+                return fusion.fuse(every[0], "hybrid")
+            return fusion.fuse_phrasings(every, "hybrid")
+        finally:
+            for k, v in old.items():
+                setattr(fusion, k, v)
+
+    return f
+
+
+RULES.update(
+    {
+        "lexw0.6": consts(LEX_WEIGHT=0.6),
+        "lexw0.4": consts(LEX_WEIGHT=0.4),
+        "margin2": consts(MARGIN_BOOST=2.0),
+        "margin0": consts(MARGIN_BOOST=0.0),
+    }
+)
+
+
+def _parents() -> dict[tuple[str, int], tuple[str, int]]:
+    """Each chunk's parent: the first chunk of the nearest section above it in its note."""
+    if "parents" in LEX:
+        return LEX["parents"]
+    first: dict[tuple[tuple[str, str], str], tuple[str, int]] = {}
+    order = sorted(CHUNK, key=lambda ck: (CHUNK_NOTE[ck], CHUNK[ck][1] == "", ck[1]))
+    for ck in order:
+        first.setdefault((CHUNK_NOTE[ck], CHUNK[ck][1]), ck)
+    out = {}
+    for ck in CHUNK:
+        parts = CHUNK[ck][1].split(" > ")
+        for n in range(len(parts) - 1, 0, -1):
+            p = first.get((CHUNK_NOTE[ck], " > ".join(parts[:n])))
+            if p and p != ck:
+                out[ck] = p
+                break
+    LEX["parents"] = out
+    return out
+
+
+def parent_rule(beta: float, short: int) -> Any:
+    """The vector leg with each short chunk's vector mixed with its parent section's first
+    chunk (a stand-in for embedding a short section with its parent's lead)."""
+    from dataclasses import replace
+
+    from memo.search.fusion import fuse, fuse_phrasings
+
+    def f(r: Ranking) -> dict:
+        t = _vec_table()
+        par = _parents()
+        if "pmat" not in LEX:
+            mat = t["mat"].copy()
+            for i, ck in enumerate(t["keys"]):
+                p = par.get(ck)
+                if p in t["at"] and len(CHUNK[ck][2].split()) <= short:
+                    mat[i] = mat[i] + beta * t["mat"][t["at"][p]]
+            mat /= np.linalg.norm(mat, axis=1, keepdims=True)
+            LEX["pmat"] = mat
+        folders = [str(c.folder) for c, _ in r.scope.parts]
+        at = {fo: i for i, fo in enumerate(folders)}
+        idx = [i for i, ck in enumerate(t["keys"]) if ck[0] in at]
+        every = []
+        for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
+            v = qvec(q)
+            if v is not None:
+                sims = LEX["pmat"][idx] @ v
+                order = np.argsort(-sims)[:100]
+                vec = [
+                    ((at[t["keys"][idx[i]][0]], t["keys"][idx[i]][1]), float(sims[i]))
+                    for i in order
+                ]
+                legs = replace(legs, vec=vec)
+            every.append(legs)
+        return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
+
+    return f
+
+
+RULES.update(
+    {
+        "parent0.5 short30": parent_rule(0.5, 30),
+        "title0.2 scaled": title_rule(0.2, scaled=True),
+        "title0.3 scaled": title_rule(0.3, scaled=True),
+    }
+)
