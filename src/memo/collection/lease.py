@@ -15,6 +15,7 @@ import contextlib
 import json
 import os
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -25,6 +26,7 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None  # type: ignore[assignment]  # no advisory locks there: every lease granted
 
 LEASE_FILE = "embed.lock"
+TEXT_FILE = "text.lock"  # held while one process reads a collection's changed notes
 WANTED_FILE = "wanted"  # its mtime: when a search last found this index's vectors missing
 
 
@@ -120,6 +122,28 @@ def _alive(pid: int) -> bool:
     except OSError:  # another user's process: alive
         return True
     return True
+
+
+@contextlib.contextmanager
+def reading_notes(index_path: Path) -> Iterator[None]:
+    """Held while this process does a collection's text stage (sync.Syncer): another process
+    (a search's catch-up beside `memo index`, the watcher beside a search) waits for it, then
+    finds the notes read, instead of reading and chunking the same notes at the same time. The
+    wait is one collection's text stage (seconds), never its vectors."""
+    handle = None
+    try:
+        handle = open(index_path.parent / TEXT_FILE, "a+", encoding="utf-8")  # noqa: SIM115
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    except OSError:  # cannot lock here (a read-only folder falls back elsewhere first)
+        if handle is not None:
+            handle.close()
+        handle = None
+    try:
+        yield
+    finally:
+        if handle is not None:
+            handle.close()
 
 
 def want(index_path: Path) -> None:

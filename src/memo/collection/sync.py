@@ -182,6 +182,10 @@ class Syncer:
         self.settings = site.settings
 
     def run(self, prefix: str, thorough: bool) -> None:
+        with lease.reading_notes(self.site.index_path):  # one process reads them at a time
+            self._run(prefix, thorough)
+
+    def _run(self, prefix: str, thorough: bool) -> None:
         site, report = self.site, self.report
         rejected: Rejected = []
         on_disk = note_files(site.folder, site.root, prefix, rejected)
