@@ -79,11 +79,12 @@ def during_index(root: Path, query: str, env: dict[str, str], stop_at_hit: bool)
     """Start `memo index ROOT`; search from another process until it ends (or, with
     `stop_at_hit`, until a search returns a hit: then stop it with SIGTERM)."""
     t0 = time.perf_counter()
+    err = open(root.parent / "index.stderr", "w", encoding="utf-8")  # noqa: SIM115
     proc = subprocess.Popen(
         [*MEMO, "index", str(root), "--quiet", "--json"],
         env=env,
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=err,
         text=True,
     )
     first_hit: float | None = None
@@ -100,10 +101,12 @@ def during_index(root: Path, query: str, env: dict[str, str], stop_at_hit: bool)
         time.sleep(POLL)
     out, _ = proc.communicate(timeout=3600)
     total = time.perf_counter() - t0
+    err.close()
     try:
         report = json.loads(out)
     except ValueError:
         report = {}
+        print(f"memo index said no report (exit {proc.returncode}): {root.parent / 'index.stderr'}")
     return {"first_hit": first_hit, "index_seconds": total, "during": during, "report": report}
 
 
