@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from ..collection.status import coverage_lines
+from ..collection.coverage import coverage_lines
 from ..printable import quoted, shown
 from ..roots import MARKER
 

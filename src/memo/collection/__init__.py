@@ -7,7 +7,10 @@
     status.py    what `memo status` says               summary.py  what the registry is told
     skips.py     why a note is not indexed (kinds)     site.py     what sync and status read
     bm25.py      FTS5's BM25 over many indexes' sums  collection.py  Collection: one folder
-                                                                  tied to its index
+    staleness.py which notes an index is behind on                  tied to its index
+    lease.py     who computes an index's vectors      excluded.py what is left out on purpose
+    markdown.py  Obsidian/Logseq syntax as read       coverage.py what a note's lines in no
+                                                                  chunk are, told to people
 
 Nothing is imported here: `memo.collection.meta` or `.files` stay cheap to import alone.
 """

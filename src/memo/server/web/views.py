@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 from markupsafe import Markup
 
 from ...collection.chunker import readable
-from ...collection.status import coverage_lines
+from ...collection.coverage import coverage_lines
 from ...library import StatusReport
 from ...registry_tools.entry import Entry
 from ...requests import MAX_LINES
