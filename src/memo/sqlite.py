@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ import apsw
 from .errors import IndexError_
 
 BUSY_TIMEOUT_MS = 10_000
+PROTOCOL_RETRIES = 5  # opens retried on SQLITE_PROTOCOL (a WAL index being set up elsewhere)
 SUFFIXES = ("", "-wal", "-shm")  # a database and the files WAL keeps beside it
 
 
@@ -41,6 +43,21 @@ def connect(
         if readonly
         else apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
     )
+    for attempt in range(PROTOCOL_RETRIES + 1):
+        try:
+            return _open(path, flags, readonly, vectors, layout)
+        except apsw.ProtocolError as e:
+            # SQLITE_PROTOCOL: another process was setting up the WAL index at that very moment
+            # (seen with `memo index` and a search starting together); it passes
+            if attempt == PROTOCOL_RETRIES:
+                raise IndexError_(f"cannot open {path}: {e}") from e
+            time.sleep(0.05 * 2**attempt)
+    raise AssertionError("unreachable")
+
+
+def _open(
+    path: Path, flags: int, readonly: bool, vectors: bool, layout: tuple[str, ...]
+) -> apsw.Connection:
     try:
         conn = apsw.Connection(str(path), flags=flags)
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
@@ -56,6 +73,8 @@ def connect(
                     conn.execute(pragma)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
+    except apsw.ProtocolError:
+        raise
     except apsw.FullError as e:
         raise IndexError_(
             f"cannot open {path}: the disk is full ({e})",

@@ -7,19 +7,24 @@ pool of open indexes.
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+
+import apsw
 
 from ..collection.collection import Collection
 from ..collection.meta import META_FILE, CollectionMeta, load_meta
 from ..collection.pool import StorePool, open_files_cap
 from ..config import Settings
 from ..embed import Embedder
+from ..errors import MemoError
 from ..registry_tools.entry import Entry, RefreshReport
 from ..registry_tools.registry import Registry
 
+log = logging.getLogger("memo.index")
 MAX_OBJECTS = 4096  # Collection objects kept (cheap: a meta and a path; no file open)
 SMALL_LIBRARY = 200  # up to this many collections the registry is re-checked on every call
 REGISTRY_TTL = 60.0  # beyond, it is re-checked when older than this (seconds)
@@ -94,9 +99,18 @@ class Collections:
         return found, gone
 
     def update_summaries(self, folders: list[Path]) -> None:
-        """Tell the router what these collections hold now (after a sync changed them)."""
+        """Tell the router what these collections hold now (after a sync changed them). The
+        router's index is a cache: failing to tell it never fails the sync (the next scan of
+        the registry reads the summaries again)."""
         if folders:
-            self.registry().update_stats(folders)
+            try:
+                self.registry().update_stats(folders)
+            except (MemoError, apsw.Error) as e:
+                log.warning(
+                    "the router's view of %d collections waits for the next scan: %s",
+                    len(folders),
+                    e,
+                )
 
     # ------------------------------------------------------------------ collections
     def folder(self, rel: str) -> Path:
