@@ -1,0 +1,262 @@
+"""Mutation testing of memo's core, per module, with the tests that cover it (issue 32).
+
+    .venv/bin/pip install -e '.[dev,mutation]'
+    nice -n 19 .venv/bin/python bench/mutation.py                 # every module below
+    nice -n 19 .venv/bin/python bench/mutation.py roots budget    # some of them
+    nice -n 19 .venv/bin/python bench/mutation.py --ci            # the CI slice: fails (exit 1)
+                                                                  # below a module's threshold
+
+For each module it makes a scratch copy of src/, tests/ and pyproject.toml (under
+$TMPDIR/memo-mutation/NAME, or --work), writes the module and its test files into that copy's
+[tool.mutmut] (the rest of the section is pyproject.toml's, documented there), runs `mutmut run`
+in it with one worker (--jobs) and prints: mutants, killed, survived, timed out, no tests, the
+kill rate ((killed + timed out) / mutants) and each survivor's diff. A survivor whose changed
+lines are listed in bench/mutation_survivors.md (an equivalent mutant, with why) is marked
+"explained"; any other one is a rule that no test pins.
+
+What had to be worked around (issue 32):
+- `process_isolation = "fork"` (mutmut's default) forks every mutant from the process that ran
+  the whole stats session, embedder threads and all; the first mutants all timed out there.
+  pyproject.toml sets "forkserver": the processes that run the tests are forked from a server
+  that has imported pytest and nothing that runs threads.
+- tests that start `memo` or Python as a process: the child inherits MUTANT_UNDER_TEST, and
+  while mutmut records which tests reach which function, a hit in a child calls mutmut's
+  config(), which looks for pyproject.toml in the child's folder (a test's tmp folder) and
+  dies. bench/mutation_support/ (on the children's PYTHONPATH, with the mutated src before the
+  installed one) records a child's hits into a file instead, and a pytest plugin there credits
+  them to the test that started the child. So those tests run, against the mutated code.
+  A test that gives its child an environment of its own (no PYTHONPATH) runs the child on the
+  unmutated code: it can kill no mutant there, but it breaks nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+SUPPORT = REPO / "bench" / "mutation_support"
+SURVIVORS = REPO / "bench" / "mutation_survivors.md"
+
+
+@dataclass(frozen=True)
+class Module:
+    path: str  # the file mutated
+    tests: tuple[str, ...]  # the test files (or node ids) that cover it
+    threshold: float  # the CI fails below this kill rate (the rate measured, rounded down)
+    marks: str = "not slow"  # pytest -m: "" runs the slow tests too (memo as a process)
+
+
+# The core modules measured so far. `threshold` is what the full run measured with the tests of
+# this branch (rounded down): raise it when a module's tests get better, never lower it to make
+# a run pass.
+MODULES: dict[str, Module] = {
+    "roots": Module(
+        "src/memo/roots.py",
+        ("tests/test_roots.py", "tests/test_roots_rules.py", "tests/test_init.py",
+         "tests/test_cli.py"),
+        0.90,
+        marks="",  # test_cli.py runs `python -m memo`: the child processes' hits count
+    ),
+    "budget": Module(
+        "src/memo/search/budget.py",
+        ("tests/test_budget_rules.py", "tests/test_agent.py", "tests/test_agent_text.py"),
+        0.90,
+    ),
+    "targets": Module(
+        "src/memo/library/targets.py",
+        ("tests/test_targets_rules.py", "tests/test_search.py", "tests/test_agent.py",
+         "tests/test_agent_text.py"),
+        0.90,
+    ),
+    "chunker": Module(
+        "src/memo/collection/chunker.py", ("tests/test_chunker.py", "tests/test_index.py"), 0.90
+    ),
+    "diversity": Module(
+        "src/memo/search/diversity.py",
+        ("tests/test_diversity_rules.py", "tests/test_agent.py", "tests/test_requests.py"),
+        0.90,
+    ),
+    "excerpt": Module(
+        "src/memo/search/excerpt.py",
+        ("tests/test_excerpt_rules.py", "tests/test_search.py", "tests/test_agent.py"),
+        0.90,
+    ),
+}
+CI_SLICE = ("roots", "budget", "diversity")  # a few minutes on 2 shared cores (docs/benchmarks.md)
+
+
+def explained() -> list[set[str]]:
+    """The changed lines of each equivalent mutant listed in bench/mutation_survivors.md: a
+    ```diff block per mutant (only its -/+ lines count)."""
+    if not SURVIVORS.exists():
+        return []
+    blocks = re.findall(r"```diff\n(.*?)```", SURVIVORS.read_text(encoding="utf-8"), re.S)
+    return [_changed(b) for b in blocks]
+
+
+def _changed(diff: str) -> set[str]:
+    return {
+        ln[0] + ln[1:].strip()
+        for ln in diff.splitlines()
+        if ln[:1] in "-+" and not ln.startswith(("---", "+++"))
+    }
+
+
+def workdir_for(base: Path, name: str, mod: Module, tests_from: Path, marks: str) -> Path:
+    """A fresh scratch copy of the project (its tests from `tests_from`, a checkout) with this
+    module's [tool.mutmut]."""
+    work = base / name
+    if work.exists():
+        shutil.rmtree(work)
+    work.mkdir(parents=True)
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+    shutil.copytree(REPO / "src", work / "src", ignore=skip)
+    shutil.copytree(tests_from / "tests", work / "tests", ignore=skip)
+    shutil.copytree(REPO / "examples", work / "examples", ignore=skip)  # the `notes` fixture
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    base_cfg = tomllib.loads(text)["tool"]["mutmut"]
+    tests = [t for t in mod.tests if (work / t.split("::")[0]).exists()]  # e.g. main's tests
+    tests += ["-m", marks] if marks else []  # only the selection: mutants then run those tests
+    cfg = dict(base_cfg, only_mutate=[mod.path], pytest_add_cli_args_test_selection=tests)
+    section = "[tool.mutmut]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in cfg.items())
+    text = re.sub(r"^\[tool\.mutmut\]\n(?:(?!\[).*\n)*", "", text, flags=re.M) + "\n" + section
+    (work / "pyproject.toml").write_text(text, encoding="utf-8")
+    # the tests' ONNX model, built once per clone into pytest's cache: shared, not rebuilt
+    model = REPO / ".pytest_cache" / "d" / "memo-xdg"
+    if model.is_dir():
+        (work / "mutants" / ".pytest_cache" / "d").mkdir(parents=True)
+        (work / "mutants" / ".pytest_cache" / "d" / "memo-xdg").symlink_to(model)
+    return work
+
+
+def run_module(
+    base: Path, name: str, mod: Module, jobs: int, verbose: bool, tests_from: Path, marks: str
+) -> dict | None:
+    work = workdir_for(base, name, mod, tests_from, marks)
+    hits = work / "child-hits"
+    hits.mkdir()
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(SUPPORT), *filter(None, [env.get("PYTHONPATH")])]
+    )
+    env["MEMO_MUTATION_HITS"] = str(hits)
+    mutmut = Path(sys.executable).with_name("mutmut")
+    cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", str(jobs)]
+    t = time.perf_counter()
+    out = subprocess.run(cmd, cwd=work, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - t
+    log = work / "mutmut.log"
+    spinner = re.compile(r"^[\u2800-\u28ff] .*\n", re.M)  # mutmut's progress lines
+    log.write_text(spinner.sub("", out.stdout + out.stderr), encoding="utf-8")
+    if verbose:
+        print(out.stdout[-3000:], out.stderr[-3000:])
+    meta = work / "mutants" / (mod.path + ".meta")
+    if out.returncode != 0 or not meta.exists():
+        tail = log.read_text(encoding="utf-8")[-2000:]
+        print(f"\n## {name}: mutmut failed (exit {out.returncode}); {log}:\n{tail}")
+        return None
+    codes = json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"]
+    status = {1: "killed", 3: "killed", 0: "survived", 33: "no tests", 5: "no tests"}
+    status |= {36: "timeout", -24: "timeout", 24: "timeout", 152: "timeout", 255: "timeout"}
+    by = {k: status.get(v, f"other ({v})") for k, v in codes.items()}
+    left = sorted(k for k, s in by.items() if s in ("survived", "no tests"))
+    diffs = _diffs(work, env, left)
+    return {"name": name, "by": by, "diffs": diffs, "seconds": seconds, "work": str(work)}
+
+
+def _diffs(work: Path, env: dict, names: list[str]) -> dict[str, str]:
+    if not names:
+        return {}
+    code = (
+        "import json, sys\n"
+        "from mutmut.mutation.diff_apply import get_diff_for_mutant\n"
+        "names = json.loads(sys.argv[1])\n"
+        "print(json.dumps({n: get_diff_for_mutant(n) for n in names}))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, json.dumps(names)],
+        cwd=work, env=env, capture_output=True, text=True, check=True,
+    )
+    return json.loads(out.stdout)
+
+
+def report(r: dict, mod: Module, known: list[set[str]]) -> tuple[float, int]:
+    by = r["by"]
+    n = len(by)
+    count = {s: sum(1 for v in by.values() if v == s) for s in set(by.values())}
+    killed, timeout = count.get("killed", 0), count.get("timeout", 0)
+    rate = (killed + timeout) / n if n else 1.0
+    unexplained = 0
+    print(
+        f"\n## {r['name']} ({mod.path}): {n} mutants, {killed} killed, "
+        f"{count.get('survived', 0)} survived, {timeout} timed out, "
+        f"{count.get('no tests', 0)} no tests"
+        + "".join(f", {v} {s}" for s, v in count.items() if s.startswith("other"))
+        + f" -> {rate:.1%} (threshold {mod.threshold:.0%}) in {r['seconds']:.0f} s"
+    )
+    for name, diff in r["diffs"].items():
+        ok = _changed(diff) in known
+        unexplained += not ok
+        print(f"\n### {name}: {by[name]}{' (explained)' if ok else ''}\n{diff}")
+    return rate, unexplained
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("modules", nargs="*", help=f"of {', '.join(MODULES)} (default: all)")
+    ap.add_argument("--ci", action="store_true", help=f"the CI slice: {', '.join(CI_SLICE)}")
+    ap.add_argument("--jobs", type=int, default=1, help="mutmut workers (default 1)")
+    ap.add_argument("--work", type=Path, help="scratch folder (default $TMPDIR/memo-mutation)")
+    ap.add_argument("--tests-from", type=Path, default=REPO,
+                    help="a checkout whose tests/ to run (e.g. main's, for a 'before')")
+    ap.add_argument("--json", type=Path, help="also write the results here")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print mutmut's output")
+    a = ap.parse_args()
+    names = list(CI_SLICE) if a.ci else (a.modules or list(MODULES))
+    unknown = [n for n in names if n not in MODULES]
+    if unknown:
+        ap.error(f"unknown module(s) {unknown}; known: {', '.join(MODULES)}")
+    base = a.work or Path(tempfile.gettempdir()) / "memo-mutation"
+    known = explained()
+    rows, failed, results = [], [], []
+    t = time.perf_counter()
+    for name in names:
+        mod = MODULES[name]
+        marks = "not slow" if a.ci else mod.marks  # the CI slice never starts the slow tests
+        r = run_module(base, name, mod, a.jobs, a.verbose, a.tests_from, marks)
+        if r is None:
+            failed.append(f"{name}: mutmut failed")
+            continue
+        rate, unexplained = report(r, mod, known)
+        results.append(r)
+        rows.append((name, r["by"], rate, unexplained, r["seconds"]))
+        if rate < mod.threshold:
+            failed.append(f"{name}: {rate:.1%} killed < threshold {mod.threshold:.0%}")
+    print("\n| module | mutants | killed | survived | timed out | no tests | rate | unexplained "
+          "| s |\n|---|---|---|---|---|---|---|---|---|")
+    for name, by, rate, unexplained, seconds in rows:
+        c = [sum(1 for v in by.values() if v == s)
+             for s in ("killed", "survived", "timeout", "no tests")]
+        print(f"| {name} | {len(by)} | {c[0]} | {c[1]} | {c[2]} | {c[3]} | {rate:.1%} "
+              f"| {unexplained} | {seconds:.0f} |")
+    print(f"\ntotal {time.perf_counter() - t:.0f} s, load {os.getloadavg()}")
+    if a.json:
+        a.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    for f in failed:
+        print("FAIL", f, file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
