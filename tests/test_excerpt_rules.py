@@ -1,0 +1,142 @@
+"""Reading a range of a note and its citation hash (search/excerpt.py) as an agent meets them
+(issue 32): which lines come back, what the hash says, the error past the end."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memo.requests import MAX_LINES
+from memo.search.excerpt import (
+    DEFAULT_LINES,
+    LineError,
+    cite_hash,
+    cite_range,
+    read_excerpt,
+)
+
+
+def note(tmp_path: Path, text: str | bytes, name: str = "n.md") -> Path:
+    p = tmp_path / name
+    p.write_bytes(text.encode("utf-8") if isinstance(text, str) else text)
+    return p
+
+
+def numbered(n: int) -> str:
+    return "".join(f"line {i}\n" for i in range(1, n + 1))
+
+
+def test_the_whole_note_by_default(tmp_path: Path) -> None:
+    e = read_excerpt(note(tmp_path, "a\nb\nc\n"), "c/n.md")
+    assert (e.path, e.line, e.end_line, e.total_lines, e.text, e.truncated) == (
+        "c/n.md", 1, 3, 3, "a\nb\nc", False)
+    assert e.abs_path == str(tmp_path / "n.md")
+    assert e.cite == cite_hash(["a", "b", "c"])
+
+
+def test_a_last_line_without_newline_counts_the_same(tmp_path: Path) -> None:
+    assert read_excerpt(note(tmp_path, "a\nb"), "n").total_lines == 2
+    assert read_excerpt(note(tmp_path, "a\nb\n\n"), "n").total_lines == 3  # an empty 3rd line
+
+
+def test_from_a_line_reads_default_lines(tmp_path: Path) -> None:
+    p = note(tmp_path, numbered(100))
+    e = read_excerpt(p, "n", line=10)
+    assert (e.line, e.end_line, e.truncated) == (10, 10 + DEFAULT_LINES - 1, True)
+    assert e.text.split("\n")[0] == "line 10"
+    e = read_excerpt(p, "n", line=90)
+    assert (e.end_line, e.truncated) == (100, False)  # up to the end, not past it
+    e = read_excerpt(p, "n", line=3, lines=2)
+    assert (e.text, e.end_line, e.truncated) == ("line 3\nline 4", 4, True)
+    e = read_excerpt(p, "n", lines=5)
+    assert (e.line, e.end_line) == (1, 5)
+
+
+def test_a_line_before_the_first_reads_from_the_first(tmp_path: Path) -> None:
+    p = note(tmp_path, numbered(3))
+    for line in (0, -5):
+        assert read_excerpt(p, "n", line=line).line == 1
+
+
+def test_no_more_than_max_lines(tmp_path: Path) -> None:
+    p = note(tmp_path, numbered(MAX_LINES + 5))
+    e = read_excerpt(p, "n")
+    assert (e.end_line, e.total_lines, e.truncated) == (MAX_LINES, MAX_LINES + 5, True)
+    assert read_excerpt(p, "n", line=2, lines=MAX_LINES + 50).end_line == MAX_LINES + 1
+
+
+def test_zero_lines_is_an_empty_range(tmp_path: Path) -> None:
+    e = read_excerpt(note(tmp_path, numbered(3)), "n", line=2, lines=0)
+    assert (e.line, e.end_line, e.text, e.truncated) == (2, 1, "", True)
+    assert e.cite == cite_hash([])
+
+
+def test_a_line_past_the_end_names_the_range(tmp_path: Path) -> None:
+    p = note(tmp_path, numbered(3))
+    assert read_excerpt(p, "n", line=3).text == "line 3"
+    with pytest.raises(LineError) as e:
+        read_excerpt(p, "c/n.md", line=4)
+    assert str(e.value) == "c/n.md has 3 lines; line 4 is past its end"
+    assert e.value.hint.startswith("Ask for a line from 1 to 3:")
+
+
+def test_an_empty_note_reads_as_no_lines(tmp_path: Path) -> None:
+    e = read_excerpt(note(tmp_path, ""), "n", line=1)
+    assert (e.line, e.end_line, e.total_lines, e.text) == (1, 0, 0, "")
+    with pytest.raises(LineError):
+        read_excerpt(note(tmp_path, ""), "n", line=2)
+
+
+@pytest.mark.parametrize("nl", ["\n", "\r\n", "\r"])
+def test_every_line_end_counts_as_the_chunker_counts_it(tmp_path: Path, nl: str) -> None:
+    p = note(tmp_path, nl.join(["# T", "one", "two", ""]))
+    e = read_excerpt(p, "n", line=2, lines=2)
+    assert (e.text, e.total_lines) == ("one\ntwo", 3)
+    assert e.cite == cite_range(p, 2, 3) == cite_hash(["one", "two"])
+
+
+def test_cite_range_says_whether_a_range_still_reads_the_same(tmp_path: Path) -> None:
+    p = note(tmp_path, "a\nb\nc\n")
+    before = cite_range(p, 2, 3)
+    assert before == read_excerpt(p, "n", line=2, lines=2).cite
+    note(tmp_path, "a\nB\nc\n")
+    assert cite_range(p, 2, 3) != before
+    assert cite_range(p, 1, 1) == cite_hash(["a"])
+    assert cite_range(p, 0, 1) == cite_hash(["a"])  # line 0 is the first line
+    assert cite_range(tmp_path / "gone.md", 1, 2) == ""
+
+
+def test_cite_range_reads_a_note_once_for_many_hits(tmp_path: Path) -> None:
+    p = note(tmp_path, "a\nb\n")
+    read: dict = {}
+    first = cite_range(p, 1, 1, read)
+    assert read == {p: ["a", "b", ""]}
+    note(tmp_path, "changed\n")
+    assert cite_range(p, 1, 1, read) == first  # the lines read for this result set
+    missing = tmp_path / "gone.md"
+    assert cite_range(missing, 1, 1, read) == "" and read[missing] is None
+
+
+def test_cite_hash_is_twelve_hex_digits_of_the_lf_joined_lines() -> None:
+    h = cite_hash(["a", "b"])
+    assert len(h) == 12 and int(h, 16) >= 0
+    assert h != cite_hash(["a", "b", ""]) and h != cite_hash(["ab"])
+
+
+@given(st.lists(st.text(st.characters(blacklist_categories=("Cs",),
+                                      blacklist_characters="\r\n\x00\ufeff"), max_size=8),
+                min_size=1, max_size=30),
+       st.integers(1, 30), st.integers(0, 30))
+def test_a_read_range_and_its_cite_agree(tmp_path_factory, lines, line, n) -> None:
+    p = note(tmp_path_factory.mktemp("n"), "\n".join(lines) + "\n")
+    if line > len(lines):
+        with pytest.raises(LineError):
+            read_excerpt(p, "n", line=line, lines=n)
+        return
+    e = read_excerpt(p, "n", line=line, lines=n)
+    assert e.text.split("\n") == lines[line - 1 : line - 1 + n] or (n == 0 and e.text == "")
+    assert e.cite == cite_range(p, e.line, e.end_line)
+    assert e.truncated == (e.end_line < len(lines))
