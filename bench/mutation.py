@@ -113,10 +113,15 @@ def _changed(diff: str) -> set[str]:
     }
 
 
-def workdir_for(base: Path, name: str, mod: Module, tests_from: Path, marks: str) -> Path:
+def workdir_for(
+    base: Path, name: str, mod: Module, tests_from: Path, marks: str, keep: bool
+) -> Path:
     """A fresh scratch copy of the project (its tests from `tests_from`, a checkout) with this
-    module's [tool.mutmut]."""
+    module's [tool.mutmut]; with `keep`, the one there (mutmut resumes: mutants with a result
+    are not run again)."""
     work = base / name
+    if keep and (work / "mutants").is_dir():
+        return work
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
@@ -141,11 +146,12 @@ def workdir_for(base: Path, name: str, mod: Module, tests_from: Path, marks: str
 
 
 def run_module(
-    base: Path, name: str, mod: Module, jobs: int, verbose: bool, tests_from: Path, marks: str
+    base: Path, name: str, mod: Module, jobs: int, verbose: bool, tests_from: Path, marks: str,
+    keep: bool = False,
 ) -> dict | None:
-    work = workdir_for(base, name, mod, tests_from, marks)
+    work = workdir_for(base, name, mod, tests_from, marks, keep)
     hits = work / "child-hits"
-    hits.mkdir()
+    hits.mkdir(exist_ok=True)
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(
         [str(SUPPORT), *filter(None, [env.get("PYTHONPATH")])]
@@ -220,6 +226,8 @@ def main() -> int:
     ap.add_argument("--work", type=Path, help="scratch folder (default $TMPDIR/memo-mutation)")
     ap.add_argument("--tests-from", type=Path, default=REPO,
                     help="a checkout whose tests/ to run (e.g. main's, for a 'before')")
+    ap.add_argument("--keep", action="store_true",
+                    help="resume in the scratch copies there (after a stopped run)")
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("-v", "--verbose", action="store_true", help="print mutmut's output")
     a = ap.parse_args()
@@ -234,7 +242,7 @@ def main() -> int:
     for name in names:
         mod = MODULES[name]
         marks = "not slow" if a.ci else mod.marks  # the CI slice never starts the slow tests
-        r = run_module(base, name, mod, a.jobs, a.verbose, a.tests_from, marks)
+        r = run_module(base, name, mod, a.jobs, a.verbose, a.tests_from, marks, a.keep)
         if r is None:
             failed.append(f"{name}: mutmut failed")
             continue
