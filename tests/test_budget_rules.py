@@ -162,3 +162,32 @@ def test_fit_lines_is_the_longest_prefix_that_fits(lines: list[str], n: int) -> 
     k = fit_lines(lines, n, count)
     fits = [count("\n".join(lines[:i])) <= n for i in range(1, len(lines) + 1)]
     assert k == max([i + 1 for i, ok in enumerate(fits) if ok], default=1)
+
+
+SENTENCES = [f"Sentence number {i} says a little more about fruit{'!' if i % 3 else '.'}"
+             for i in range(1, 11)]
+
+
+def test_every_room_gets_the_longest_sentence_prefix_that_fits() -> None:
+    """For each room from the smallest useful piece up, the cut keeps the most sentences that
+    fit, never one more: the binary search finds the same answer as trying them all."""
+    h = hit(" ".join(SENTENCES))
+    prefixes = [" ".join(SENTENCES[:n]) + ELLIPSIS for n in range(1, len(SENTENCES) + 1)]
+    for room in range(MIN_PIECE, cost(h)):
+        fitting = [p for p in prefixes if count(hit_cost_text(h, p)) <= room]
+        kept, b = fit([h], room, count)
+        if fitting:
+            assert kept[0].text == fitting[-1], room
+        else:  # not even one sentence: cut at words
+            assert kept == [] or kept[0].text.count(" ") < SENTENCES[0].count(" ") + 1
+        assert b.used <= room
+
+
+def test_every_room_gets_the_most_words_that_fit() -> None:
+    words = [f"w{i}" for i in range(60)]
+    h = hit(" ".join(words), heading="")
+    prefixes = [" ".join(words[:n]) + ELLIPSIS for n in range(1, len(words) + 1)]
+    for room in range(MIN_PIECE, cost(h)):
+        fitting = [p for p in prefixes if count(hit_cost_text(h, p)) <= room]
+        kept, _ = fit([h], room, count)
+        assert [k.text for k in kept] == fitting[-1:], room
