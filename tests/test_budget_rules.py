@@ -107,6 +107,9 @@ def test_the_budget_is_never_exceeded_and_accounts_for_every_hit(ts: list[str], 
     whole = [k.text == h.text for k, h in zip(kept, hits, strict=False)]
     assert all(whole[:-1])
     assert b.cut == (0 if not kept or whole[-1] else 1)
+    if b.cut:  # a cut hit reads as the start of the hit, its spacing as written
+        last = kept[-1].text
+        assert last.endswith(ELLIPSIS) and hits[len(kept) - 1].text.startswith(last[:-2])
 
 
 def candidate(name: str, evidence: list[str]) -> Candidate:
