@@ -137,12 +137,21 @@ def workdir_for(
     section = "[tool.mutmut]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in cfg.items())
     text = re.sub(r"^\[tool\.mutmut\]\n(?:(?!\[).*\n)*", "", text, flags=re.M) + "\n" + section
     (work / "pyproject.toml").write_text(text, encoding="utf-8")
-    # the tests' ONNX model, built once per clone into pytest's cache: shared, not rebuilt
+    # the tests' ONNX model, built once per clone into pytest's cache: hard links, not rebuilt.
+    # Not a symlink to the clone's: its build lock would be held by mutants at nice 19 while the
+    # clone's own test runs wait, and a mutant that rebuilt the model would write into it.
     model = REPO / ".pytest_cache" / "d" / "memo-xdg"
     if model.is_dir():
-        (work / "mutants" / ".pytest_cache" / "d").mkdir(parents=True)
-        (work / "mutants" / ".pytest_cache" / "d" / "memo-xdg").symlink_to(model)
+        shutil.copytree(model, work / "mutants" / ".pytest_cache" / "d" / "memo-xdg",
+                        copy_function=_link, ignore=shutil.ignore_patterns(".build.lock"))
     return work
+
+
+def _link(src: str, dst: str) -> None:
+    try:
+        os.link(src, dst)
+    except OSError:  # another file system
+        shutil.copy2(src, dst)
 
 
 def run_module(

@@ -175,3 +175,23 @@ def test_a_broken_collection_is_named_in_the_error(lib: Path) -> None:
     with pytest.raises(TargetError) as e:
         scope(lib, "plain")
     assert "plain/_meta.yaml" in str(e.value)
+
+
+def test_no_collection_names_the_commands_that_make_one(lib: Path) -> None:
+    with pytest.raises(TargetError) as e:
+        scope(lib, "plain")
+    assert str(e.value) == "no collection at or below plain"
+    assert e.value.hint == (
+        f"A collection is a folder with a _meta.yaml: `memo init {lib / 'plain'}` proposes them "
+        "from the folders you have, `memo new FOLDER -d DESCRIPTION` adds one."
+    )
+
+
+def test_a_broken_collection_below_the_target_is_named_with_its_error(lib: Path) -> None:
+    (lib / "plain" / "sub").mkdir()
+    (lib / "plain" / "sub" / "_meta.yaml").write_text("tags: [a\n", encoding="utf-8")
+    with pytest.raises(TargetError) as e:
+        scope(lib, "plain")
+    msg = str(e.value)
+    assert msg.startswith("no collection at or below plain (") and msg.endswith(")")
+    assert "sub/_meta.yaml: " in msg
