@@ -117,15 +117,22 @@ def workdir_for(
     base: Path, name: str, mod: Module, tests_from: Path, marks: str, keep: bool
 ) -> Path:
     """A fresh scratch copy of the project (its tests from `tests_from`, a checkout) with this
-    module's [tool.mutmut]; with `keep`, the one there (mutmut resumes: mutants with a result
-    are not run again)."""
+    module's [tool.mutmut]; with `keep`, the one there with its tests refreshed, so mutmut
+    resumes: the survivors are tried again (against new tests), the other results stand."""
     work = base / name
-    if keep and (work / "mutants").is_dir():
+    skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
+    meta = work / "mutants" / (mod.path + ".meta")
+    if keep and meta.exists():
+        shutil.rmtree(work / "tests")
+        shutil.copytree(tests_from / "tests", work / "tests", ignore=skip)
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        codes = data["exit_code_by_key"]
+        data["exit_code_by_key"] = {k: (None if v in (0, 33) else v) for k, v in codes.items()}
+        meta.write_text(json.dumps(data), encoding="utf-8")
         return work
     if work.exists():
         shutil.rmtree(work)
     work.mkdir(parents=True)
-    skip = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis")
     shutil.copytree(REPO / "src", work / "src", ignore=skip)
     shutil.copytree(tests_from / "tests", work / "tests", ignore=skip)
     shutil.copytree(REPO / "examples", work / "examples", ignore=skip)  # the `notes` fixture
@@ -236,7 +243,7 @@ def main() -> int:
     ap.add_argument("--tests-from", type=Path, default=REPO,
                     help="a checkout whose tests/ to run (e.g. main's, for a 'before')")
     ap.add_argument("--keep", action="store_true",
-                    help="resume in the scratch copies there (after a stopped run)")
+                    help="resume in the scratch copies there: survivors are tried again")
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("-v", "--verbose", action="store_true", help="print mutmut's output")
     a = ap.parse_args()

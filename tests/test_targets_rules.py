@@ -188,10 +188,13 @@ def test_no_collection_names_the_commands_that_make_one(lib: Path) -> None:
 
 
 def test_a_broken_collection_below_the_target_is_named_with_its_error(lib: Path) -> None:
-    (lib / "plain" / "sub").mkdir()
-    (lib / "plain" / "sub" / "_meta.yaml").write_text("tags: [a\n", encoding="utf-8")
+    for sub in ("one", "two"):
+        (lib / "plain" / sub).mkdir()
+        (lib / "plain" / sub / "_meta.yaml").write_text("tags: [a\n", encoding="utf-8")
     with pytest.raises(TargetError) as e:
         scope(lib, "plain")
     msg = str(e.value)
     assert msg.startswith("no collection at or below plain (") and msg.endswith(")")
-    assert "sub/_meta.yaml: " in msg
+    one, two = msg[len("no collection at or below plain (") : -1].split("; ")
+    assert sorted([one.split(": ")[0], two.split(": ")[0]]) == [
+        "plain/one/_meta.yaml", "plain/two/_meta.yaml"]
