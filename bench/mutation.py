@@ -80,7 +80,9 @@ MODULES: dict[str, Module] = {
         0.90,
     ),
     "chunker": Module(
-        "src/memo/collection/chunker.py", ("tests/test_chunker.py", "tests/test_index.py"), 0.90
+        "src/memo/collection/chunker.py",
+        ("tests/test_chunker_rules.py", "tests/test_chunker.py", "tests/test_index.py"),
+        0.90,
     ),
     "diversity": Module(
         "src/memo/search/diversity.py",
