@@ -82,3 +82,24 @@ def test_invariants(order, k: int, cap: int, ratio: float) -> None:
         assert out[0] == order[0]  # the best hit always stays
     if cap >= k or len({note(x) for x in order}) <= 1:
         assert out == order[:k]  # the cap never bites: the plain top k
+
+
+def test_a_note_already_at_its_cap_is_no_rival() -> None:
+    order = [("a", 1.0), ("b", 0.99), ("a", 0.98), ("b", 0.97)]
+    assert pick(order, 3, 1) == [("a", 1.0), ("b", 0.99), ("a", 0.98)]
+
+
+def test_the_floor_is_the_ratio_times_the_capped_chunks_score() -> None:
+    assert pick([("a", 0.5), ("a", 0.5), ("b", 0.46)], 2, 1) == [("a", 0.5), ("b", 0.46)]
+    assert pick([("a", 0.5), ("a", 0.5), ("b", 0.44)], 2, 1) == [("a", 0.5), ("a", 0.5)]
+
+
+def test_without_a_ratio_any_lower_chunk_of_another_note_is_a_rival() -> None:
+    order = [("a", 1.0), ("a", 0.9), ("b", 0.1)]
+    assert cap_per_note(order, 2, 1, note, score) == [("a", 1.0), ("b", 0.1)]
+
+
+def test_held_back_chunks_fill_what_is_left_best_first_and_no_more() -> None:
+    # a's 2nd and 3rd chunks are held for b; b is taken; one slot is left: a's better one
+    order = [("a", 1.0), ("a", 0.99), ("a", 0.98), ("b", 0.97)]
+    assert pick(order, 3, 1) == [("a", 1.0), ("a", 0.99), ("b", 0.97)]
