@@ -140,3 +140,17 @@ def test_a_read_range_and_its_cite_agree(tmp_path_factory, lines, line, n) -> No
     assert e.text.split("\n") == lines[line - 1 : line - 1 + n] or (n == 0 and e.text == "")
     assert e.cite == cite_range(p, e.line, e.end_line)
     assert e.truncated == (e.end_line < len(lines))
+
+
+def test_the_citation_hash_of_a_range_is_the_same_in_every_version() -> None:
+    """A hash an agent kept from an older memo must still match the same lines read now."""
+    assert cite_hash(["a", "b"]) == "5ccb5f677c3e"
+    assert cite_hash(["Заметка", "é"]) == "a2b25716e6fa"
+
+
+def test_an_excerpt_as_a_dict_is_what_the_servers_send(tmp_path: Path) -> None:
+    e = read_excerpt(note(tmp_path, "a\nb\n"), "c/n.md", line=2)
+    assert e.to_dict() == {
+        "path": "c/n.md", "abs_path": str(tmp_path / "n.md"), "line": 2, "end_line": 2,
+        "total_lines": 2, "text": "b", "cite": cite_hash(["b"]), "truncated": False,
+    }
