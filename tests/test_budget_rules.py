@@ -194,3 +194,21 @@ def test_every_room_gets_the_most_words_that_fit() -> None:
         fitting = [p for p in prefixes if count(hit_cost_text(h, p)) <= room]
         kept, _ = fit([h], room, count)
         assert [k.text for k in kept] == fitting[-1:], room
+
+
+def test_a_cut_keeps_the_hits_own_start_and_no_trailing_spaces() -> None:
+    first = "  an indented line that ends here, with words enough to be worth a piece"
+    h = hit(first + "   \nnext line goes on and on and on " + "and on " * 30)
+    room = count(hit_cost_text(h, first + ELLIPSIS))
+    assert room >= MIN_PIECE
+    kept, _ = fit([h], room, count)
+    assert kept[0].text == first + ELLIPSIS
+
+
+def test_a_cut_is_never_the_ellipsis_alone() -> None:
+    """A hit whose text starts on a new line: its empty first 'sentence' is no piece."""
+    h = hit("\n" + " ".join(["Unbroken"] * 40) + ".", heading="")
+    for room in range(MIN_PIECE, MIN_PIECE + 12):
+        kept, b = fit([h], room, count)
+        assert all(k.text.strip(" …\n") for k in kept), room
+        assert b.used <= room
