@@ -81,7 +81,8 @@ MODULES: dict[str, Module] = {
     ),
     "chunker": Module(
         "src/memo/collection/chunker.py",
-        ("tests/test_chunker_rules.py", "tests/test_chunker.py", "tests/test_index.py"),
+        ("tests/test_chunker_rules.py", "tests/test_chunker.py", "tests/test_coverage.py",
+         "tests/test_index.py"),
         0.90,
     ),
     "diversity": Module(

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memo.errors import TargetError
 from memo.requests import MAX_LINES
 from memo.search.excerpt import (
     DEFAULT_LINES,
@@ -154,3 +155,12 @@ def test_an_excerpt_as_a_dict_is_what_the_servers_send(tmp_path: Path) -> None:
         "path": "c/n.md", "abs_path": str(tmp_path / "n.md"), "line": 2, "end_line": 2,
         "total_lines": 2, "text": "b", "cite": cite_hash(["b"]), "truncated": False,
     }
+
+
+def test_a_binary_note_is_refused_not_printed(tmp_path: Path) -> None:
+    p = note(tmp_path, b"\x00\x01\x02PNG" * 50)
+    with pytest.raises(TargetError) as e:
+        read_excerpt(p, "c/n.md")
+    assert str(e.value).startswith("c/n.md is ") and str(e.value).endswith(
+        ": memo does not print it")
+    assert e.value.hint == "memo reads text notes; open that file with the program that wrote it."

@@ -171,7 +171,11 @@ def test_a_broken_collection_is_named_in_the_error(lib: Path) -> None:
     (lib / "plain" / "_meta.yaml").write_text("tags: [a\n", encoding="utf-8")
     with pytest.raises(TargetError) as e:
         scope(lib, "plain/p.md")
-    assert str(e.value).startswith(f"{lib / 'plain' / '_meta.yaml'} is broken: ")
+    meta = str(lib / "plain" / "_meta.yaml")
+    assert str(e.value).startswith("the collection 'plain' cannot be read: its _meta.yaml is "
+                                   f"broken: {meta}: ")
+    assert str(e.value).count(meta) == 1  # named once, whether or not the reader named it
+    assert e.value.hint.startswith(f"Fix {meta}: YAML with at least `description: ...`")
     with pytest.raises(TargetError) as e:
         scope(lib, "plain")
     assert "plain/_meta.yaml" in str(e.value)
