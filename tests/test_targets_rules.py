@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from memo.config import Settings
 from memo.errors import TargetError
 from memo.library.collections import Collections
-from memo.library.targets import confine, label, resolve
+from memo.library.targets import confine, label, no_collection, resolve
 
 
 @pytest.fixture
@@ -192,9 +192,9 @@ def test_no_collection_names_the_commands_that_make_one(lib: Path) -> None:
 
 
 def test_a_broken_collection_below_the_target_is_named_with_its_error(lib: Path) -> None:
-    for sub in ("one", "two"):
-        (lib / "plain" / sub).mkdir()
-        (lib / "plain" / sub / "_meta.yaml").write_text("tags: [a\n", encoding="utf-8")
+    for sub in ("plain/one", "plain/two", "elsewhere"):  # elsewhere: not below the target
+        (lib / sub).mkdir()
+        (lib / sub / "_meta.yaml").write_text("tags: [a\n", encoding="utf-8")
     with pytest.raises(TargetError) as e:
         scope(lib, "plain")
     msg = str(e.value)
@@ -202,3 +202,9 @@ def test_a_broken_collection_below_the_target_is_named_with_its_error(lib: Path)
     one, two = msg[len("no collection at or below plain (") : -1].split("; ")
     assert sorted([one.split(": ")[0], two.split(": ")[0]]) == [
         "plain/one/_meta.yaml", "plain/two/_meta.yaml"]
+
+
+def test_no_collection_without_a_reason_says_only_where(tmp_path: Path) -> None:
+    """What an empty library says (Library's own call gives no reason)."""
+    e = no_collection(tmp_path, tmp_path)
+    assert str(e) == f"no collection at or below {tmp_path}"
