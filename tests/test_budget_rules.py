@@ -47,7 +47,8 @@ def test_the_hit_that_does_not_fit_is_cut_at_a_sentence_border() -> None:
     kept, b = fit([first, second, hit(S3, path="c/c.md")], cost(first) + room, count)
     assert [h.path for h in kept] == ["c/note.md", "c/b.md"]
     assert kept[1].text == f"{S1} {S2}{ELLIPSIS}"  # the longest prefix that fits
-    assert (b.used, b.dropped, b.cut) == (cost(first) + room, 1, 1)
+    assert (b.max_tokens, b.used, b.dropped, b.cut) == (cost(first) + room, cost(first) + room,
+                                                        1, 1)
 
 
 def test_a_cut_one_sentence_short_of_the_room_keeps_one_sentence_less() -> None:
@@ -131,7 +132,7 @@ def test_a_route_keeps_collections_in_order_while_they_fit() -> None:
     kept, b = fit_route(cs, exact, count)
     assert [c.name for c in kept] == ["apples", "pears"]
     assert [len(c.evidence) for c in kept] == [2, 1]
-    assert (b.used, b.dropped, b.cut) == (exact, 1, 0)
+    assert (b.max_tokens, b.used, b.dropped, b.cut) == (exact, exact, 1, 0)
 
 
 def test_a_route_cuts_the_evidence_that_does_not_fit_after_its_head() -> None:
@@ -187,13 +188,28 @@ def test_every_room_gets_the_longest_sentence_prefix_that_fits() -> None:
 
 
 def test_every_room_gets_the_most_words_that_fit() -> None:
+    """From a room where no word fits, through one word, up (a long path costs the header)."""
     words = [f"w{i}" for i in range(60)]
-    h = hit(" ".join(words), heading="")
+    h = hit(" ".join(words), path="c/" + "a-long-folder-name/" * 3 + "n.md", heading="")
     prefixes = [" ".join(words[:n]) + ELLIPSIS for n in range(1, len(words) + 1)]
     for room in range(MIN_PIECE, cost(h)):
         fitting = [p for p in prefixes if count(hit_cost_text(h, p)) <= room]
         kept, _ = fit([h], room, count)
         assert [k.text for k in kept] == fitting[-1:], room
+    assert count(hit_cost_text(h, prefixes[0])) > MIN_PIECE  # one word alone was tried
+
+
+def test_a_word_cut_keeps_the_spacing_as_written() -> None:
+    h = hit("Words  with  double  spaces and\ta tab " * 12, heading="")
+    kept, _ = fit([h], 60, count)
+    assert h.text.startswith(kept[0].text[: -len(ELLIPSIS)]) and "  " in kept[0].text
+
+
+def test_every_budget_reads_the_most_lines_that_fit() -> None:
+    lines = [f"line {i} " + "x" * (i % 7) for i in range(40)]
+    for n in range(count("\n".join(lines)) + 2):
+        fits = [i for i in range(1, len(lines) + 1) if count("\n".join(lines[:i])) <= n]
+        assert fit_lines(lines, n, count) == max(fits, default=1), n
 
 
 def test_a_cut_keeps_the_hits_own_start_and_no_trailing_spaces() -> None:
