@@ -70,9 +70,12 @@ def test_no_more_than_max_lines(tmp_path: Path) -> None:
 
 
 def test_zero_lines_is_an_empty_range(tmp_path: Path) -> None:
-    e = read_excerpt(note(tmp_path, numbered(3)), "n", line=2, lines=0)
+    p = note(tmp_path, numbered(3))
+    e = read_excerpt(p, "n", line=2, lines=0)
     assert (e.line, e.end_line, e.text, e.truncated) == (2, 1, "", True)
-    assert e.cite == cite_hash([])
+    assert e.cite == cite_hash([]) == cite_range(p, 2, 1)
+    first = read_excerpt(p, "n", line=1, lines=0)  # an empty range before the first line
+    assert first.end_line == 0 and first.cite == cite_range(p, 1, 0) == cite_hash([])
 
 
 def test_a_line_past_the_end_names_the_range(tmp_path: Path) -> None:
