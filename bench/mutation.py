@@ -58,26 +58,27 @@ class Module:
 
 
 # The core modules measured so far. `threshold` is what the full run measured with the tests of
-# this branch (rounded down): raise it when a module's tests get better, never lower it to make
-# a run pass.
+# this branch (rounded down, 2026-12-01): raise it when a module's tests get better, never lower
+# it to make a run pass. The chunker's 0.90 is the target, not a measurement: its 806 mutants
+# were not all run yet.
 MODULES: dict[str, Module] = {
     "roots": Module(
         "src/memo/roots.py",
         ("tests/test_roots.py", "tests/test_roots_rules.py", "tests/test_init.py",
          "tests/test_cli.py"),
-        0.90,
+        0.95,
         marks="",  # test_cli.py runs `python -m memo`: the child processes' hits count
     ),
     "budget": Module(
         "src/memo/search/budget.py",
         ("tests/test_budget_rules.py", "tests/test_agent.py", "tests/test_agent_text.py"),
-        0.90,
+        0.99,
     ),
     "targets": Module(
         "src/memo/library/targets.py",
         ("tests/test_targets_rules.py", "tests/test_search.py", "tests/test_agent.py",
          "tests/test_agent_text.py"),
-        0.90,
+        0.95,
     ),
     "chunker": Module(
         "src/memo/collection/chunker.py",
@@ -88,12 +89,12 @@ MODULES: dict[str, Module] = {
     "diversity": Module(
         "src/memo/search/diversity.py",
         ("tests/test_diversity_rules.py", "tests/test_agent.py", "tests/test_requests.py"),
-        0.90,
+        0.96,
     ),
     "excerpt": Module(
         "src/memo/search/excerpt.py",
         ("tests/test_excerpt_rules.py", "tests/test_search.py", "tests/test_agent.py"),
-        0.90,
+        0.99,
     ),
 }
 CI_SLICE = ("roots", "diversity", "excerpt")  # the small, fast-tested ones: minutes on 2 cores
