@@ -46,6 +46,8 @@ import tomllib
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from judged import smoke_args  # bench/ is on sys.path when run as a script
+
 REPO = Path(__file__).resolve().parents[1]
 SUPPORT = REPO / "bench" / "mutation_support"
 SURVIVORS = REPO / "bench" / "mutation_survivors.md"
@@ -67,8 +69,12 @@ class Module:
 MODULES: dict[str, Module] = {
     "roots": Module(
         "src/memo/roots.py",
-        ("tests/test_roots.py", "tests/test_roots_rules.py", "tests/test_init.py",
-         "tests/test_cli.py"),
+        (
+            "tests/test_roots.py",
+            "tests/test_roots_rules.py",
+            "tests/test_init.py",
+            "tests/test_cli.py",
+        ),
         0.95,
         marks="",  # test_cli.py runs `python -m memo`: the child processes' hits count
     ),
@@ -79,14 +85,22 @@ MODULES: dict[str, Module] = {
     ),
     "targets": Module(
         "src/memo/library/targets.py",
-        ("tests/test_targets_rules.py", "tests/test_search.py", "tests/test_agent.py",
-         "tests/test_agent_text.py"),
+        (
+            "tests/test_targets_rules.py",
+            "tests/test_search.py",
+            "tests/test_agent.py",
+            "tests/test_agent_text.py",
+        ),
         0.95,
     ),
     "chunker": Module(
         "src/memo/collection/chunker.py",
-        ("tests/test_chunker_rules.py", "tests/test_chunker.py", "tests/test_coverage.py",
-         "tests/test_index.py"),
+        (
+            "tests/test_chunker_rules.py",
+            "tests/test_chunker.py",
+            "tests/test_coverage.py",
+            "tests/test_index.py",
+        ),
         0.90,
     ),
     "diversity": Module(
@@ -157,8 +171,12 @@ def workdir_for(
     # clone's own test runs wait, and a mutant that rebuilt the model would write into it.
     model = REPO / ".pytest_cache" / "d" / "memo-xdg"
     if model.is_dir():
-        shutil.copytree(model, work / "mutants" / ".pytest_cache" / "d" / "memo-xdg",
-                        copy_function=_link, ignore=shutil.ignore_patterns(".build.lock"))
+        shutil.copytree(
+            model,
+            work / "mutants" / ".pytest_cache" / "d" / "memo-xdg",
+            copy_function=_link,
+            ignore=shutil.ignore_patterns(".build.lock"),
+        )
     return work
 
 
@@ -170,16 +188,20 @@ def _link(src: str, dst: str) -> None:
 
 
 def run_module(
-    base: Path, name: str, mod: Module, jobs: int, verbose: bool, tests_from: Path, marks: str,
+    base: Path,
+    name: str,
+    mod: Module,
+    jobs: int,
+    verbose: bool,
+    tests_from: Path,
+    marks: str,
     keep: bool = False,
 ) -> dict | None:
     work = workdir_for(base, name, mod, tests_from, marks, keep)
     hits = work / "child-hits"
     hits.mkdir(exist_ok=True)
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(SUPPORT), *filter(None, [env.get("PYTHONPATH")])]
-    )
+    env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), *filter(None, [env.get("PYTHONPATH")])])
     env["MEMO_MUTATION_HITS"] = str(hits)
     mutmut = Path(sys.executable).with_name("mutmut")
     cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", str(jobs)]
@@ -216,7 +238,11 @@ def _diffs(work: Path, env: dict, names: list[str]) -> dict[str, str]:
     )
     out = subprocess.run(
         [sys.executable, "-c", code, json.dumps(names)],
-        cwd=work, env=env, capture_output=True, text=True, check=True,
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return json.loads(out.stdout)
 
@@ -248,14 +274,23 @@ def main() -> int:
     ap.add_argument("--ci", action="store_true", help=f"the CI slice: {', '.join(CI_SLICE)}")
     ap.add_argument("--jobs", type=int, default=1, help="mutmut workers (default 1)")
     ap.add_argument("--work", type=Path, help="scratch folder (default $TMPDIR/memo-mutation)")
-    ap.add_argument("--tests-from", type=Path, default=REPO,
-                    help="a checkout whose tests/ to run (e.g. main's, for a 'before')")
-    ap.add_argument("--keep", action="store_true",
-                    help="resume in the scratch copies there: survivors are tried again")
+    ap.add_argument(
+        "--tests-from",
+        type=Path,
+        default=REPO,
+        help="a checkout whose tests/ to run (e.g. main's, for a 'before')",
+    )
+    ap.add_argument(
+        "--keep",
+        action="store_true",
+        help="resume in the scratch copies there: survivors are tried again",
+    )
     ap.add_argument("--json", type=Path, help="also write the results here")
     ap.add_argument("-v", "--verbose", action="store_true", help="print mutmut's output")
+    smoke_args(ap)
     a = ap.parse_args()
-    names = list(CI_SLICE) if a.ci else (a.modules or list(MODULES))
+    a.ci = a.ci or a.smoke  # the smoke run: the CI slice's first module, its code paths whole
+    names = CI_SLICE[:1] if a.smoke else list(CI_SLICE) if a.ci else (a.modules or list(MODULES))
     unknown = [n for n in names if n not in MODULES]
     if unknown:
         ap.error(f"unknown module(s) {unknown}; known: {', '.join(MODULES)}")
@@ -277,13 +312,19 @@ def main() -> int:
         rows.append((name, r["by"], rate, unexplained, r["seconds"]))
         if rate < mod.threshold:
             failed.append(f"{name}: {rate:.1%} killed < threshold {mod.threshold:.0%}")
-    print("\n| module | mutants | killed | survived | timed out | no tests | rate | unexplained "
-          "| s |\n|---|---|---|---|---|---|---|---|---|")
+    print(
+        "\n| module | mutants | killed | survived | timed out | no tests | rate | unexplained "
+        "| s |\n|---|---|---|---|---|---|---|---|---|"
+    )
     for name, by, rate, unexplained, seconds in rows:
-        c = [sum(1 for v in by.values() if v == s)
-             for s in ("killed", "survived", "timeout", "no tests")]
-        print(f"| {name} | {len(by)} | {c[0]} | {c[1]} | {c[2]} | {c[3]} | {rate:.1%} "
-              f"| {unexplained} | {seconds:.0f} |")
+        c = [
+            sum(1 for v in by.values() if v == s)
+            for s in ("killed", "survived", "timeout", "no tests")
+        ]
+        print(
+            f"| {name} | {len(by)} | {c[0]} | {c[1]} | {c[2]} | {c[3]} | {rate:.1%} "
+            f"| {unexplained} | {seconds:.0f} |"
+        )
     print(f"\ntotal {time.perf_counter() - t:.0f} s, load {os.getloadavg()}")
     if a.json:
         a.json.write_text(json.dumps(results, indent=1), encoding="utf-8")

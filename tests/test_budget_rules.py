@@ -47,8 +47,12 @@ def test_the_hit_that_does_not_fit_is_cut_at_a_sentence_border() -> None:
     kept, b = fit([first, second, hit(S3, path="c/c.md")], cost(first) + room, count)
     assert [h.path for h in kept] == ["c/note.md", "c/b.md"]
     assert kept[1].text == f"{S1} {S2}{ELLIPSIS}"  # the longest prefix that fits
-    assert (b.max_tokens, b.used, b.dropped, b.cut) == (cost(first) + room, cost(first) + room,
-                                                        1, 1)
+    assert (b.max_tokens, b.used, b.dropped, b.cut) == (
+        cost(first) + room,
+        cost(first) + room,
+        1,
+        1,
+    )
 
 
 def test_a_cut_one_sentence_short_of_the_room_keeps_one_sentence_less() -> None:
@@ -114,8 +118,10 @@ def test_the_budget_is_never_exceeded_and_accounts_for_every_hit(ts: list[str], 
 
 
 def candidate(name: str, evidence: list[str]) -> Candidate:
-    ev = [{"path": f"{name}/n{i}.md", "line": 1, "heading": "H", "text": t}
-          for i, t in enumerate(evidence)]
+    ev = [
+        {"path": f"{name}/n{i}.md", "line": 1, "heading": "H", "text": t}
+        for i, t in enumerate(evidence)
+    ]
     return Candidate(name, name, f"notes about {name}", (), 1.0, evidence=ev)
 
 
@@ -147,8 +153,11 @@ def test_a_route_cuts_the_evidence_that_does_not_fit_after_its_head() -> None:
 def test_a_route_with_room_to_spare_is_whole() -> None:
     cs = [candidate("apples", [S1]), candidate("pears", [S2])]
     kept, b = fit_route(cs, 10_000, count)
-    assert kept == cs and (b.used, b.dropped, b.cut) == (route_cost(cs[0]) + route_cost(cs[1]),
-                                                         0, 0)
+    assert kept == cs and (b.used, b.dropped, b.cut) == (
+        route_cost(cs[0]) + route_cost(cs[1]),
+        0,
+        0,
+    )
 
 
 def test_fit_lines_reads_as_many_lines_as_fit_and_at_least_one() -> None:
@@ -160,16 +169,20 @@ def test_fit_lines_reads_as_many_lines_as_fit_and_at_least_one() -> None:
     assert fit_lines(lines, 10_000, count) == 3
 
 
-@given(st.lists(st.text(st.sampled_from("ab \n"), max_size=40), min_size=1, max_size=20),
-       st.integers(0, 200))
+@given(
+    st.lists(st.text(st.sampled_from("ab \n"), max_size=40), min_size=1, max_size=20),
+    st.integers(0, 200),
+)
 def test_fit_lines_is_the_longest_prefix_that_fits(lines: list[str], n: int) -> None:
     k = fit_lines(lines, n, count)
     fits = [count("\n".join(lines[:i])) <= n for i in range(1, len(lines) + 1)]
     assert k == max([i + 1 for i, ok in enumerate(fits) if ok], default=1)
 
 
-SENTENCES = [f"Sentence number {i} says a little more about fruit{'!' if i % 3 else '.'}"
-             for i in range(1, 11)]
+SENTENCES = [
+    f"Sentence number {i} says a little more about fruit{'!' if i % 3 else '.'}"
+    for i in range(1, 11)
+]
 
 
 def test_every_room_gets_the_longest_sentence_prefix_that_fits() -> None:

@@ -16,9 +16,13 @@ NOTE = (
 
 def test_readable_reads_prose_and_keeps_frontmatter_and_code_as_written() -> None:
     assert readable(NOTE) == [
-        "---", "title: [[x]]", "---",  # frontmatter as written
+        "---",
+        "title: [[x]]",
+        "---",  # frontmatter as written
         "# H b",  # a wikilink reads as its label
-        "```", "[[c|d]] %%x%%", "```",  # fenced code untouched
+        "```",
+        "[[c|d]] %%x%%",
+        "```",  # fenced code untouched
         "see f and  ok",  # the comment hidden, the block id dropped
         "",
     ]
@@ -28,8 +32,9 @@ def test_without_frontmatter_the_first_line_is_prose() -> None:
     assert readable("see [[e|f]]\n---\n[[g]]") == ["see f", "---", "g"]
 
 
-lines = st.lists(st.sampled_from(["---", "# T", "```", "[[a|b]]", "%%", "x %%y%% z", "", "t"]),
-                 max_size=12)
+lines = st.lists(
+    st.sampled_from(["---", "# T", "```", "[[a|b]]", "%%", "x %%y%% z", "", "t"]), max_size=12
+)
 
 
 @given(lines)

@@ -33,7 +33,13 @@ def numbered(n: int) -> str:
 def test_the_whole_note_by_default(tmp_path: Path) -> None:
     e = read_excerpt(note(tmp_path, "a\nb\nc\n"), "c/n.md")
     assert (e.path, e.line, e.end_line, e.total_lines, e.text, e.truncated) == (
-        "c/n.md", 1, 3, 3, "a\nb\nc", False)
+        "c/n.md",
+        1,
+        3,
+        3,
+        "a\nb\nc",
+        False,
+    )
     assert e.abs_path == str(tmp_path / "n.md")
     assert e.cite == cite_hash(["a", "b", "c"])
 
@@ -130,10 +136,18 @@ def test_cite_hash_is_twelve_hex_digits_of_the_lf_joined_lines() -> None:
     assert h != cite_hash(["a", "b", ""]) and h != cite_hash(["ab"])
 
 
-@given(st.lists(st.text(st.characters(blacklist_categories=("Cs",),
-                                      blacklist_characters="\r\n\x00\ufeff"), max_size=8),
-                min_size=1, max_size=30),
-       st.integers(1, 30), st.integers(0, 30))
+@given(
+    st.lists(
+        st.text(
+            st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n\x00\ufeff"),
+            max_size=8,
+        ),
+        min_size=1,
+        max_size=30,
+    ),
+    st.integers(1, 30),
+    st.integers(0, 30),
+)
 def test_a_read_range_and_its_cite_agree(tmp_path_factory, lines, line, n) -> None:
     p = note(tmp_path_factory.mktemp("n"), "\n".join(lines) + "\n")
     if line > len(lines):
@@ -155,8 +169,14 @@ def test_the_citation_hash_of_a_range_is_the_same_in_every_version() -> None:
 def test_an_excerpt_as_a_dict_is_what_the_servers_send(tmp_path: Path) -> None:
     e = read_excerpt(note(tmp_path, "a\nb\n"), "c/n.md", line=2)
     assert e.to_dict() == {
-        "path": "c/n.md", "abs_path": str(tmp_path / "n.md"), "line": 2, "end_line": 2,
-        "total_lines": 2, "text": "b", "cite": cite_hash(["b"]), "truncated": False,
+        "path": "c/n.md",
+        "abs_path": str(tmp_path / "n.md"),
+        "line": 2,
+        "end_line": 2,
+        "total_lines": 2,
+        "text": "b",
+        "cite": cite_hash(["b"]),
+        "truncated": False,
     }
 
 
@@ -165,5 +185,6 @@ def test_a_binary_note_is_refused_not_printed(tmp_path: Path) -> None:
     with pytest.raises(TargetError) as e:
         read_excerpt(p, "c/n.md")
     assert str(e.value).startswith("c/n.md is ") and str(e.value).endswith(
-        ": memo does not print it")
+        ": memo does not print it"
+    )
     assert e.value.hint == "memo reads text notes; open that file with the program that wrote it."

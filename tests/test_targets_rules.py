@@ -123,8 +123,13 @@ def test_nfc_typed_finds_an_nfd_name_and_back(lib: Path) -> None:
 
 
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.sampled_from(["..", ".", "work", "home", "jira", "deep", "x", "/"]),
-                min_size=1, max_size=6))
+@given(
+    st.lists(
+        st.sampled_from(["..", ".", "work", "home", "jira", "deep", "x", "/"]),
+        min_size=1,
+        max_size=6,
+    )
+)
 def test_whatever_the_path_the_answer_is_inside_the_root_or_an_error(lib, parts) -> None:
     target = "/".join(parts)
     try:
@@ -156,8 +161,11 @@ def test_what_a_target_covers(lib: Path) -> None:
 
 
 def test_a_target_without_a_collection_names_the_command(lib: Path) -> None:
-    for target, shown in (("plain", "plain"), ("plain/p.md", "plain/p.md"),
-                          ("loose.md", "loose.md")):
+    for target, shown in (
+        ("plain", "plain"),
+        ("plain/p.md", "plain/p.md"),
+        ("loose.md", "loose.md"),
+    ):
         with pytest.raises(TargetError) as e:
             scope(lib, target)
         if target.endswith(".md"):
@@ -172,8 +180,9 @@ def test_a_broken_collection_is_named_in_the_error(lib: Path) -> None:
     with pytest.raises(TargetError) as e:
         scope(lib, "plain/p.md")
     meta = str(lib / "plain" / "_meta.yaml")
-    assert str(e.value).startswith("the collection 'plain' cannot be read: its _meta.yaml is "
-                                   f"broken: {meta}: ")
+    assert str(e.value).startswith(
+        f"the collection 'plain' cannot be read: its _meta.yaml is broken: {meta}: "
+    )
     assert str(e.value).count(meta) == 1  # named once, whether or not the reader named it
     assert e.value.hint.startswith(f"Fix {meta}: YAML with at least `description: ...`")
     with pytest.raises(TargetError) as e:
@@ -201,7 +210,9 @@ def test_a_broken_collection_below_the_target_is_named_with_its_error(lib: Path)
     assert msg.startswith("no collection at or below plain (") and msg.endswith(")")
     one, two = msg[len("no collection at or below plain (") : -1].split("; ")
     assert sorted([one.split(": ")[0], two.split(": ")[0]]) == [
-        "plain/one/_meta.yaml", "plain/two/_meta.yaml"]
+        "plain/one/_meta.yaml",
+        "plain/two/_meta.yaml",
+    ]
 
 
 def test_no_collection_without_a_reason_says_only_where(tmp_path: Path) -> None:
