@@ -27,7 +27,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "src"))
 sys.path.insert(0, str(HERE))
 
-from judged import smoke_args, smoke_eval  # noqa: E402
+from judged import inside, smoke_args, smoke_eval  # noqa: E402
 from vault import QUESTIONS, half, qrels, rank_of, spans_of  # noqa: E402
 
 from memo.config import Settings  # noqa: E402
@@ -73,11 +73,11 @@ def asked_distract(folder: Path) -> list[tuple[str, str, list[dict[str, Any]]]]:
 
 
 def collect(lib: Library, questions: list[dict[str, Any]]) -> list[tuple[dict, Ranking]]:
-    scope = lib._resolve(".")
+    scope = inside(lib).resolve(".")
     out = []
     for q in questions:
         also = tuple(q.get("also", ()))
-        r = rank(scope, q["question"], "hybrid", lib._vectors, CANDIDATES, also=also)
+        r = rank(scope, q["question"], "hybrid", inside(lib).vectors, CANDIDATES, also=also)
         QUERIES[id(r)] = [q["question"], *also]
         out.append((q, r))
     return out

@@ -77,8 +77,8 @@ def body(request: type[_Request], name: str) -> type[BaseModel]:
             refuse_twice(request, data)
         return data
 
-    # pydantic takes a classmethod here (its own docs' form); its stubs type only the function
-    validator = model_validator(mode="before")(classmethod(once))  # type: ignore[arg-type]
+    # pydantic takes a classmethod here (its own docs' form)
+    validator = model_validator(mode="before")(classmethod(once))  # type: ignore[arg-type]  # stubs: a function only
     namespace = {"__module__": __name__, "_once": validator}
     return type(name, (model(request, name), _Strict), namespace)
 
@@ -211,7 +211,7 @@ def _endpoint(service: Service, request: type[_Request], method: str) -> Any:
         return call(request.make(**arguments.model_dump())).to_dict()
 
     kind = given if method == "POST" else Annotated[given, Query()]
-    endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+    endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # FastAPI reads it
         [inspect.Parameter("arguments", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=kind)],
         return_annotation=dict[str, Any],
     )
