@@ -114,8 +114,19 @@ MODULES: dict[str, Module] = {
         0.99,
         ci_tests=("tests/test_excerpt_rules.py",),  # the same rate, without indexing libraries
     ),
+    "staleness": Module(
+        "src/memo/collection/staleness.py",
+        ("tests/test_staleness_rules.py", "tests/test_index.py"),
+        0.93,
+    ),
+    "fusion": Module(
+        "src/memo/search/fusion.py",
+        ("tests/test_fusion_rules.py", "tests/test_two_stage.py", "tests/test_ranking.py"),
+        0.97,
+    ),
 }
-CI_SLICE = ("roots", "diversity", "excerpt")  # the small, fast-tested ones: minutes on 2 cores
+# the small, fast-tested ones: about three minutes on 2 cores
+CI_SLICE = ("roots", "diversity", "excerpt", "staleness", "fusion")
 
 
 def explained() -> list[set[str]]:

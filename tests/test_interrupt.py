@@ -7,6 +7,7 @@ machines are shared: a test checks that it stops and what it keeps, with a liven
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -24,7 +25,13 @@ from memo.config import Settings
 from memo.roots import declare
 
 from .test_server import free_port
-from .watch_helpers import WatchProcess, make_collection, wait_for
+from .watch_helpers import (
+    WatchProcess,
+    ctrl_c_works,
+    indexed_vectors,
+    make_collection,
+    wait_for,
+)
 
 pytestmark = pytest.mark.slow  # real processes and signals
 
@@ -92,6 +99,7 @@ def test_ctrl_c_stops_memo_index_and_keeps_every_file_written(tmp_path: Path):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_works,
     )
     try:
         lines = _stderr_lines(proc)
@@ -110,8 +118,12 @@ def test_ctrl_c_stops_memo_index_and_keeps_every_file_written(tmp_path: Path):
     assert time.monotonic() - t0 < LIVENESS
     assert code == 130, "".join(lines)
     assert any("interrupted" in line for line in lines), "".join(lines)
+    # Two stages: the interrupt lands while notes are read (some written) or while their
+    # vectors are made (every note written, the vectors committed so far kept): either way what
+    # was written stays and the next run redoes none of it.
     kept = _indexed_files(tmp_path)
-    assert 2 <= kept < notes
+    assert 2 <= kept <= notes
+    vectors = indexed_vectors(tmp_path / "idx")
     again = subprocess.run(
         [sys.executable, "-m", "memo", "index", str(root), "--json", "--quiet"],
         env=_env(tmp_path),
@@ -122,6 +134,9 @@ def test_ctrl_c_stops_memo_index_and_keeps_every_file_written(tmp_path: Path):
     assert again.returncode == 0, again.stderr
     assert '"unchanged": ' + str(kept) in again.stdout  # nothing written before is redone
     assert _indexed_files(tmp_path) == notes
+    done = json.loads(again.stdout)
+    assert done["chunks_pending"] == 0
+    assert indexed_vectors(tmp_path / "idx") == vectors + done["chunks_embedded"]
 
 
 def test_ctrl_c_stops_memo_serve(tmp_path: Path):
@@ -135,6 +150,7 @@ def test_ctrl_c_stops_memo_serve(tmp_path: Path):
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_works,
     )
     lines = _stderr_lines(proc)
     import httpx

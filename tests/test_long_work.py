@@ -21,7 +21,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from .watch_helpers import indexed_vectors, make_collection, wait_for
+from .watch_helpers import ctrl_c_works, indexed_vectors, make_collection, wait_for
 
 pytestmark = pytest.mark.slow  # real processes and signals
 
@@ -60,6 +60,7 @@ def test_a_stopped_index_keeps_what_it_embedded_and_the_next_run_reuses_it(tmp_p
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=ctrl_c_works,
     )
     lines: list[str] = []
     threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True).start()

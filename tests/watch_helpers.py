@@ -167,3 +167,10 @@ def indexed_vectors(where: Path) -> int:
         except apsw.Error:
             pass
     return n
+
+
+def ctrl_c_works() -> None:
+    """For Popen(preexec_fn=...): the child takes SIGINT as Ctrl-C even when this test runs in
+    a job that ignores it (a shell runs background jobs with SIGINT ignored, and a child
+    inherits that: Python then installs no KeyboardInterrupt handler)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
