@@ -114,6 +114,11 @@ MODULES: dict[str, Module] = {
         0.99,
         ci_tests=("tests/test_excerpt_rules.py",),  # the same rate, without indexing libraries
     ),
+    "confidence": Module(
+        "src/memo/search/confidence.py",
+        ("tests/test_confidence_rules.py", "tests/test_two_stage.py", "tests/test_search.py"),
+        0.96,
+    ),
     "staleness": Module(
         "src/memo/collection/staleness.py",
         ("tests/test_staleness_rules.py", "tests/test_index.py"),
