@@ -1,4 +1,5 @@
-"""Paths as one printable line: what every output of memo prints a path with.
+"""Paths as one printable line: what every output of memo prints a path with; and a
+duration as people read it (the progress line's time left, a warning's "about 2 min").
 
 Standard library only: the CLI prints paths on its fast path (delegating to a server).
 """
@@ -24,3 +25,13 @@ def quoted(path: str) -> str:
     if text and all(c in _PLAIN or (c.isalnum() and ord(c) > 127) for c in text):
         return text
     return "'" + text.replace("'", "'\\''") + "'"
+
+
+def duration(seconds: float) -> str:
+    """`42 s`, `7 min`, `1.5 h`: seconds up to a minute and a half, minutes up to an hour and a
+    half, hours beyond."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"

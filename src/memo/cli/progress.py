@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import Any, TextIO
 
 from ..collection.progress import SyncProgress
+from ..printable import duration
 
 EVERY = 5.0  # seconds between two lines when stderr is not a terminal
 REDRAW = 0.2  # seconds between two redraws on a terminal
@@ -154,7 +155,7 @@ class IndexProgress(Background):
         where = f"{self.label}/{path}" if self.label not in ("", ".") else path
         self._say(
             f"{where}: {size / 1e6:.1f} MB, about {chunks:,.0f} chunks: searchable by its "
-            f"words now, its vectors take ~{_duration(seconds)}"
+            f"words now, its vectors take ~{duration(seconds)}"
         )
 
     # ------------------------------------------------------------------ output
@@ -167,7 +168,7 @@ class IndexProgress(Background):
         if self.to_embed is not None:
             rate, left = self.rate(), self.seconds_left()
             pace = f"{rate:.1f} chunks/s" if rate is not None else "starting"
-            eta = f", {_duration(left)} left" if left is not None else ""
+            eta = f", {duration(left)} left" if left is not None else ""
             out += f", vectors {self.chunks:,}/{self.to_embed:,} chunks ({pace}{eta})"
         return f"{out} {self.label}"
 
@@ -197,11 +198,3 @@ class IndexProgress(Background):
         if self.drawn:
             self.stream.write("\r\x1b[2K")
             self.stream.flush()
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"

@@ -251,10 +251,6 @@ class Collection:
         self.vector_debt = (report.chunks, report.chunks_pending)
         return report
 
-    def pending(self) -> int:
-        """Chunks searchable lexically whose vectors are still to come."""
-        return self.read(lambda store: store.pending())[0]
-
     # ------------------------------------------------------------------ status
     def status(self) -> CollectionStatus:
         """Per-collection facts for `memo status`, computed without changing the index."""

@@ -104,18 +104,17 @@ class Rules:
 
     def folder(self, rel: str) -> Rule | None:
         """The rule excluding the folder at `rel` (and all below it), if any."""
-        for g in self.groups:
-            path = g.full(rel)
-            for test in g.folders:
-                if (r := test(path)) is not None:
-                    return r
-        return None
+        return self._first(rel, folders=True)
 
     def note_here(self, rel: str) -> Rule | None:
         """The rule excluding the note at `rel`, its folders not asked (the walk asked)."""
+        return self._first(rel, folders=False)
+
+    def _first(self, rel: str, folders: bool) -> Rule | None:
+        """The first rule of any group whose folder (or note) tests match `rel`."""
         for g in self.groups:
             path = g.full(rel)
-            for test in g.notes:
+            for test in g.folders if folders else g.notes:
                 if (r := test(path)) is not None:
                     return r
         return None

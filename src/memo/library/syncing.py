@@ -38,6 +38,7 @@ from ..collection.progress import SyncProgress, SyncStopped
 from ..collection.sync import SYNC_COUNTERS, SyncReport
 from ..config import Settings
 from ..errors import MemoError
+from ..printable import duration
 from .collections import Collections
 from .plan import PLAN_MAX, plan
 
@@ -359,7 +360,7 @@ def pending_warning(reports: list[SyncReport], has_model: bool, target: str) -> 
     if busy:
         left = pending / (rates[0] if rates else DEFAULT_RATE)
         return (
-            f"{head} are still being computed (about {_duration(left)}, by memo pid "
+            f"{head} are still being computed (about {duration(max(1.0, left))}, by memo pid "
             f"{busy[0].embedding_by}): semantic matches may be missing"
         )
     where = "" if target == "." else f" {target}"
@@ -367,11 +368,3 @@ def pending_warning(reports: list[SyncReport], has_model: bool, target: str) -> 
         f"{head} are not computed yet: semantic matches may be missing; "
         f"run `memo index{where}` to compute them"
     )
-
-
-def _duration(seconds: float) -> str:
-    if seconds < 90:
-        return f"{max(1, round(seconds))} s"
-    if seconds < 90 * 60:
-        return f"{round(seconds / 60)} min"
-    return f"{seconds / 3600:.1f} h"
