@@ -219,6 +219,12 @@ def run_module(
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), *filter(None, [env.get("PYTHONPATH")])])
     env["MEMO_MUTATION_HITS"] = str(hits)
+    # pytest's tmp folders under this copy: two runs at once (two modules, two checkouts) would
+    # otherwise share /tmp/pytest-of-USER, where each session deletes all but the newest three,
+    # and a test whose folder vanished would count as a kill
+    tmp = work / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env["TMPDIR"] = str(tmp)
     mutmut = Path(sys.executable).with_name("mutmut")
     cmd = ["nice", "-n", "19", str(mutmut), "run", "--max-children", str(jobs)]
     t = time.perf_counter()
