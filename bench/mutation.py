@@ -129,6 +129,24 @@ MODULES: dict[str, Module] = {
         ("tests/test_fusion_rules.py", "tests/test_two_stage.py", "tests/test_ranking.py"),
         0.97,
     ),
+    "lexical": Module(
+        "src/memo/collection/lexical.py",
+        (
+            "tests/test_lexical_rules.py",
+            "tests/test_ranking.py",
+            "tests/test_languages.py",
+            "tests/test_confidence_rules.py",
+            "tests/test_init.py",
+        ),
+        0.97,
+    ),
+    "bm25": Module(
+        "src/memo/collection/bm25.py",
+        ("tests/test_bm25_rules.py", "tests/test_ranking.py"),
+        # under 0.90: its 25 survivors are all equivalent (bench/mutation_survivors.md), dtypes
+        # numpy infers the same and zip's strict on lists always as long
+        0.82,
+    ),
 }
 # the small, fast-tested ones: about three minutes on 2 cores
 CI_SLICE = ("roots", "diversity", "excerpt", "staleness", "fusion")
