@@ -129,6 +129,16 @@ MODULES: dict[str, Module] = {
         ("tests/test_fusion_rules.py", "tests/test_two_stage.py", "tests/test_ranking.py"),
         0.97,
     ),
+    "ranking": Module(
+        "src/memo/library/ranking.py",
+        ("tests/test_ranking_rules.py", "tests/test_ranking.py"),
+        0.90,
+    ),
+    "requests": Module(
+        "src/memo/requests.py",
+        ("tests/test_requests_rules.py", "tests/test_requests.py"),
+        0.90,
+    ),
 }
 # the small, fast-tested ones: about three minutes on 2 cores
 CI_SLICE = ("roots", "diversity", "excerpt", "staleness", "fusion")
