@@ -132,12 +132,12 @@ MODULES: dict[str, Module] = {
     "ranking": Module(
         "src/memo/library/ranking.py",
         ("tests/test_ranking_rules.py", "tests/test_ranking.py"),
-        0.90,
+        0.97,
     ),
     "requests": Module(
         "src/memo/requests.py",
         ("tests/test_requests_rules.py", "tests/test_requests.py"),
-        0.90,
+        0.95,
     ),
 }
 # the small, fast-tested ones: about three minutes on 2 cores

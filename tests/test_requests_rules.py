@@ -5,14 +5,11 @@ are read (issue 32: pinned, not restated). Every driver (CLI, MCP, HTTP) checks 
 
 from __future__ import annotations
 
-import anyio
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from memo import requests as rq
-from memo.cli import cli
-from memo.config import Settings
 from memo.requests import (
     IndexRequest,
     ReadRequest,
@@ -21,8 +18,6 @@ from memo.requests import (
     SearchRequest,
     StatusRequest,
 )
-from memo.server.mcp_tools import build_mcp
-from memo.server.service import Service
 
 
 def _refused(make, *args, **kwargs) -> str:
@@ -62,6 +57,43 @@ def test_the_edges_of_each_integer_bound_are_inside(request_, name):
         assert getattr(_with(request_, p, p.high), name) == p.high
         _refused(_with, request_, p, p.high + 1)
     _refused(_with, request_, p, p.low - 1)
+
+
+# the bounds the module's table documents, as literal numbers: what clients were promised
+DOCUMENTED = [
+    (SearchRequest, "k", 1, 50),
+    (SearchRequest, "route", 1, 50),
+    (RouteRequest, "k", 1, 50),
+    (ReadRequest, "lines", 1, 2000),
+    (ReadRequest, "line", 1, None),
+    *((r, "max_tokens", 1, 1_000_000) for r in (SearchRequest, RouteRequest, ReadRequest)),
+]
+
+
+@pytest.mark.parametrize(("request_", "name", "low", "high"), DOCUMENTED)
+def test_each_number_takes_what_the_table_documents(request_, name, low, high):
+    p = request_.param(name)
+    assert getattr(_with(request_, p, low), name) == low
+    span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+    assert _refused(_with, request_, p, low - 1) == f"{name} must be an integer {span}, got 0"
+    if high is not None:
+        assert getattr(_with(request_, p, high), name) == high
+        said = _refused(_with, request_, p, high + 1)
+        assert said == f"{name} must be an integer {span}, got {high + 1}"
+    else:
+        assert getattr(_with(request_, p, 10**9), name) == 10**9
+
+
+def test_a_required_argument_of_any_kind_must_be_given():
+    p = rq.Param("count", "int", "A count.", required=True, low=1)
+    assert rq.check(p, 3) == 3
+    for missing in (None, ""):
+        with pytest.raises(RequestError) as e:
+            rq.check(p, missing)
+        said = str(e.value)
+        assert said == (
+            "count is required" if missing is None else "count must be an integer, got ''"
+        )
 
 
 @pytest.mark.parametrize("bad", [True, False, "5", 5.0, [5]])
@@ -246,47 +278,94 @@ def test_a_location_reads_as_a_line_and_a_count():
     assert (r.path, r.line, r.lines, r.max_tokens) == ("x.md", None, None, 50)
 
 
-# ---------------------------------------------------------------------- the published words
-class _NoService(Service):  # schemas only: no library is opened
-    def __init__(self) -> None:
-        self.settings = Settings()
-
-
-def _mcp_descriptions() -> dict[str, dict[str, str]]:
-    async def schemas() -> dict:
-        from mcp import Client
-
-        async with Client(build_mcp(_NoService())) as client:
-            tools = (await client.list_tools()).tools
-            return {
-                t.name: {k: v.get("description") for k, v in t.input_schema["properties"].items()}
-                for t in tools
-            }
-
-    return anyio.run(schemas)
-
-
-def test_the_token_budget_and_path_say_what_they_mean_in_every_schema():
-    """A model picks arguments from the MCP schema and a person from `--help`: max_tokens says
-    what it fits, path what it may name."""
-    mcp = _mcp_descriptions()
-    fits = {
-        "memo_search": "Fit the hits (the last one cut at a sentence border, the rest dropped)",
-        "memo_route": "Fit the collections and their best hits (the ones that do not fit",
-        "memo_get": "Fit the lines (the ones that do not fit left out) into this many tokens",
-    }
-    for tool, start in fits.items():
-        assert mcp[tool]["max_tokens"].startswith(start), tool
-        assert "about 4 characters a token" in mcp[tool]["max_tokens"]
-    for tool in ("memo_search", "memo_status", "memo_reindex"):
-        assert mcp[tool]["path"] == rq.PATH_HELP and "'.' or '*'" in rq.PATH_HELP
-    opts = {p.name: p for p in cli.get_command(None, "search").params}
-    assert opts["max_tokens"].help.startswith(fits["memo_search"])
-    assert opts["max_tokens"].opts == ["--max-tokens"]
-
-
 def test_each_operation_names_its_endpoints_by_method_and_path():
     assert SearchRequest.OPERATION.endpoints == (("POST", "/search"), ("GET", "/search"))
     assert ReadRequest.OPERATION.endpoints == (("GET", "/note"),)
     odd = rq.Operation("x", "x", "x", ("GET /a path",), "x")
     assert odd.endpoints == (("GET", "/a path"),)
+
+
+_CHILD = """
+import json
+
+import anyio
+from click.testing import CliRunner
+from mcp import Client
+
+from memo.cli import cli
+from memo.config import Settings
+from memo.server.mcp_tools import ALIASES, build_mcp
+from memo.server.service import Service
+
+
+class NoService(Service):
+    def __init__(self):
+        self.settings = Settings()
+
+
+async def schemas():
+    async with Client(build_mcp(NoService())) as client:
+        return {t.name: t.input_schema for t in (await client.list_tools()).tools}
+
+
+def usage(command):
+    return CliRunner().invoke(cli, [command, "--help"], prog_name="memo").output
+
+
+print(json.dumps({
+    "schemas": anyio.run(schemas),
+    "aliases": ALIASES,
+    "help": {c: usage(c) for c in ("search", "route", "show", "status", "index")},
+}))
+"""
+
+
+def test_a_fresh_process_publishes_the_budget_and_the_path_as_declared(tmp_path):
+    """The shared fields (`max_tokens`, `path`) are built once, while requests.py is imported:
+    what a new `memo` process (an MCP server, a CLI run) publishes of them, read in one. (In a
+    process of its own, too, so a mutation run, whose test sessions import requests.py once
+    beforehand, sees a change to how they are built.)"""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    schemas, aliases, help_ = got["schemas"], got["aliases"], got["help"]
+    tail = " into this many tokens; over MCP the text a model reads stays within about 4 "
+    fits = {
+        "memo_search": "the hits (the last one cut at a sentence border, the rest dropped)",
+        "memo_route": "the collections and their best hits (the ones that do not fit left out)",
+        "memo_get": "the lines (the ones that do not fit left out)",
+    }
+    for tool, what in fits.items():
+        budget = schemas[tool]["properties"]["max_tokens"]
+        assert budget["description"] == f"Fit {what}{tail}characters a token.", tool
+        assert _json_bounds(budget) == {"minimum": 1, "maximum": 1_000_000}, tool
+    for tool in ("memo_search", "memo_status", "memo_reindex"):
+        path = schemas[tool]["properties"]["path"]
+        assert path["description"] == rq.PATH_HELP and path.get("default") == "."
+        assert _json_bounds(path)["maxLength"] == 4096
+        assert "path" not in schemas[tool].get("required", [])
+        for alias in ("collection", "scope", "folder", "target"):
+            assert aliases[tool][alias] == "path", (tool, alias)
+    assert help_["search"].startswith("Usage: memo search [OPTIONS] PATH QUERY\n")
+    assert help_["status"].startswith("Usage: memo status [OPTIONS] [PATH]\n")
+    assert help_["index"].startswith("Usage: memo index [OPTIONS] [PATH]\n")
+    assert help_["show"].startswith("Usage: memo show [OPTIONS] PATH[:LINE]\n")
+    for command in ("search", "route", "show"):
+        assert "--max-tokens INTEGER RANGE" in help_[command], command
+        assert "[1<=x<=1000000]" in " ".join(help_[command].split()), command
+
+
+def _json_bounds(prop: dict) -> dict:
+    """minimum/maximum/maxLength of a property, through `anyOf [T, null]`."""
+    out = {}
+    for part in [prop, *prop.get("anyOf", [])]:
+        for k in ("minimum", "maximum", "maxLength"):
+            if k in part:
+                out[k] = part[k]
+    return out
