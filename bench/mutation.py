@@ -147,6 +147,16 @@ MODULES: dict[str, Module] = {
         # numpy infers the same and zip's strict on lists always as long
         0.82,
     ),
+    "ranking": Module(
+        "src/memo/library/ranking.py",
+        ("tests/test_ranking_rules.py", "tests/test_ranking.py"),
+        0.97,
+    ),
+    "requests": Module(
+        "src/memo/requests.py",
+        ("tests/test_requests_rules.py", "tests/test_requests.py"),
+        0.95,
+    ),
 }
 # the small, fast-tested ones: about three minutes on 2 cores
 CI_SLICE = ("roots", "diversity", "excerpt", "staleness", "fusion")

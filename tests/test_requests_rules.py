@@ -1,0 +1,371 @@
+"""Request bounds (requests.py) as a client meets them: what each kind of argument accepts,
+what it refuses and in which sentence, which default applies, how a location and a long query
+are read (issue 32: pinned, not restated). Every driver (CLI, MCP, HTTP) checks through
+`make`, so these are the answers all of them give."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memo import requests as rq
+from memo.requests import (
+    IndexRequest,
+    ReadRequest,
+    RequestError,
+    RouteRequest,
+    SearchRequest,
+    StatusRequest,
+)
+
+
+def _refused(make, *args, **kwargs) -> str:
+    with pytest.raises(RequestError) as e:
+        make(*args, **kwargs)
+    assert e.value.hint.startswith("Check the arguments")
+    return str(e.value)
+
+
+INT_PARAMS = [(r, p) for r in rq.REQUESTS.values() for p in r.PARAMS if p.kind == "int"]
+
+
+def _with(request, p: rq.Param, value):
+    """`request` made with just its required arguments and `p` = value."""
+    need = {q.name: "x.md" if q.kind == "location" else "q" for q in request.PARAMS if q.required}
+    return request.make(**{**need, p.name: value})
+
+
+# ---------------------------------------------------------------------- numbers
+@given(st.sampled_from(INT_PARAMS), st.integers(-5, rq.MAX_BUDGET + 5))
+def test_every_integer_inside_its_bounds_is_taken_and_every_one_outside_refused(rp, n):
+    request, p = rp
+    inside = (p.low is None or n >= p.low) and (p.high is None or n <= p.high)
+    if inside:
+        assert getattr(_with(request, p, n), p.name) == n
+    else:
+        said = _refused(_with, request, p, n)
+        span = f"from {p.low} to {p.high}" if p.high is not None else f"of at least {p.low}"
+        assert said == f"{p.name} must be an integer {span}, got {n}"
+
+
+@pytest.mark.parametrize(("request_", "name"), [(r, p.name) for r, p in INT_PARAMS])
+def test_the_edges_of_each_integer_bound_are_inside(request_, name):
+    p = request_.param(name)
+    assert getattr(_with(request_, p, p.low), name) == p.low
+    if p.high is not None:
+        assert getattr(_with(request_, p, p.high), name) == p.high
+        _refused(_with, request_, p, p.high + 1)
+    _refused(_with, request_, p, p.low - 1)
+
+
+# the bounds the module's table documents, as literal numbers: what clients were promised
+DOCUMENTED = [
+    (SearchRequest, "k", 1, 50),
+    (SearchRequest, "route", 1, 50),
+    (RouteRequest, "k", 1, 50),
+    (ReadRequest, "lines", 1, 2000),
+    (ReadRequest, "line", 1, None),
+    *((r, "max_tokens", 1, 1_000_000) for r in (SearchRequest, RouteRequest, ReadRequest)),
+]
+
+
+@pytest.mark.parametrize(("request_", "name", "low", "high"), DOCUMENTED)
+def test_each_number_takes_what_the_table_documents(request_, name, low, high):
+    p = request_.param(name)
+    assert getattr(_with(request_, p, low), name) == low
+    span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+    assert _refused(_with, request_, p, low - 1) == f"{name} must be an integer {span}, got 0"
+    if high is not None:
+        assert getattr(_with(request_, p, high), name) == high
+        said = _refused(_with, request_, p, high + 1)
+        assert said == f"{name} must be an integer {span}, got {high + 1}"
+    else:
+        assert getattr(_with(request_, p, 10**9), name) == 10**9
+
+
+def test_a_required_argument_of_any_kind_must_be_given():
+    p = rq.Param("count", "int", "A count.", required=True, low=1)
+    assert rq.check(p, 3) == 3
+    for missing in (None, ""):
+        with pytest.raises(RequestError) as e:
+            rq.check(p, missing)
+        said = str(e.value)
+        assert said == (
+            "count is required" if missing is None else "count must be an integer, got ''"
+        )
+
+
+@pytest.mark.parametrize("bad", [True, False, "5", 5.0, [5]])
+def test_an_integer_is_an_int_not_a_bool_a_string_or_a_float(bad):
+    said = _refused(SearchRequest.make, ".", "q", k=bad)
+    assert said == f"k must be an integer, got {bad!r}"
+
+
+def test_defaults_apply_where_nothing_or_nothing_much_is_given():
+    s = SearchRequest.make(None, "q", k=None, mode="", tags="", also="", since="")
+    assert (s.path, s.k, s.mode, s.tags, s.also, s.since) == (".", 8, "hybrid", (), (), None)
+    assert (s.route, s.max_tokens, s.diverse, s.until) == (None, None, None, None)
+    r = RouteRequest.make("q", strategy="", prefix="")
+    assert (r.k, r.strategy, r.prefix, r.also) == (rq.DEFAULT_ROUTE_K, "auto", None, ())
+    assert StatusRequest.make().path == "." and StatusRequest.make("").path == "."
+    assert IndexRequest.make().full is False and IndexRequest.make(".", True).full is True
+    assert SearchRequest.make("   ", "q").path == "."  # blank: the whole library
+    said = _refused(SearchRequest.make, ".", "q", k="")  # an int has no empty form
+    assert said == "k must be an integer, got ''"
+
+
+# ---------------------------------------------------------------------- strings
+def test_a_query_or_location_must_be_given_and_be_a_string():
+    assert _refused(SearchRequest.make, ".") == "query is required"
+    assert _refused(RouteRequest.make) == "query is required"
+    assert _refused(ReadRequest.make) == "path is required"
+    assert _refused(SearchRequest.make, ".", 5) == "query must be a string, got int"
+    said = _refused(ReadRequest.make, 5)
+    assert said == "path must be a string, e.g. 'work/jira' or '.'"
+    assert _refused(ReadRequest.make, "   ").startswith("path is required: a note's path")
+    assert SearchRequest.make(".", "").query == ""  # empty: valid, no hits (HTTP/MCP refuse)
+
+
+def test_a_path_is_refused_past_its_length_and_cleaned_within_it():
+    longest = "a/" * (rq.MAX_PATH_CHARS // 2 - 1) + "ab"
+    assert len(longest) == rq.MAX_PATH_CHARS
+    assert SearchRequest.make(longest, "q").path == longest
+    said = _refused(SearchRequest.make, longest + "c", "q")
+    assert said == f"path is {rq.MAX_PATH_CHARS + 1} characters long; the limit is 4096"
+    assert SearchRequest.make("  work/jira  ", "q").path == "work/jira"
+    assert SearchRequest.make("work/a.md:12-14", "q").path == "work/a.md"  # a hit's location
+    assert StatusRequest.make("work/a.md:3").path == "work/a.md"
+    assert _refused(StatusRequest.make, 7) == "path must be a string, e.g. 'work/jira' or '.'"
+
+
+def test_a_name_in_a_path_is_at_most_255_characters_and_holds_no_nul():
+    name = "n" * rq.MAX_NAME_CHARS
+    assert SearchRequest.make(f"w/{name}/x", "q").path == f"w/{name}/x"
+    said = _refused(SearchRequest.make, f"w/{name}n/x", "q")
+    assert said == "path has a folder or file name longer than 255 characters"
+    assert _refused(ReadRequest.make, f"{name}n.md") == said
+    assert _refused(SearchRequest.make, "w/a\x00b", "q") == "path contains a NUL byte"
+
+
+def test_a_text_argument_is_refused_past_its_length_or_form():
+    assert SearchRequest.make(".", "q", since="2024-02-29").since == "2024-02-29"
+    said = _refused(SearchRequest.make, ".", "q", since="2023-02-29")
+    assert said == f"since must be {rq.DATE_FORM}, got '2023-02-29'"
+    long = "2024-01-01T" + "0" * (rq.MAX_DATE_CHARS - 11)
+    assert SearchRequest.make(".", "q", until=long).until == long
+    said = _refused(SearchRequest.make, ".", "q", until=long + "0")
+    assert said == f"until is {rq.MAX_DATE_CHARS + 1} characters long; the limit is 40"
+    assert _refused(SearchRequest.make, ".", "q", since=7) == "since must be a string, got int"
+    assert _refused(RouteRequest.make, "q", prefix="a\x00") == "prefix contains a NUL byte"
+    assert RouteRequest.make("q", prefix="work/*").prefix == "work/*"
+
+
+def test_a_form_without_words_is_named_by_its_pattern():
+    p = rq.Param("code", "text", "A code.", pattern="[a-z]+")
+    assert rq.check(p, "abc") == "abc"
+    with pytest.raises(RequestError) as e:
+        rq.check(p, "ab1")
+    assert str(e.value) == "code must be of the form [a-z]+, got 'ab1'"
+    assert rq.pattern_of(p) == "[a-z]+"
+    assert rq.pattern_of(SearchRequest.param("path")) == rq.PATH_PATTERN
+    assert rq.pattern_of(ReadRequest.param("path")) == rq.PATH_PATTERN
+    assert rq.pattern_of(RouteRequest.param("prefix")) == rq.TEXT_PATTERN
+    assert rq.pattern_of(SearchRequest.param("query")) is None
+    assert rq.pattern_of(SearchRequest.param("k")) is None
+
+
+# ---------------------------------------------------------------------- choices, flags, lists
+def test_a_choice_a_flag_and_a_list_refuse_what_they_are_not():
+    said = _refused(SearchRequest.make, ".", "q", mode="fuzzy")
+    assert said == "mode must be one of hybrid, lex, vec, got 'fuzzy'"
+    assert SearchRequest.make(".", "q", mode="vec").mode == "vec"
+    assert _refused(IndexRequest.make, ".", "yes") == "full must be true or false"
+    assert SearchRequest.make(".", "q", diverse=False).diverse is False
+    said = _refused(SearchRequest.make, ".", "q", tags=[1])
+    assert said == "tags must be a list of strings (or one comma-separated string)"
+    assert _refused(SearchRequest.make, ".", "q", tags=5) == said
+    assert SearchRequest.make(".", "q", tags="a,b c,,").tags == ("a", "b", "c")
+    assert SearchRequest.make(".", "q", tags=["x y"]).tags == ("x y",)
+
+
+def test_phrasings_are_cleaned_and_bounded():
+    s = SearchRequest.make(".", "q", also=["  kafka   lag ", "kafka lag", " ", "очередь"])
+    assert s.also == ("kafka lag", "очередь")  # spaces folded, blanks and repeats dropped
+    assert SearchRequest.make(".", "q", also="one phrasing").also == ("one phrasing",)
+    assert RouteRequest.make("q", also=("a", "b", "c")).also == ("a", "b", "c")
+    assert _refused(SearchRequest.make, ".", "q", also=["a", "b", "c", "d"]) == (
+        "also holds 4 phrasings; at most 3"
+    )
+    assert SearchRequest.make(".", "q", also=["a", "b", "c", "a"]).also == ("a", "b", "c")
+    longest = "x" * rq.MAX_QUERY_CHARS
+    assert SearchRequest.make(".", "q", also=[longest]).also == (longest,)
+    said = _refused(SearchRequest.make, ".", "q", also=[longest + "x"])
+    assert said == "a phrasing in also is longer than 2000 characters"
+    said = _refused(SearchRequest.make, ".", "q", also=[1])
+    assert said == "also must be a list of strings: other phrasings"
+    assert _refused(SearchRequest.make, ".", "q", also=7) == said
+
+
+# ---------------------------------------------------------------------- arguments
+def test_arguments_come_in_declaration_order_once_each_and_by_their_names():
+    s = SearchRequest.make("work", "q", 3, "lex")
+    assert (s.path, s.query, s.k, s.mode) == ("work", "q", 3, "lex")
+    n = len(SearchRequest.PARAMS)
+    assert _refused(SearchRequest.make, *(["x"] * (n + 1))) == f"too many arguments ({n + 1})"
+    assert StatusRequest.make("w").path == "w"
+    assert _refused(StatusRequest.make, "w", "x") == "too many arguments (2)"
+    assert _refused(SearchRequest.make, ".", "q", kk=1) == "unknown argument 'kk'"
+    assert _refused(SearchRequest.make, ".", "q", query="again") == "query given twice"
+    assert SearchRequest.param("mode").choices == rq.MODES
+
+
+# ---------------------------------------------------------------------- a long query
+@pytest.mark.parametrize("request_", [SearchRequest, RouteRequest])
+def test_a_query_is_cut_past_its_bound_and_only_then(request_):
+    args = (".",) if request_ is SearchRequest else ()
+    at = request_.make(*args, "x" * rq.MAX_QUERY_CHARS)
+    assert at.query == "x" * rq.MAX_QUERY_CHARS and at.cut_from == 0 and at.warnings() == []
+    past = request_.make(*args, "y" * (rq.MAX_QUERY_CHARS + 1))
+    assert past.query == "y" * rq.MAX_QUERY_CHARS and past.cut_from == rq.MAX_QUERY_CHARS + 1
+    assert past.warnings() == [
+        "the query was 2001 characters long; only its first 2000 were searched "
+        "(ask with the question or a few keywords)"
+    ]
+    assert "cut_from" not in past.to_dict()
+    assert rq.cut_warning(0) == []
+
+
+def test_a_request_as_the_http_api_reads_it():
+    s = SearchRequest.make(".", "q", also=["b"], tags="t", diverse=False)
+    assert s.to_dict() == {
+        "path": ".",
+        "query": "q",
+        "k": 8,
+        "mode": "hybrid",
+        "tags": ["t"],
+        "diverse": False,
+        "also": ["b"],
+    }
+    assert RouteRequest.make("q").to_dict() == {"query": "q", "k": 5, "strategy": "auto"}
+    assert IndexRequest.make().to_dict() == {"path": ".", "full": False}
+
+
+# ---------------------------------------------------------------------- a location
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        (("x.md:5", 6), "line given twice: x.md:5 and line=6"),
+        (("x.md:9-3",), "x.md:9-3 is not a line range of a note"),
+        (("x.md:0",), "x.md:0 is not a line range of a note"),
+        (("x.md:0-2",), "x.md:0-2 is not a line range of a note"),
+        (("x.md:1-2001",), "lines must be an integer from 1 to 2000, got 2001"),
+    ],
+)
+def test_a_location_that_says_two_things_or_nothing_is_refused_in_its_words(given, said):
+    assert _refused(ReadRequest.make, *given) == said
+
+
+def test_a_location_reads_as_a_line_and_a_count():
+    assert ReadRequest.make("x.md:5", 5).line == 5  # the same line twice: one line
+    r = ReadRequest.make("x.md:3-3")
+    assert (r.path, r.line, r.lines) == ("x.md", 3, 1)
+    r = ReadRequest.make("x.md:1-2000")
+    assert r.lines == 2000
+    r = ReadRequest.make("x.md:4-9", lines=2)  # an explicit count wins over the range
+    assert (r.line, r.lines) == (4, 2)
+    r = ReadRequest.make("x.md", max_tokens=50)
+    assert (r.path, r.line, r.lines, r.max_tokens) == ("x.md", None, None, 50)
+
+
+def test_each_operation_names_its_endpoints_by_method_and_path():
+    assert SearchRequest.OPERATION.endpoints == (("POST", "/search"), ("GET", "/search"))
+    assert ReadRequest.OPERATION.endpoints == (("GET", "/note"),)
+    odd = rq.Operation("x", "x", "x", ("GET /a path",), "x")
+    assert odd.endpoints == (("GET", "/a path"),)
+
+
+_CHILD = """
+import json
+
+import anyio
+from click.testing import CliRunner
+from mcp import Client
+
+from memo.cli import cli
+from memo.config import Settings
+from memo.server.mcp_tools import ALIASES, build_mcp
+from memo.server.service import Service
+
+
+class NoService(Service):
+    def __init__(self):
+        self.settings = Settings()
+
+
+async def schemas():
+    async with Client(build_mcp(NoService())) as client:
+        return {t.name: t.input_schema for t in (await client.list_tools()).tools}
+
+
+def usage(command):
+    return CliRunner().invoke(cli, [command, "--help"], prog_name="memo").output
+
+
+print(json.dumps({
+    "schemas": anyio.run(schemas),
+    "aliases": ALIASES,
+    "help": {c: usage(c) for c in ("search", "route", "show", "status", "index")},
+}))
+"""
+
+
+def test_a_fresh_process_publishes_the_budget_and_the_path_as_declared(tmp_path):
+    """The shared fields (`max_tokens`, `path`) are built once, while requests.py is imported:
+    what a new `memo` process (an MCP server, a CLI run) publishes of them, read in one. (In a
+    process of its own, too, so a mutation run, whose test sessions import requests.py once
+    beforehand, sees a change to how they are built.)"""
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD], capture_output=True, text=True, cwd=tmp_path, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    got = json.loads(out.stdout)
+    schemas, aliases, help_ = got["schemas"], got["aliases"], got["help"]
+    tail = " into this many tokens; over MCP the text a model reads stays within about 4 "
+    fits = {
+        "memo_search": "the hits (the last one cut at a sentence border, the rest dropped)",
+        "memo_route": "the collections and their best hits (the ones that do not fit left out)",
+        "memo_get": "the lines (the ones that do not fit left out)",
+    }
+    for tool, what in fits.items():
+        budget = schemas[tool]["properties"]["max_tokens"]
+        assert budget["description"] == f"Fit {what}{tail}characters a token.", tool
+        assert _json_bounds(budget) == {"minimum": 1, "maximum": 1_000_000}, tool
+    for tool in ("memo_search", "memo_status", "memo_reindex"):
+        path = schemas[tool]["properties"]["path"]
+        assert path["description"] == rq.PATH_HELP and path.get("default") == "."
+        assert _json_bounds(path)["maxLength"] == 4096
+        assert "path" not in schemas[tool].get("required", [])
+        for alias in ("collection", "scope", "folder", "target"):
+            assert aliases[tool][alias] == "path", (tool, alias)
+    assert help_["search"].startswith("Usage: memo search [OPTIONS] PATH QUERY\n")
+    assert help_["status"].startswith("Usage: memo status [OPTIONS] [PATH]\n")
+    assert help_["index"].startswith("Usage: memo index [OPTIONS] [PATH]\n")
+    assert help_["show"].startswith("Usage: memo show [OPTIONS] PATH[:LINE]\n")
+    for command in ("search", "route", "show"):
+        assert "--max-tokens INTEGER RANGE" in help_[command], command
+        assert "[1<=x<=1000000]" in " ".join(help_[command].split()), command
+
+
+def _json_bounds(prop: dict) -> dict:
+    """minimum/maximum/maxLength of a property, through `anyOf [T, null]`."""
+    out = {}
+    for part in [prop, *prop.get("anyOf", [])]:
+        for k in ("minimum", "maximum", "maxLength"):
+            if k in part:
+                out[k] = part[k]
+    return out
