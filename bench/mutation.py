@@ -191,6 +191,7 @@ def workdir_for(
     if keep and meta.exists():
         shutil.rmtree(work / "tests")
         shutil.copytree(tests_from / "tests", work / "tests", ignore=skip)
+        _write_config(work, mod, marks)  # the selection too: it may name new test files
         data = json.loads(meta.read_text(encoding="utf-8"))
         codes = data["exit_code_by_key"]
         data["exit_code_by_key"] = {k: (None if v in (0, 33) else v) for k, v in codes.items()}
@@ -202,14 +203,7 @@ def workdir_for(
     shutil.copytree(REPO / "src", work / "src", ignore=skip)
     shutil.copytree(tests_from / "tests", work / "tests", ignore=skip)
     shutil.copytree(REPO / "examples", work / "examples", ignore=skip)  # the `notes` fixture
-    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
-    base_cfg = tomllib.loads(text)["tool"]["mutmut"]
-    tests = [t for t in mod.tests if (work / t.split("::")[0]).exists()]  # e.g. main's tests
-    tests += ["-m", marks] if marks else []  # only the selection: mutants then run those tests
-    cfg = dict(base_cfg, only_mutate=[mod.path], pytest_add_cli_args_test_selection=tests)
-    section = "[tool.mutmut]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in cfg.items())
-    text = re.sub(r"^\[tool\.mutmut\]\n(?:(?!\[).*\n)*", "", text, flags=re.M) + "\n" + section
-    (work / "pyproject.toml").write_text(text, encoding="utf-8")
+    _write_config(work, mod, marks)
     # the tests' ONNX model, built once per clone into pytest's cache: hard links, not rebuilt.
     # Not a symlink to the clone's: its build lock would be held by mutants at nice 19 while the
     # clone's own test runs wait, and a mutant that rebuilt the model would write into it.
@@ -222,6 +216,19 @@ def workdir_for(
             ignore=shutil.ignore_patterns(".build.lock"),
         )
     return work
+
+
+def _write_config(work: Path, mod: Module, marks: str) -> None:
+    """The copy's pyproject.toml: the clone's, its [tool.mutmut] naming this module and the
+    test files of `mod` that exist in the copy (e.g. main's tests, for a 'before')."""
+    text = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    base_cfg = tomllib.loads(text)["tool"]["mutmut"]
+    tests = [t for t in mod.tests if (work / t.split("::")[0]).exists()]
+    tests += ["-m", marks] if marks else []  # only the selection: mutants then run those tests
+    cfg = dict(base_cfg, only_mutate=[mod.path], pytest_add_cli_args_test_selection=tests)
+    section = "[tool.mutmut]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in cfg.items())
+    text = re.sub(r"^\[tool\.mutmut\]\n(?:(?!\[).*\n)*", "", text, flags=re.M) + "\n" + section
+    (work / "pyproject.toml").write_text(text, encoding="utf-8")
 
 
 def _link(src: str, dst: str) -> None:
