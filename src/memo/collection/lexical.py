@@ -20,10 +20,11 @@ import Stemmer
 from .stopwords import ALL as STOPWORDS
 
 # v2: text is NFC-normalised first (a macOS NFD "й" is "и" + a combining mark, which \w
-# splits: "чайные" became "чаи" + "ные")
-LEXICAL_VERSION = "snowball-ru-en-nfc-v2"
+# splits: "чайные" became "чаи" + "ные"); v3: words split at "_" as FTS5's unicode61 does
+# (it stored `max_tokens` as "max" + "tokens", so a question saying `max_tokens` found nothing)
+LEXICAL_VERSION = "snowball-ru-en-nfc-v3"
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # letters and digits: "_" is no part of a word
 _CYRILLIC = re.compile(r"^[а-яё]+$")
 _LATIN = re.compile(r"^[a-z]+$")
 _MAX_QUERY_TERMS = 64
