@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -48,6 +49,7 @@ def test_a_wikilink_shows_its_alias_else_its_note_name_and_headings():
     assert shown("[[a/b/Deep note]]") == ["Deep note"]  # the folders are not shown
     assert shown("[[Note.md]] [[Shout.MD]]") == ["Note Shout"]
     assert shown("[[ Note # Part # Sub ]]") == ["Note Part Sub"]
+    assert shown("| [[Note\\|]] |") == ["| Note |"]  # never the escaping backslash
     assert shown("[[Note#^block-1]] [[#Here]] [[#^x]]") == ["Note Here "]
 
 
@@ -55,9 +57,14 @@ def test_an_embedded_note_reads_as_its_name_and_a_file_as_nothing():
     assert shown("![[Other note]]") == ["Other note"]
     assert shown("![[Doc.MD]] ![[v1.2/Page]]") == ["Doc Page"]  # a dot in a folder: a note
     assert shown("![[Note\\|alias]]") == ["alias"]
-    r = read("![[pic.PNG|100]]\n![[icon.svg#icon]]\n![[a/b.pdf]] ok")
-    assert r.lines == ["", "", " ok"]
-    assert r.hidden == {0: HIDDEN_EMBED, 1: HIDDEN_EMBED}
+    assert shown("![[Note.md\\|alias]]") == ["alias"]  # a table's bar ends the name
+    assert shown("![[Release 1.2.md]] ![[a/v1.2/Page]]") == ["Release 1.2 Page"]
+    # the name ends at the first bar or `#`: dots after it are no extension
+    assert shown("![[Note|v1.2]] ![[Note#v1.2#Sub]]") == ["v1.2 Note v1.2 Sub"]
+    assert shown("![[Chapter|ch. 2|wide]]") == ["ch. 2|wide"]
+    r = read("![[pic.PNG|100]]\n![[icon.svg#icon]]\n![[a/b.pdf]] ok\n![[My photo.png]]")
+    assert r.lines == ["", "", " ok", ""]
+    assert r.hidden == {0: HIDDEN_EMBED, 1: HIDDEN_EMBED, 3: HIDDEN_EMBED}
     assert shown("[[image.png]]") == ["image.png"]  # a link (not an embed) shows its target
 
 
@@ -73,6 +80,7 @@ def test_inline_code_is_a_run_of_backticks_up_to_the_next_run_as_long():
     assert literal_spans("`` a ` b `` c `d`") == [(0, 11), (14, 17)]
     assert literal_spans("` a ``b`` c") == [(4, 9)]  # a single ` never closed: literal
     assert literal_spans("\\`a` `b`") == [(3, 6)]  # an escaped backtick opens nothing
+    assert literal_spans("a \\` b") == [] and literal_spans("\\` $x$") == [(3, 6)]
     assert shown("`[[a]]` [[b]] ``[[c]]``") == ["`[[a]]` b ``[[c]]``"]
 
 
@@ -82,11 +90,13 @@ def test_inline_math_is_dollars_with_no_space_inside_and_no_digit_after():
     assert literal_spans("from $5 to $6") == []  # prices, not math
     assert literal_spans("$$a b$$ c") == [(0, 7)]
     assert shown("$m [[a]]$ `x` [[b]]") == ["$m [[a]]$ `x` b"]
+    assert shown("[[a]] `[[b]]` [[c]]") == ["a `[[b]]` c"]
 
 
 def test_math_and_code_spans_come_in_order_whichever_kind_comes_first():
     assert literal_spans("$m$ `c` $n$") == [(0, 3), (4, 7), (8, 11)]
     assert literal_spans("`$a$` $b$") == [(0, 5), (6, 9)]  # math inside code is code
+    assert literal_spans("$a `x` b$") == [(3, 6)]  # math never spans code
     assert shown("$[[x]]$ [[a]] `[[y]]` [[b]]") == ["$[[x]]$ a `[[y]]` b"]
 
 
@@ -97,12 +107,15 @@ def test_a_comment_hides_its_words_on_one_line_and_over_several():
     assert r.lines == ["a ", "", "", " e"]
     assert r.hidden == {1: HIDDEN_COMMENT}  # the blank line held no words
     assert read("%%only%%").hidden == {0: HIDDEN_COMMENT}
+    assert shown("a %%%% b") == ["a  b"]  # an empty comment closes at once
+    assert shown("%%\nx%% y %%z%% w") == ["", " y  w"]  # closed, then one more on the line
 
 
 def test_percent_signs_in_code_or_math_open_no_comment():
     assert shown("a `%%` then %%hid%% shown") == ["a `%%` then  shown"]
     assert shown("`%%` `%%` x %%h%% y") == ["`%%` `%%` x  y"]
     assert shown("$50%%$ and %%no%% yes") == ["$50%%$ and  yes"]
+    assert shown("`code`%%hidden%% shown") == ["`code` shown"]  # right after code: opens
 
 
 def test_a_comment_hides_block_math_and_block_math_hides_a_comment():
@@ -112,6 +125,8 @@ def test_a_comment_hides_block_math_and_block_math_hides_a_comment():
     assert shown("$$\n[[a]] %% x\n$$\n[[b]]") == ["$$", "[[a]] %% x", "$$", "b"]
     assert shown("  $$ [[a]] $$\n[[b]]") == ["  $$ [[a]] $$", "b"]  # opened and closed
     assert shown("$$\nx\nend $$\n[[b]]") == ["$$", "x", "end $$", "b"]
+    assert shown("$$\nx\n[[y]]\n$$\n[[z]]") == ["$$", "x", "[[y]]", "$$", "z"]
+    assert shown("$$$$\n[[a]]") == ["$$$$", "a"]  # empty, closed on its line
 
 
 def test_fenced_code_is_read_as_written():
@@ -127,6 +142,9 @@ def test_an_unclosed_comment_hides_the_rest_and_names_where_it_opened():
     assert r.warnings == [
         "line 3: a %% comment never closes: lines 3-4 are hidden, as in Obsidian (close it with %%)"
     ]
+    first = read("%% open\nrest")
+    assert first.hidden == {0: HIDDEN_UNCLOSED, 1: HIDDEN_UNCLOSED}
+    assert first.warnings[0].startswith("line 1: a %% comment never closes: lines 1-2 ")
     again = read("x\n%%a%% b %%c\nd")  # closed, then opened again on the same line
     assert again.lines == ["x", " b ", ""] and again.warnings[0].startswith("line 2:")
 
@@ -172,6 +190,7 @@ def test_inline_tags_are_collected_once_lowercased_in_order():
     r = read("#Zeta and (#alpha), #zeta #123 #2024-q1 a#b `#code` $#m$ #nest/ed/")
     assert r.tags == ["zeta", "alpha", "2024-q1", "nest/ed"]
     assert r.lines == ["#Zeta and (#alpha), #zeta #123 #2024-q1 a#b `#code` $#m$ #nest/ed/"]
+    assert read("#todo`now` (#next$x$)").tags == ["todo", "next"]  # a tag ends at code
 
 
 def test_a_tag_in_a_heading_of_any_level_is_a_tag():
@@ -186,6 +205,7 @@ def test_frontmatter_tags_are_a_list_or_one_string_without_hashes():
     assert frontmatter_tags({"tags": "a, b  c,#d"}) == ["a", "b", "c", "d"]
     assert frontmatter_tags({"tags": ["#x", " y ", "", "#", 2024]}) == ["x", "y", "2024"]
     assert frontmatter_tags({"tags": 5}) == frontmatter_tags({}) == []
+    assert frontmatter_tags({"tags": ["X", "#xx"]}) == ["X", "xx"]
 
 
 # ---------------------------------------------------------------- titles
@@ -220,6 +240,11 @@ def test_the_chunker_heads_every_chunk_with_the_title_and_joins_both_tag_kinds()
     assert note.title == "Given (Other)" and note.chunks[0].heading == "Given (Other)"
     assert note.tags == ["front", "inline"]
     assert readable_lines(["[[a|b]] %%c%%", "```"], [False, True]) == (["b ", "```"], [])
+
+
+def test_a_code_mask_of_another_length_is_an_error_not_a_shorter_reading():
+    with pytest.raises(ValueError):
+        read_lines(["a", "b"], [False])
 
 
 # ---------------------------------------------------------------- invariants

@@ -156,7 +156,7 @@ def read_lines(lines: list[str], code: list[bool]) -> Reading:
     out: list[str] = []
     tags: dict[str, None] = {}
     hidden: dict[int, str] = {}
-    in_comment = opened = -1  # the line where the open comment began (-1: none)
+    in_comment = -1  # the line where the open comment began (-1: none)
     in_math = False
     for k, (line, is_code) in enumerate(zip(lines, code, strict=True)):
         if is_code:
@@ -174,9 +174,8 @@ def read_lines(lines: list[str], code: list[bool]) -> Reading:
         # each rewrite runs only where its mark is: most prose lines have none (1 MB: 0.1 s)
         if in_comment >= 0 or "%%" in line:
             line, still, began = _strip_comments(line, in_comment >= 0)
-            if began:  # a comment closed and opened again here is a new one
-                opened = k
-            in_comment = opened if still else -1
+            # a comment closed and opened again on this line is a new one, begun here
+            in_comment = k if began else in_comment if still else -1
             if not line.strip() and raw.strip():
                 hidden[k] = HIDDEN_COMMENT
         if line.lstrip().startswith(">"):
