@@ -157,6 +157,17 @@ MODULES: dict[str, Module] = {
         ("tests/test_requests_rules.py", "tests/test_requests.py"),
         0.95,
     ),
+    "markdown": Module(
+        "src/memo/collection/markdown.py",
+        (
+            "tests/test_markdown_rules.py",
+            "tests/test_obsidian.py",
+            "tests/test_coverage.py",
+            "tests/test_chunker.py",
+            "tests/test_chunker_rules.py",
+        ),
+        0.95,
+    ),
 }
 # the small, fast-tested ones: about three minutes on 2 cores
 CI_SLICE = ("roots", "diversity", "excerpt", "staleness", "fusion")

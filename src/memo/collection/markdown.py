@@ -156,7 +156,7 @@ def read_lines(lines: list[str], code: list[bool]) -> Reading:
     out: list[str] = []
     tags: dict[str, None] = {}
     hidden: dict[int, str] = {}
-    in_comment = opened = -1  # the line where the open comment began (-1: none)
+    in_comment = -1  # the line where the open comment began (-1: none)
     in_math = False
     for k, (line, is_code) in enumerate(zip(lines, code, strict=True)):
         if is_code:
@@ -173,10 +173,9 @@ def read_lines(lines: list[str], code: list[bool]) -> Reading:
         raw = line
         # each rewrite runs only where its mark is: most prose lines have none (1 MB: 0.1 s)
         if in_comment >= 0 or "%%" in line:
-            line, still = _strip_comments(line, in_comment >= 0)
-            if still and in_comment < 0:
-                opened = k
-            in_comment = opened if still else -1
+            line, still, began = _strip_comments(line, in_comment >= 0)
+            # a comment closed and opened again on this line is a new one, begun here
+            in_comment = k if began else in_comment if still else -1
             if not line.strip() and raw.strip():
                 hidden[k] = HIDDEN_COMMENT
         if line.lstrip().startswith(">"):
@@ -198,7 +197,7 @@ def read_lines(lines: list[str], code: list[bool]) -> Reading:
             line = _outside_literals(line, _drop_block_id)
             if before.strip() and not line.strip():
                 hidden.setdefault(k, HIDDEN_BLOCK_ID)
-        if "#" in line and not line.lstrip().startswith("# "):
+        if "#" in line:  # a heading's own `#`s are no tag (_TAG wants a word after `#`)
             for t in _TAG.findall(_without_literals(line)):
                 if any(c.isalpha() for c in t):
                     tags.setdefault(t.lower().rstrip("/"), None)
@@ -235,24 +234,26 @@ def _without_literals(line: str) -> str:
     return "".join(out)
 
 
-def _strip_comments(line: str, inside: bool) -> tuple[str, bool]:
-    """`line` without its `%%…%%` parts; whether a comment is still open after it. A `%%`
-    inside inline code or math opens nothing; inside a comment the next `%%` closes it."""
+def _strip_comments(line: str, inside: bool) -> tuple[str, bool, bool]:
+    """`line` without its `%%…%%` parts; whether a comment is still open after it, and whether
+    that comment opened on this line. A `%%` inside inline code or math opens nothing; inside
+    a comment the next `%%` closes it."""
     out: list[str] = []
     pos = 0
+    began = False
     while True:
         if inside:
             mark = line.find("%%", pos)
             if mark < 0:
-                return "".join(out), True
+                return "".join(out), True, began
             inside, pos = False, mark + 2
             continue
         mark = _open_comment(line, pos)
         if mark < 0:
             out.append(line[pos:])
-            return "".join(out), False
+            return "".join(out), False, False
         out.append(line[pos:mark])
-        inside, pos = True, mark + 2
+        inside, pos, began = True, mark + 2, True
 
 
 def note_title(file_stem: str, meta: dict[str, Any], h1: str | None = None) -> str:
