@@ -431,3 +431,27 @@ def test_kill_9_watch_heals(tmp_path: Path):
         proc.terminate()
         _, err = proc.communicate(timeout=30)
     assert b"Traceback" not in err, err.decode()
+
+
+def test_a_read_that_meets_a_damaged_index_is_run_again_on_the_rebuilt_one(tmp_path: Path):
+    """The read is retried after the rebuild, not before it: a retry on the damaged index
+    raised the damage to the caller instead of answering."""
+    root = make_library(tmp_path, n=5)
+    before = checksums(root)
+    lib = Library(root, None, Settings(index_dir=tmp_path / "idx"))
+    lib.index()
+    coll = next(c for c in lib.collections() if c.name == "crash")
+    damaged = coll.store()[0]
+    seen = []
+
+    def count(store: dbm.IndexStore) -> int:
+        seen.append(store)
+        if store is damaged:  # every read of the damaged index fails, as a real one does
+            raise apsw.CorruptError("database disk image is malformed")
+        return store.chunk_count()
+
+    chunks, warning = coll.read(count)
+    assert chunks > 0 and "damaged" in warning
+    assert len(seen) == 2 and seen[1] is not damaged
+    assert checksums(root) == before  # the rebuild read the notes and wrote none
+    lib.close()

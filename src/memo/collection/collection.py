@@ -146,7 +146,8 @@ class Collection:
         try:
             return query(self.store()[0]), ""
         except CORRUPT as e:
-            return query(self.store()[0]), self.heal(e)
+            warning = self.heal(e)  # first: a tuple's items are evaluated left to right
+            return query(self.store()[0]), warning
 
     def heal(self, e: Exception) -> str:
         """The database is damaged: drop it, rebuild it from the notes; returns the warning."""
