@@ -423,60 +423,22 @@ RULES.update(
 )
 
 
-def _hubness(k: int) -> np.ndarray:
-    """Per chunk of _vec_table: the mean cosine to its k nearest other chunks of the same
-    library (CSLS's r term, with the corpus standing in for the queries nobody has yet)."""
-    key = f"hub{k}"
-    if key not in LEX:
-        t = _vec_table()
-        mat = t["mat"] / np.linalg.norm(t["mat"], axis=1, keepdims=True)
-        sims = mat @ mat.T
-        np.fill_diagonal(sims, -1.0)
-        top = -np.sort(-sims, axis=1)[:, :k]
-        LEX[key] = top.mean(axis=1)
-    return LEX[key]
-
-
-def hub_rule(gamma: float, k: int = 10) -> Any:
-    """The vector leg over every chunk with cos(q, c) - gamma * r(c): a chunk near everything
-    (a hub: short, generic) gives way to one near this question only."""
+def hub_rule(
+    gamma: float, k: int = 10, per: str = "coll", centered: bool = False, cross: bool = False
+) -> Any:
+    """CSLS (docs/design.md, "Hubness"): the vector leg over every chunk of the scope by
+    cos(q, c) - gamma * r(c), r(c) the mean cosine of c to its k nearest chunks of the same
+    collection (`per` "coll") or library ("lib"); `centered`: each collection's mean r taken
+    off; `cross`: only for a phrasing whose answer is in another alphabet (gamma 0 elsewhere)."""
     from dataclasses import replace
 
     from memo.search.fusion import fuse, fuse_phrasings
 
-    def f(r: Ranking) -> dict:
-        t = _vec_table()
-        hub = _hubness(k)
-        folders = [str(c.folder) for c, _ in r.scope.parts]
-        at = {fo: i for i, fo in enumerate(folders)}
-        idx = np.array([i for i, ck in enumerate(t["keys"]) if ck[0] in at])
-        mat = t["mat"][idx] / np.linalg.norm(t["mat"][idx], axis=1, keepdims=True)
-        every = []
-        for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
-            v = qvec(q)
-            if v is None or not legs.vec:
-                every.append(legs)
-                continue
-            sims = mat @ v - gamma * hub[idx]
-            order = np.argsort(-sims)[:100]
-            vec = [((at[t["keys"][idx[j]][0]], t["keys"][idx[j]][1]), float(sims[j])) for j in order]
-            every.append(replace(legs, vec=vec))
-        return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
-
-    return f
-
-
-RULES.update({f"hub{g} k{k}": hub_rule(g, k) for g in (0.3, 0.5, 0.7, 1.0) for k in (5, 10, 20, 50)})
-RULES["revec (same)"] = legs_rule(beta=1e-9)
-
-
-def center_rule(gamma: float, per_collection: bool = False, hubk: int = 0, centered: bool = False, cross_only: bool = False) -> Any:
-    """The vector leg with the query moved away from the corpus mean: cos(q, c) - gamma *
-    cos(c, mean) = c . (q - gamma * mean), one KNN with a changed query; the mean over the
-    library's chunks, or over each chunk's collection. hubk: CSLS r term per collection."""
-    from dataclasses import replace
-
-    from memo.search.fusion import fuse, fuse_phrasings
+    def r_of(mat: np.ndarray) -> np.ndarray:
+        s = mat @ mat.T
+        np.fill_diagonal(s, -1.0)
+        kk = min(k, max(1, len(mat) - 1))
+        return (-np.sort(-s, axis=1)[:, :kk]).mean(axis=1)
 
     def f(r: Ranking) -> dict:
         t = _vec_table()
@@ -484,53 +446,41 @@ def center_rule(gamma: float, per_collection: bool = False, hubk: int = 0, cente
         at = {fo: i for i, fo in enumerate(folders)}
         idx = np.array([i for i, ck in enumerate(t["keys"]) if ck[0] in at])
         mat = t["mat"][idx] / np.linalg.norm(t["mat"][idx], axis=1, keepdims=True)
-        key = f"cent{per_collection}{hubk}{centered}{sorted(folders)[0]}"
+        key = f"hub{k}{per}{centered}{sorted(folders)[0]}"
         if key not in LEX:
             coll = np.array([at[t["keys"][i][0]] for i in idx])
-            cen = np.zeros(len(idx))
-            if per_collection:
-                for c in set(coll):
-                    m = coll == c
-                    if hubk:
-                        s = mat[m] @ mat[m].T
-                        np.fill_diagonal(s, -1.0)
-                        kk = min(hubk, max(1, m.sum() - 1))
-                        cen[m] = (-np.sort(-s, axis=1)[:, :kk]).mean(axis=1)
-                        if centered:
-                            cen[m] -= cen[m].mean()
-                    else:
-                        cen[m] = mat[m] @ mat[m].mean(axis=0)
-            elif hubk:
-                s = mat @ mat.T
-                np.fill_diagonal(s, -1.0)
-                cen = (-np.sort(-s, axis=1)[:, :hubk]).mean(axis=1)
-            else:
-                cen = mat @ mat.mean(axis=0)
-            LEX[key] = cen
-        cen = LEX[key]
+            hub = np.zeros(len(idx)) if per == "coll" else r_of(mat)
+            for c in set(coll.tolist()) if per == "coll" else ():
+                m = coll == c
+                hub[m] = r_of(mat[m])
+                hub[m] -= hub[m].mean() if centered else 0.0
+            LEX[key] = hub
+        hub = LEX[key]
         every = []
         for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
             v = qvec(q)
             if v is None or not legs.vec:
                 every.append(legs)
                 continue
-            g = 0.0 if cross_only and not legs.cross_lingual else gamma
-            sims = mat @ v - g * cen
+            g = 0.0 if cross and not legs.cross_lingual else gamma
+            sims = mat @ v - g * hub
             order = np.argsort(-sims)[:100]
-            vec = [((at[t["keys"][idx[j]][0]], t["keys"][idx[j]][1]), float(sims[j])) for j in order]
+            keys = [t["keys"][idx[j]] for j in order]
+            vec = [((at[ck[0]], ck[1]), float(sims[j])) for ck, j in zip(keys, order, strict=True)]
             every.append(replace(legs, vec=vec))
         return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
 
     return f
 
 
-RULES.update({f"center{g}": center_rule(g) for g in (0.3, 0.5, 0.7, 1.0)})
-RULES.update({f"center{g} coll": center_rule(g, True) for g in (0.3, 0.5, 0.7, 1.0)})
-RULES.update({f"hub{g} k10 coll": center_rule(g, True, 10) for g in (0.3, 0.5, 0.7)})
-RULES.update({f"hub{g} k{k} lib": center_rule(g, False, k) for g in (0.3, 0.5, 0.7) for k in (5, 10, 20)})
-RULES.update({f"hub{g} k{k} coll": center_rule(g, True, k) for g in (0.3, 0.5, 0.7) for k in (5, 20)})
-RULES.update({f"hub{g} k{k} coll centered": center_rule(g, True, k, True) for g in (0.3, 0.5, 0.7) for k in (5, 10)})
-RULES["hub cross"] = center_rule(0.5, True, 10, True, cross_only=True)
-RULES["raw"] = center_rule(0.0, True, 10, True)
-RULES["hub cross centered"] = center_rule(0.5, True, 10, True, cross_only=True)
-RULES["hub cross uncentered"] = center_rule(0.5, True, 10, False, cross_only=True)
+RULES.update(
+    {
+        "raw": hub_rule(0.0),  # the same leg without the correction: the baseline
+        "hub0.5 k10 coll": hub_rule(0.5),
+        "hub0.5 k5 coll": hub_rule(0.5, 5),
+        "hub0.5 k10 lib": hub_rule(0.5, per="lib"),
+        "hub0.5 k10 coll centered": hub_rule(0.5, centered=True),
+        "hub cross uncentered": hub_rule(0.5, cross=True),
+        "hub cross centered": hub_rule(0.5, centered=True, cross=True),
+    }
+)
