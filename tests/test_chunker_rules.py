@@ -1,12 +1,25 @@
-"""`chunker.readable`, the lines of a note as the index reads them (what the web page shows
-beside a hit), as a reader meets it (issue 32: mutation found no test reaching it)."""
+"""The chunker's rules as a caller meets them (issue 32: pinned, not restated): `readable`, the
+lines of a note as the index reads them (what the web page shows beside a hit); and of
+`chunk_note`, which lines each chunk spans, its heading path, where a long section splits and
+what the note's coverage report (`Note.dropped`) says."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from typing import Any
+
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memo.collection.chunker import readable
+from memo.collection.chunker import (
+    CUT,
+    EMPTY_HEADING,
+    LOST,
+    chunk_note,
+    passage_text,
+    readable,
+)
+from memo.collection.markdown import HIDDEN_EMBED, HIDDEN_MARKUP
+from memo.collection.meta import MAX_META_BYTES
 
 NOTE = (
     "---\ntitle: [[x]]\n---\n# H [[a|b]]\n```\n[[c|d]] %%x%%\n```\n"
@@ -41,3 +54,228 @@ lines = st.lists(
 def test_readable_is_line_for_line(ls: list[str]) -> None:
     """Whatever the note, line k of what it reads is line k of the note."""
     assert len(readable("\n".join(ls))) == len("\n".join(ls).split("\n"))
+
+
+# --- chunk_note as a caller meets it: frontmatter, titles, coverage, splits (issue 32) ----------
+#
+# The counter: 3 tokens of prefix, one per word, one per 40 characters (test_chunker's
+# stand-in for the model), so every number below can be worked out by hand.
+
+
+def count(s: str) -> int:
+    return 3 + len(s.split()) + len(s) // 40
+
+
+def spans(text: str, **kw: Any) -> list[tuple[str, int, str]]:
+    return [(c.heading, c.line, c.text) for c in chunk_note(text, count, **kw).chunks]
+
+
+def test_frontmatter_closes_at_dashes_or_dots_even_with_trailing_spaces() -> None:
+    for close in ("---", "--- ", "...", "...\t"):
+        note = chunk_note(f"--- \na: 1\n{close}\nbody", count)
+        assert (note.meta, note.warnings) == ({"a": 1}, [])
+        assert spans(f"--- \na: 1\n{close}\nbody") == [("", 4, "body")]
+    blank = chunk_note("---\n\n---\nbody", count)  # an empty block: no meta, no warning
+    assert (blank.meta, blank.warnings, blank.chunks[0].line) == ({}, [], 4)
+
+
+def test_a_frontmatter_too_long_or_too_big_is_skipped_with_a_warning_not_read_as_text() -> None:
+    long = chunk_note("---\na: " + "x" * MAX_META_BYTES + "\n---\nbody", count)
+    assert long.meta == {} and long.warnings == [
+        f"frontmatter longer than {MAX_META_BYTES} characters: not parsed"
+    ]
+    assert spans("---\na: " + "x" * MAX_META_BYTES + "\n---\nbody") == [("", 4, "body")]
+    bomb = "---\na: &a [1,2,3,4,5,6,7,8,9]\n"
+    for name, prev in zip("bcde", "abcd", strict=True):
+        bomb += f"{name}: &{name} [{','.join([f'*{prev}'] * 9)}]\n"
+    note = chunk_note(bomb + "---\nbody", count)
+    assert note.meta == {} and note.warnings == [
+        "frontmatter expands to too many values (an anchors bomb?): ignored"
+    ]
+    assert [(c.line, c.text) for c in note.chunks] == [(8, "body")]
+
+
+def test_frontmatter_that_is_no_mapping_is_read_as_text_from_line_one() -> None:
+    note = chunk_note("---\n42\n---\nbody", count)
+    assert note.warnings == ["frontmatter is a int, not a mapping: read as text"]
+    assert [(c.line, c.text) for c in note.chunks] == [(1, "---\n42\n---\nbody")]
+
+
+def test_a_note_without_h1_is_titled_by_frontmatter_title_else_its_name_on_every_path() -> None:
+    assert spans("## B\nx\n### C\ny", name="file") == [
+        ("file > B", 2, "x"),
+        ("file > B > C", 4, "y"),
+    ]
+    titled = chunk_note("---\ntitle: Given\n---\nintro\n## B\nx", count, name="file")
+    assert titled.title == "Given"
+    assert [c.heading for c in titled.chunks] == ["Given", "Given > B"]
+    assert chunk_note("intro", count).title == "" and spans("intro") == [("", 1, "intro")]
+
+
+def test_the_h1_with_its_aliases_heads_the_paths_below_it_and_not_those_before_it() -> None:
+    text = "---\naliases: [Alias]\n---\nintro\n## Early\ne\n# A\nbody\n## B\nx"
+    note = chunk_note(text, count, name="file")
+    assert note.title == "A (Alias)"
+    assert [(c.heading, c.line) for c in note.chunks] == [
+        ("", 4),  # before the H1: left as written
+        ("Early", 6),
+        ("A (Alias)", 8),
+        ("A (Alias) > B", 10),
+    ]
+    # an H1 after the first paragraph still titles the note (the first non-empty H1 does)
+    assert chunk_note("#\nx\n# Real\ny", count).title == "Real"
+
+
+def test_an_empty_heading_between_texts_is_reported_not_lost() -> None:
+    note = chunk_note("# A\ntext\n## \n", count)
+    assert [(c.line, c.text) for c in note.chunks] == [(2, "text")]
+    assert note.dropped == [(3, 3, EMPTY_HEADING)] and note.lost == 0 and note.warnings == []
+
+
+def test_a_heading_is_held_by_a_chunk_of_a_section_below_it() -> None:
+    # `## B` has no body of its own but `### C` (under it) has: B is read in C's heading path
+    note = chunk_note("# A\ntext\n## B\n### C\ny\n## \n", count)
+    assert [(c.heading, c.line) for c in note.chunks] == [("A", 2), ("A > B > C", 5)]
+    assert note.dropped == [(6, 6, EMPTY_HEADING)]
+    # a heading whose following sibling section has the chunk is not held by it
+    note = chunk_note("# A\ntext\n## \n## C\ny\n", count)
+    assert note.dropped == [(3, 3, EMPTY_HEADING)]
+
+
+def test_chunks_past_the_cap_are_cut_and_reported_with_their_headings() -> None:
+    note = chunk_note("# A\none\n## B\ntwo\n\n## C\nthree\n", count, max_chunks=1)
+    assert [c.text for c in note.chunks] == ["one"]
+    assert note.warnings == ["3 chunks; only the first 1 are indexed (MEMO_MAX_CHUNKS_PER_FILE)"]
+    assert note.dropped == [(3, 7, CUT)] and note.lost == 0  # one run across the blank line
+    assert chunk_note("# A\none\n## B\ntwo", count, max_chunks=2).warnings == []  # at the cap
+
+
+def test_lines_reading_hides_are_reported_by_reason_in_runs_of_one_reason() -> None:
+    note = chunk_note("> \n>\n\n>\ntext\n![[x.png]]\n\n![[y.png]]\n>\n", count)
+    assert [(c.line, c.text) for c in note.chunks] == [(5, "text")]
+    assert note.dropped == [
+        (1, 4, HIDDEN_MARKUP),  # across the blank line between: one run
+        (6, 8, HIDDEN_EMBED),
+        (9, 9, HIDDEN_MARKUP),  # a new run: another reason came between
+    ]
+
+
+def test_a_heading_path_keeps_its_parts_while_it_fits_a_quarter_of_the_budget() -> None:
+    body = " ".join(f"w{i}." for i in range(80))  # too long for one chunk of 60 tokens
+    # "a b c d e f g h i j > leaf": 12 words + 3 = 15 tokens = int(60 * 0.25): kept whole
+    fits = spans("# a b c d e f g h i j\n## leaf\n" + body, budget=60)
+    assert {h for h, _, _ in fits} == {"a b c d e f g h i j > leaf"}
+    over = spans("# a b c d e f g h i j k\n## leaf\n" + body, budget=60)  # 16: the H1 goes
+    assert {h for h, _, _ in over} == {"leaf"}
+    assert spans("# H\n## leaf\n" + "short.", budget=60) == [("H > leaf", 3, "short.")]
+
+
+def test_a_single_overlong_heading_is_cut_to_the_longest_prefix_that_fits() -> None:
+    h1 = " ".join(f"t{i}" for i in range(40))
+    got = {h for h, _, _ in spans(f"# {h1}\n" + " ".join(f"w{i}." for i in range(80)), budget=60)}
+    assert got == {"t0 t1 t2 t3 t4 t5 t6 t7 t8 t9 t10 t1…"}
+    (heading,) = got
+    assert count(heading + "\n\n") <= 15 < count(h1[: len(heading)] + "…\n\n")
+
+
+def test_the_next_piece_repeats_the_last_sentence_of_a_paragraph_too_big_to_repeat() -> None:
+    # each paragraph: 4 sentences of 4 words (16 tokens) > the overlap room (0.15 * 40 = 6)
+    paras = [" ".join(f"S{i}x{j} a b c." for j in range(4)) for i in range(4)]
+    got = spans("# H\n" + "\n\n".join(paras), budget=40)
+    assert got == [
+        ("H", 2, paras[0] + "\n\n" + paras[1]),
+        ("H", 4, "S1x3 a b c.\n\n" + paras[2]),  # starts on the line of the repeated sentence
+        ("H", 6, "S2x3 a b c.\n\n" + paras[3]),
+    ]
+
+
+def test_a_line_of_words_without_sentences_splits_between_words_without_overlap() -> None:
+    words = [f"w{i}" for i in range(60)]
+    got = spans("# H\n" + " ".join(words), budget=30)
+    assert got == [
+        ("H", 2, " ".join(words[:23])),
+        ("H", 2, " ".join(words[23:47])),
+        ("H", 2, " ".join(words[47:])),
+    ]
+
+
+def test_a_paragraph_of_two_sentences_splits_between_them() -> None:
+    one = " ".join(f"one{i}" for i in range(14)) + "."
+    two = " ".join(f"two{i}" for i in range(14)) + "."
+    # each sentence (18 tokens) fits a piece of 30 beside "H", both do not; neither is
+    # repeated: a sentence bigger than the overlap room (4.5) is not carried over
+    assert spans("# H\n" + one + " " + two, budget=30) == [("H", 2, one), ("H", 2, two)]
+
+
+def test_two_words_too_long_for_one_piece_are_split_between_them_not_cut() -> None:
+    x, y = "x" * 1000, "y" * 1000  # each exactly fills a piece of 30 beside "H"
+    note = chunk_note(f"# H\n{x} {y}", count, budget=30)
+    assert [(c.line, c.text) for c in note.chunks] == [(2, x), (2, y)] and note.warnings == []
+
+
+def test_a_run_without_whitespace_is_reported_once_however_finely_it_is_cut() -> None:
+    def dense_z(s: str) -> int:  # a Z costs a token more: windows of Zs overshoot the estimate
+        return count(s) + s.count("Z")
+
+    run = "x" * 400 + "Z" * 100 + "x" * 400
+    note = chunk_note("# H\n" + run, dense_z, budget=60)
+    assert "".join(c.text for c in note.chunks) == run
+    assert [len(c.text) for c in note.chunks] == [408, 45, 57, 390]
+    assert note.warnings == [
+        "line 2: 900 characters without whitespace were cut at character positions"
+    ]
+
+
+LINES = [
+    "# Top",
+    "## Mid",
+    "### Low",
+    "## ",
+    "```",
+    "Short prose here.",
+    " ".join(f"Sentence {i} of a long paragraph." for i in range(12)),
+    " ".join(f"word{i}" for i in range(50)),
+    "y" * 150,
+    "%%",
+    "text %%hidden%% text",
+    "![[picture.png]]",
+    "> ",
+    "",
+    "",
+]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.sampled_from(LINES), max_size=30),
+    st.sampled_from([20, 40, 400]),
+    st.none() | st.integers(1, 6),
+)
+def test_every_line_with_words_is_in_a_chunk_or_accounted_for(
+    ls: list[str], budget: int, cap: int | None
+) -> None:
+    """Chunks in file order, each within the budget; the dropped runs in order, apart from each
+    other and from every chunk; and each line with words in a chunk, in a dropped run, or a
+    heading read in the path of a chunk after it."""
+    text = "\n".join(ls)
+    note = chunk_note(text, count, budget=budget, max_chunks=cap)
+    assert [c.ord for c in note.chunks] == list(range(len(note.chunks)))
+    assert [c.line for c in note.chunks] == sorted(c.line for c in note.chunks)
+    assert cap is None or len(note.chunks) <= cap
+    held: set[int] = set()
+    for c in note.chunks:
+        assert count(passage_text(c.heading, c.text)) <= budget
+        held |= set(range(c.line, c.line + c.text.count("\n") + 1))
+    assert max(held, default=0) <= len(ls)
+    dropped: set[int] = set()
+    last = 0
+    for a, b, why in note.dropped:
+        assert last < a <= b and why != LOST
+        assert ls[a - 1].strip() and ls[b - 1].strip()  # a run starts and ends on words
+        dropped |= set(range(a, b + 1))
+        last = b
+    assert not dropped & held
+    for k, line in enumerate(ls, start=1):
+        if line.strip() and k not in held | dropped:
+            assert line.startswith("#") and any(c.line > k for c in note.chunks), k
+    assert note.lost == 0 and not any("in no chunk" in w for w in note.warnings)
