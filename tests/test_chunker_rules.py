@@ -269,7 +269,7 @@ def test_characters_costlier_than_the_room_are_cut_one_by_one_or_refused() -> No
         "line 1: 2 characters without whitespace were cut at character positions"
     ]
     with pytest.raises(ValueError, match="budget 20 cannot hold a single character"):
-        chunk_note("aZ", lambda s: count(s) + 30 * s.count("Z"), budget=20)
+        chunk_note("ZZ", lambda s: count(s) + 30 * s.count("Z"), budget=20)
 
 
 def test_the_lost_lines_warning_names_the_first_five_runs_of_lost_lines() -> None:
