@@ -5,6 +5,7 @@ what the note's coverage report (`Note.dropped`) says."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -103,6 +104,18 @@ def test_frontmatter_that_is_no_mapping_is_read_as_text_from_line_one() -> None:
     assert [(c.line, c.text) for c in note.chunks] == [(1, "---\n42\n---\nbody")]
 
 
+def test_a_frontmatter_of_exactly_the_limit_is_still_read() -> None:
+    block = "a: " + "x" * (MAX_META_BYTES - 3)  # MAX_META_BYTES characters
+    note = chunk_note(f"---\n{block}\n---\nbody", count)
+    assert note.warnings == [] and len(note.meta["a"]) == MAX_META_BYTES - 3
+
+
+def test_a_yaml_error_is_reported_on_one_line_with_the_parser_s_words() -> None:
+    (warning,) = chunk_note("---\nkey: [unclosed\nmore: x\n---\nbody", count).warnings
+    assert warning.startswith("frontmatter is not valid YAML (read as text): while parsing a flow")
+    assert "line 2, column 5" in warning and "\n" not in warning and "  " not in warning
+
+
 def test_a_note_without_h1_is_titled_by_frontmatter_title_else_its_name_on_every_path() -> None:
     assert spans("## B\nx\n### C\ny", name="file") == [
         ("file > B", 2, "x"),
@@ -139,9 +152,50 @@ def test_a_heading_is_held_by_a_chunk_of_a_section_below_it() -> None:
     note = chunk_note("# A\ntext\n## B\n### C\ny\n## \n", count)
     assert [(c.heading, c.line) for c in note.chunks] == [("A", 2), ("A > B > C", 5)]
     assert note.dropped == [(6, 6, EMPTY_HEADING)]
-    # a heading whose following sibling section has the chunk is not held by it
+    # a heading whose following sibling section has the chunk is not held by it, nor when
+    # that chunk is the sibling's own heading (a heading with nothing under it)
     note = chunk_note("# A\ntext\n## \n## C\ny\n", count)
     assert note.dropped == [(3, 3, EMPTY_HEADING)]
+    note = chunk_note("# A\ntext\n## \n## C\n", count)
+    assert [(c.heading, c.line, c.text) for c in note.chunks][1:] == [("A > C", 4, "C")]
+    assert note.dropped == [(3, 3, EMPTY_HEADING)]
+
+
+def test_a_heading_with_nothing_under_it_before_a_sibling_is_its_own_chunk() -> None:
+    assert spans("# A\ntext\n## B\n## C\ny") == [
+        ("A", 2, "text"),
+        ("A > B", 3, "B"),
+        ("A > C", 5, "y"),
+    ]
+
+
+def test_a_heading_too_long_for_a_chunk_is_split_at_its_sentences_as_prose() -> None:
+    title = " ".join(f"Part {i} of a long title." for i in range(8))
+    pieces = [
+        "Part 0 of a long title. Part 1 of a long title. Part 2 of a long title.",
+        "Part 3 of a long title. Part 4 of a long title. Part 5 of a long title.",
+        "Part 6 of a long title. Part 7 of a long title.",
+    ]
+    alone = spans("# " + title, budget=30)  # a note of headings only
+    assert alone == [("Part 0 of a…", 1, p) for p in pieces]
+    under = spans("# A\ntext\n## " + title, budget=30)  # a heading with nothing under it
+    assert under == [("A", 2, "text")] + [("Part 0 of a…", 3, p) for p in pieces]
+
+
+def test_the_default_budget_is_400_tokens_and_the_model_limit_512() -> None:
+    # n words "a": 3 + n + (2n - 1) // 40 tokens
+    assert len(chunk_note(" ".join(["a"] * 379), count).chunks) == 1  # 400
+    assert len(chunk_note(" ".join(["a"] * 380), count).chunks) == 2  # 401
+    assert len(chunk_note(" ".join(["a"] * 485), count, budget=600).chunks) == 1  # 512
+    assert len(chunk_note(" ".join(["a"] * 486), count, budget=600).chunks) == 2  # 513
+
+
+def test_line_breaks_of_any_kind_count_as_in_the_file_and_a_bom_is_no_text() -> None:
+    assert spans("\ufeff# A\r\nx\r\ny\rz") == [("A", 2, "x\ny\nz")]
+
+
+def test_tags_are_the_frontmatter_s_then_the_inline_ones_each_once() -> None:
+    assert chunk_note("---\ntags: [b, a]\n---\nx #c #a #b", count).tags == ["b", "a", "c"]
 
 
 def test_chunks_past_the_cap_are_cut_and_reported_with_their_headings() -> None:
@@ -150,6 +204,12 @@ def test_chunks_past_the_cap_are_cut_and_reported_with_their_headings() -> None:
     assert note.warnings == ["3 chunks; only the first 1 are indexed (MEMO_MAX_CHUNKS_PER_FILE)"]
     assert note.dropped == [(3, 7, CUT)] and note.lost == 0  # one run across the blank line
     assert chunk_note("# A\none\n## B\ntwo", count, max_chunks=2).warnings == []  # at the cap
+    # every line of a cut chunk is cut; an empty heading before the cut stays empty
+    assert chunk_note("# A\none\n## B\ntwo\nthree\n", count, max_chunks=1).dropped == [(3, 5, CUT)]
+    assert chunk_note("# A\ntext\n## \n## B\nx\n", count, max_chunks=1).dropped == [
+        (3, 3, EMPTY_HEADING),
+        (4, 5, CUT),
+    ]
 
 
 def test_lines_reading_hides_are_reported_by_reason_in_runs_of_one_reason() -> None:
@@ -249,6 +309,39 @@ def test_short_sentences_carry_over_as_many_as_fit_the_overlap_room() -> None:
     ]
 
 
+def test_the_overlap_room_is_filled_to_the_last_token() -> None:
+    # sentences of 2 tokens beyond the prefix, a room of 0.15 * 40 = 6: exactly 3 repeated,
+    # whether the sentences are units of their own or those of a paragraph too big to repeat
+    got = spans(" ".join(f"w{i} x." for i in range(30)), budget=40)
+    assert [(t.split()[0], t.split()[-2]) for _, _, t in got] == [("w0", "w16"), ("w14", "w29")]
+    paras = [" ".join(f"p{i}s{j} x." for j in range(6)) for i in range(5)]
+    got = spans("\n\n".join(paras), budget=40)
+    assert [(line, t.split()[0], t.split()[-2]) for _, line, t in got] == [
+        (1, "p0s0", "p1s5"),
+        (3, "p1s3", "p3s5"),
+        (7, "p3s3", "p4s5"),
+    ]
+
+
+def test_small_paragraphs_are_repeated_whole_as_many_as_fit() -> None:
+    paras = [f"p{i} a b." for i in range(30)]  # 3 tokens each, a room of 0.15 * 60 = 9
+    got = spans("\n\n".join(paras), budget=60)
+    assert got == [
+        ("", 1, "\n\n".join(paras[:17])),
+        ("", 29, "\n\n".join(paras[14:])),  # paragraphs 14-16 again
+    ]
+
+
+def test_code_splits_between_its_lines_never_at_its_full_stops() -> None:
+    code = [f"echo one. two. three. four. five. six {i}" for i in range(12)]
+    got = spans("# S\n```\n" + "\n".join(code) + "\n```", budget=40)
+    assert [(line, t) for _, line, t in got][:3] == [
+        (2, "```\n" + "\n".join(code[:3])),
+        (6, "\n".join(code[3:7])),
+        (10, "\n".join(code[7:11])),
+    ]
+
+
 def test_a_paragraph_of_several_lines_is_one_unit_and_its_last_line_carries_over() -> None:
     paras = ["\n".join(f"p{i}l{j} " + "x " * 5 for j in range(3)) for i in range(6)]
     got = spans("# H\n" + "\n\n".join(paras), budget=40)
@@ -270,6 +363,36 @@ def test_characters_costlier_than_the_room_are_cut_one_by_one_or_refused() -> No
     ]
     with pytest.raises(ValueError, match="budget 20 cannot hold a single character"):
         chunk_note("ZZ", lambda s: count(s) + 30 * s.count("Z"), budget=20)
+
+
+def test_the_smallest_budget_leaves_eight_tokens_beside_the_prefix() -> None:
+    assert spans("text", budget=11) == [("", 1, "text")]  # count("") = 3, + 8
+    with pytest.raises(ValueError) as e:
+        chunk_note("text", count, budget=10)
+    assert str(e.value) == (
+        "chunk budget 10 leaves no room for text (3 tokens are taken by the prefix and "
+        "special tokens)"
+    )
+
+
+def test_a_unit_costs_its_tokens_past_the_fixed_ones_measured_by_one_word_more() -> None:
+    """The fixed tokens of a passage are count("a") less the cost of one more "a", not
+    count(""): a bare prefix ends in a lone piece (SentencePiece's "▁"), which this counter
+    models. How many sentences the next piece repeats (their cost against the overlap room)
+    shows the measure."""
+
+    def sp(s: str) -> int:  # count("") = 4, count("a") = 4, count("a a") = 5: fixed 3
+        return (4 if not s else 3) + len(s.split()) + len(s) // 4 + sum(c.isupper() for c in s)
+
+    note = chunk_note(" ".join(f"w{i} x." for i in range(30)), sp, budget=30)
+    sentences = [re.findall(r"w(\d+) x\.", c.text) for c in note.chunks]
+    assert [(int(s[0]), int(s[-1])) for s in sentences] == [
+        (0, 7),
+        (7, 13),
+        (13, 19),
+        (19, 25),
+        (25, 29),
+    ]
 
 
 def test_the_lost_lines_warning_names_the_first_five_runs_of_lost_lines() -> None:
