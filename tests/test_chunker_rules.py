@@ -116,6 +116,21 @@ def test_a_yaml_error_is_reported_on_one_line_with_the_parser_s_words() -> None:
     assert "line 2, column 5" in warning and "\n" not in warning and "  " not in warning
 
 
+def test_a_yaml_comment_in_the_frontmatter_is_no_heading() -> None:
+    note = chunk_note("---\n# a yaml comment\na: 1\n---\nbody", count)
+    assert note.meta == {"a": 1} and [(c.heading, c.line) for c in note.chunks] == [("", 5)]
+
+
+def test_a_deep_heading_first_has_a_path_of_itself_alone() -> None:
+    assert spans("### C\nx\n## B\ny") == [("C", 2, "x"), ("B", 4, "y")]
+
+
+def test_a_fence_s_info_string_is_code_a_comment_mark_there_hides_nothing() -> None:
+    note = chunk_note("```js %% x\ncode\n```\nafter", count)
+    assert spans("```js %% x\ncode\n```\nafter") == [("", 1, "```js %% x\ncode\n```\nafter")]
+    assert note.dropped == [] and note.warnings == []
+
+
 def test_a_note_without_h1_is_titled_by_frontmatter_title_else_its_name_on_every_path() -> None:
     assert spans("## B\nx\n### C\ny", name="file") == [
         ("file > B", 2, "x"),
@@ -293,11 +308,16 @@ def test_a_run_without_whitespace_is_reported_once_however_finely_it_is_cut() ->
     ]
 
 
-def test_a_sentence_that_exactly_fills_the_room_beside_the_heading_stays_whole() -> None:
+def test_a_unit_that_exactly_fills_the_room_beside_the_heading_stays_whole() -> None:
     # 22 words, 153 characters: 26 tokens = 30 - count("H\n\n"), the room of a piece
     one = " ".join(f"word{i:02d}" for i in range(21)) + " " + "p" * 12 + "."
     two = one.replace("word", "term")
     assert spans(f"# H\n{one} {two}", budget=30) == [("H", 2, one), ("H", 2, two)]
+    # a paragraph of 16 characters at a token each, beyond 2 fixed ones: 17 tokens, the room
+    # beside no heading (20 - count("") = 17): it stays whole too
+    para = "a dddd bb ff! e."
+    note = chunk_note(f"{para}\n\n{para}", lambda s: 3 + len(s), budget=20)
+    assert [(c.line, c.text) for c in note.chunks] == [(1, para), (3, para)]
 
 
 def test_short_sentences_carry_over_as_many_as_fit_the_overlap_room() -> None:
