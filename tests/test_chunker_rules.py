@@ -225,6 +225,10 @@ def test_chunks_past_the_cap_are_cut_and_reported_with_their_headings() -> None:
         (3, 3, EMPTY_HEADING),
         (4, 5, CUT),
     ]
+    assert chunk_note("# A\ntext\n## \n## C\n", count, max_chunks=1).dropped == [
+        (3, 3, EMPTY_HEADING),  # the cut chunk right below is the next heading's own
+        (4, 4, CUT),
+    ]
 
 
 def test_lines_reading_hides_are_reported_by_reason_in_runs_of_one_reason() -> None:
