@@ -6,6 +6,7 @@ what the note's coverage report (`Note.dropped`) says."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -347,6 +348,30 @@ def test_the_overlap_room_is_filled_to_the_last_token() -> None:
     ]
 
 
+def test_the_repeated_tail_loses_its_oldest_sentences_only_as_far_as_the_next_needs() -> None:
+    small = " ".join(f"s{i} x." for i in range(12))  # 2 tokens each: 3 fit the room of 6
+
+    def second_starts(big_words: int, counter: Callable[[str], int] = count) -> str:
+        big = " ".join(f"b{i}" for i in range(big_words)) + "."
+        (_, _, first), (_, _, second) = [
+            (c.heading, c.line, c.text) for c in chunk_note(f"{small} {big}", counter, 40).chunks
+        ]
+        assert first == small
+        return second.split()[0]
+
+    # room beside no heading: 40 - 3 = 37; a big sentence of 32 tokens leaves 5 for the tail
+    assert second_starts(30) == "s10"  # 2 of the 3 kept
+    assert second_starts(32) == "s11"  # 34 tokens: 1 kept
+    # without the 40-character term the estimates are exact: 6 + 31 fills the room, all kept
+    assert second_starts(31, lambda s: 3 + len(s.split())) == "s9"
+
+
+def test_indented_lines_are_split_between_whole_lines() -> None:
+    lines = [f"  Sentence number {i} says something here." for i in range(12)]
+    got = spans("\n".join(lines), budget=30)
+    assert got == [("", 1 + k, "\n".join(lines[k : k + 3])) for k in range(0, 12, 3)]
+
+
 def test_small_paragraphs_are_repeated_whole_as_many_as_fit() -> None:
     paras = [f"p{i} a b." for i in range(30)]  # 3 tokens each, a room of 0.15 * 60 = 9
     got = spans("\n\n".join(paras), budget=60)
@@ -427,6 +452,7 @@ def test_the_lost_lines_warning_names_the_first_five_runs_of_lost_lines() -> Non
     many = [(k, k + (k % 2), LOST) for k in range(1, 30, 4)]
     assert _runs(many, LOST) == "lines 1-2, 5-6, 9-10, 13-14, 17-18 …"
     assert _runs(many[:5], LOST) == "lines 1-2, 5-6, 9-10, 13-14, 17-18"
+    assert _runs(many[:6], LOST) == "lines 1-2, 5-6, 9-10, 13-14, 17-18 …"
 
 
 LINES = [
