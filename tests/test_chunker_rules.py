@@ -410,8 +410,23 @@ def test_characters_costlier_than_the_room_are_cut_one_by_one_or_refused() -> No
     assert note.warnings == [
         "line 1: 2 characters without whitespace were cut at character positions"
     ]
-    with pytest.raises(ValueError, match="budget 20 cannot hold a single character"):
-        chunk_note("ZZ", lambda s: count(s) + 30 * s.count("Z"), budget=20)
+    # two costlier than estimated inside a run: cut one by one where they sit
+    assert [c.text for c in chunk_note("aaaaZZaaaa", costly_z, budget=24).chunks] == [
+        "aaaa",
+        "Z",
+        "Zaaaa",
+    ]
+    for run in ("ZZ", "aZ"):  # a Z of 31 tokens fits no piece of 20, first or not
+        with pytest.raises(ValueError, match="budget 20 cannot hold a single character"):
+            chunk_note(run, lambda s: count(s) + 30 * s.count("Z"), budget=20)
+
+
+def test_a_unit_costlier_than_estimated_after_a_repeated_tail_is_cut_finer() -> None:
+    def irregular_z(s: str) -> int:  # test_chunker's irregular count, a Z 3 tokens more
+        return 2 + len(s.encode()) // 3 + s.count(" ") % 7 + len(s) % 5 + 3 * s.count("Z")
+
+    got = chunk_note("x! ZZZZZZZZZZZZ longerword", irregular_z, budget=40).chunks
+    assert [(c.line, c.text) for c in got] == [(1, "x!"), (1, "ZZZZZZZZZZ"), (1, "ZZ longerword")]
 
 
 def test_the_smallest_budget_leaves_eight_tokens_beside_the_prefix() -> None:
