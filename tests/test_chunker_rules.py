@@ -242,6 +242,15 @@ def test_lines_reading_hides_are_reported_by_reason_in_runs_of_one_reason() -> N
     ]
 
 
+def test_a_section_that_fits_exactly_keeps_its_whole_heading_path() -> None:
+    """Only a section that must be split has its path shortened to a quarter of the budget;
+    one that fits to the last token, trailing spaces not counted, is one chunk under it."""
+    h = "a b c d e f g h i j k l"  # 15 tokens with its "\n\n": more than a quarter of 17
+    body = "short body." + " " * 80
+    assert count(passage_text(h, body.rstrip())) == 17
+    assert spans(f"# {h}\n{body}", budget=17) == [(h, 2, "short body.")]
+
+
 def test_a_heading_path_keeps_its_parts_while_it_fits_a_quarter_of_the_budget() -> None:
     body = " ".join(f"w{i}." for i in range(80))  # too long for one chunk of 60 tokens
     # "a b c d e f g h i j > leaf-of-the-big" and its "\n\n": 12 words + 3, 39 characters:
