@@ -124,6 +124,7 @@ def test_a_yaml_comment_in_the_frontmatter_is_no_heading() -> None:
 
 def test_a_deep_heading_first_has_a_path_of_itself_alone() -> None:
     assert spans("### C\nx\n## B\ny") == [("C", 2, "x"), ("B", 4, "y")]
+    assert spans("### C\nx\n### D\ny") == [("C", 2, "x"), ("D", 4, "y")]  # a sibling's
 
 
 def test_a_fence_s_info_string_is_code_a_comment_mark_there_hides_nothing() -> None:
