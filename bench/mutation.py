@@ -64,8 +64,7 @@ class Module:
 
 # The core modules measured so far. `threshold` is what the full run measured with the tests of
 # this branch (rounded down, 2026-12-01): raise it when a module's tests get better, never lower
-# it to make a run pass. The chunker's 0.90 is the target, not a measurement: its 806 mutants
-# were not all run yet.
+# it to make a run pass.
 MODULES: dict[str, Module] = {
     "roots": Module(
         "src/memo/roots.py",
@@ -95,13 +94,11 @@ MODULES: dict[str, Module] = {
     ),
     "chunker": Module(
         "src/memo/collection/chunker.py",
-        (
-            "tests/test_chunker_rules.py",
-            "tests/test_chunker.py",
-            "tests/test_coverage.py",
-            "tests/test_index.py",
-        ),
-        0.90,
+        # not test_index.py: it indexes whole libraries, 8.5 s more for every surviving mutant
+        # on top of these three files' 7 s (1,015 mutants), and what it sees of the chunker
+        # (lines, heading paths, the coverage report) the chunker's own tests pin on small notes
+        ("tests/test_chunker_rules.py", "tests/test_chunker.py", "tests/test_coverage.py"),
+        0.94,  # 94.4% of 1,015 (2026-12-01; 41 min at a load of 4-8)
     ),
     "diversity": Module(
         "src/memo/search/diversity.py",
