@@ -172,11 +172,13 @@ CI_SLICE = ("roots", "diversity", "excerpt", "staleness", "fusion")
 
 def explained() -> list[set[str]]:
     """The changed lines of each equivalent mutant listed in bench/mutation_survivors.md: a
-    ```diff block per mutant (only its -/+ lines count)."""
+    ```diff block per mutant (only its -/+ lines count; ````diff when a line holds ```)."""
     if not SURVIVORS.exists():
         return []
-    blocks = re.findall(r"```diff\n(.*?)```", SURVIVORS.read_text(encoding="utf-8"), re.S)
-    return [_changed(b) for b in blocks]
+    text = SURVIVORS.read_text(encoding="utf-8")
+    # a block may be fenced with more backticks (````diff), to hold a line that has three
+    blocks = re.findall(r"^(`{3,})diff\n(.*?)^\1$", text, re.S | re.M)
+    return [_changed(b) for _, b in blocks]
 
 
 def _changed(diff: str) -> set[str]:
