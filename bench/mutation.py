@@ -129,6 +129,17 @@ MODULES: dict[str, Module] = {
         ("tests/test_fusion_rules.py", "tests/test_two_stage.py", "tests/test_ranking.py"),
         0.97,
     ),
+    "sync": Module(
+        "src/memo/collection/sync.py",
+        (
+            "tests/test_sync_rules.py",
+            "tests/test_staleness_rules.py",
+            "tests/test_badfiles.py",
+            "tests/test_progress.py",
+            "tests/test_index.py",
+        ),
+        0.90,
+    ),
 }
 # the small, fast-tested ones: about three minutes on 2 cores
 CI_SLICE = ("roots", "diversity", "excerpt", "staleness", "fusion")
