@@ -12,8 +12,11 @@ import json
 import logging
 import os
 import shutil
+import threading
+import time
 from pathlib import Path
 
+import apsw
 import pytest
 
 from memo.caches import digest
@@ -166,7 +169,7 @@ def test_an_edit_keeps_the_vectors_of_unchanged_chunks_and_embeds_only_the_new_o
         (root / "c" / "r.md").write_text(edited)
         rep = coll.sync()
         assert (rep.changed, rep.new, rep.unchanged) == (1, 0, 1)
-        assert rep.files == [("changed", "c/r.md")]
+        assert rep.files == [("changed", "c/r.md")] and rep.caught_up == 1
         assert embedder.passages == []
         assert rep.chunks_reused == 2 and rep.chunks_pending == 1 and rep.chunks == 4
         chunks = _chunks(coll, "r.md")
@@ -192,7 +195,7 @@ def test_a_deleted_note_loses_every_row_and_the_others_keep_theirs(tmp_path: Pat
         (root / "c" / "r.md").unlink()
         rep = coll.sync()
         assert (rep.removed, rep.unchanged, rep.new, rep.changed) == (1, 1, 0, 0)
-        assert rep.files == [("removed", "c/r.md")]
+        assert rep.files == [("removed", "c/r.md")] and rep.caught_up == 1
         assert _q(coll, "SELECT path FROM files") == [("stay.md",)]
         ids = {r[0] for r in _q(coll, "SELECT id FROM chunks")}
         assert {r[0] for r in _q(coll, "SELECT DISTINCT path FROM chunks")} == {"stay.md"}
@@ -214,12 +217,16 @@ def test_a_touched_note_is_remembered_without_being_read_again(tmp_path: Path, e
         embedder.passages.clear()
         st = p.stat()
         os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
-        rep = coll.sync()
+        hook = Hook()
+        rep = coll.sync(progress=hook)
         assert (rep.touched, rep.changed, rep.new, rep.unchanged) == (1, 0, 0, 0)
+        assert hook.calls == [("begin", "c", 1), ("files_done", 1)]
         assert rep.files == [("touched", "c/r.md")] and rep.did_work and rep.caught_up == 0
         assert _q(coll, "SELECT mtime_ns, size FROM files") == [(p.stat().st_mtime_ns, st.st_size)]
         assert _q(coll, "SELECT id FROM chunks ORDER BY id") == ids and _codes(coll) == codes
         assert embedder.passages == []
+        # no frontmatter, no tag, every line in a chunk: nothing else in the row
+        assert _q(coll, "SELECT updated, tags, dropped, note FROM files") == [(None, "", "", "")]
         again = coll.sync()  # the stat was remembered: nothing is owed any more
         assert (again.touched, again.unchanged) == (0, 1) and not again.did_work
 
@@ -333,18 +340,22 @@ def test_read_capped_reads_up_to_the_limit_and_never_hangs_on_a_fifo(tmp_path: P
 @pytest.mark.edits_notes
 def test_a_note_edited_again_while_the_sync_reads_is_left_for_the_next_sync(tmp_path: Path):
     root = tmp_path / "lib"
-    make_collection(root / "c", {"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n"})
+    make_collection(
+        root / "c", {"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n", "c.md": "# C\n\ncee\n"}
+    )
 
     def edit(hook: Hook) -> bool:  # a.md was read, b.md not yet: a.md changes again
         if hook.checks == 2:
             (root / "c" / "a.md").write_text("# A\n\nalpha, written again\n")
+        if hook.checks == 3:  # b.md was read: it is deleted before it is written
+            (root / "c" / "b.md").unlink()
         return False
 
     with _lib(root) as lib:
         coll = _only(lib)
         rep = coll.sync(progress=Hook(edit))
-        assert rep.new == 1 and rep.files == [("new", "c/b.md")]
-        assert _q(coll, "SELECT path FROM files") == [("b.md",)]
+        assert rep.new == 1 and rep.files == [("new", "c/c.md")]
+        assert _q(coll, "SELECT path FROM files") == [("c.md",)]
         nxt = coll.sync()
         assert nxt.files == [("new", "c/a.md")]
         assert "written again" in _chunks(coll, "a.md")[0][3]
@@ -408,6 +419,11 @@ def test_the_progress_hears_the_part_and_its_count_and_nothing_when_nothing_is_o
         assert gone.calls == [("begin", "c/sub", 0)]  # a removal alone is work too
         idle = Hook()
         assert not coll.sync(progress=idle).did_work and idle.calls == []
+        (root / "c" / "Xray").mkdir()
+        (root / "c" / "Xray" / "x.md").write_text("# X\n\nray\n")
+        slashed = Hook()
+        assert coll.sync("Xray/", progress=slashed).new == 1
+        assert slashed.calls[0] == ("begin", "c/Xray", 1)  # the folder as named, no slash
 
 
 @pytest.mark.edits_notes
@@ -530,8 +546,23 @@ def test_a_spent_budget_embeds_nothing_and_a_generous_one_everything(tmp_path: P
         rep = coll.embed(budget=0)
         assert (rep.chunks_embedded, rep.chunks_pending, rep.chunks) == (0, 5, 5)
         assert not rep.paused and _codes(coll) == {}
-        rep = coll.embed(budget=600)
+        hook = Hook()
+        rep = coll.embed(progress=hook, budget=600, wait=True)  # a free lease: no wait
         assert (rep.chunks_embedded, rep.chunks_pending, rep.chunks) == (5, 0, 5)
+        assert not [c for c in hook.calls if c[0] == "waiting"]
+
+
+class _Seen(Hook):
+    """Also who the lease names after each slice."""
+
+    def __init__(self, index_path: Path) -> None:
+        super().__init__()
+        self.index_path = index_path
+        self.holders: list = []
+
+    def chunks_done(self, n: int) -> None:
+        super().chunks_done(n)
+        self.holders.append(lease.holder(self.index_path))
 
 
 @pytest.mark.edits_notes
@@ -539,35 +570,40 @@ def test_slices_start_small_then_take_what_the_model_does_in_slice_seconds(
     tmp_path: Path, embedder
 ):
     root = tmp_path / "lib"
-    words = [f"slice{i} kestrel{i} quarry{i}" for i in range(40)]  # no other test embeds these
+    # passages no other test embeds, long enough that the model goes well below SLICE_MAX
+    # per SLICE_SECONDS: the slices are sized by its speed, not by the cap
+    words = [f"slice{i} kestrel{i} " + "quarry stones and river gravel " * 10 for i in range(14)]
     make_collection(root / "c", {f"n{i:02d}.md": f"# N{i}\n\n{w}\n" for i, w in enumerate(words)})
-    twin = tmp_path / "twin"
-    shutil.copytree(root, twin)
-
-    class Seen(Hook):
-        def chunks_done(self, n: int) -> None:
-            super().chunks_done(n)
-            self.holders.append(lease.holder(coll.index_path))
-
     with _lib(root, embedder) as lib:
         coll = _only(lib)
         coll.sync()
-        hook = Seen()
-        hook.holders = []
+        hook = _Seen(coll.index_path)
         rep = coll.embed(progress=hook)  # the model, uncached: its real speed sizes the slices
-        assert hook.slices()[0] == 4 and sum(hook.slices()) == 40
+        assert hook.slices()[0] == 4 and sum(hook.slices()) == 14 and len(hook.slices()) > 1
         state = coll.sync_state.slice_size
         assert state == max(1, min(sm.SLICE_MAX, int(rep.rate * sm.SLICE_SECONDS)))
         assert all(1 <= n <= sm.SLICE_MAX for n in hook.slices())
-        assert rep.embed_seconds > 0 and rep.chunks_embedded == 40 and rep.chunks_pending == 0
+        assert rep.chunks_embedded == 14 and rep.chunks_pending == 0
+        assert rep.embed_seconds > hook.slices()[-1] / rep.rate  # every slice's time, summed
         # the holder says who embeds and how fast, for the others' "about N s"
         assert all(h is not None and h.pid == os.getpid() and h.rate for h in hook.holders)
         assert lease.holder(coll.index_path) is None  # released at the end
+
+
+@pytest.mark.edits_notes
+def test_a_model_faster_than_slice_max_per_slice_seconds_gets_slices_of_slice_max(
+    tmp_path: Path, embedder
+):
+    root = tmp_path / "lib"
+    make_collection(root / "c", {f"n{i:02d}.md": f"# N{i}\n\nfast {i}\n" for i in range(40)})
+    twin = tmp_path / "twin"
+    shutil.copytree(root, twin)
     with _lib(twin, embedder) as lib:
+        lib.index()  # the session's model remembers these passages from here on
+    with _lib(root, embedder) as lib:
         coll = _only(lib)
         coll.sync()
-        hook = Seen()
-        hook.holders = []
+        hook = _Seen(coll.index_path)
         coll.embed(progress=hook)  # every vector remembered: the model's rate is unbounded
         assert hook.slices() == [4, sm.SLICE_MAX, 40 - 4 - sm.SLICE_MAX]
         assert coll.sync_state.slice_size == sm.SLICE_MAX
@@ -634,7 +670,9 @@ def test_a_model_that_fails_in_the_vector_stage_leaves_the_chunks_pending_and_sa
             f"embedder unavailable, vectors left for later: no model.onnx in {broken}"
         ]
         assert (rep.chunks_embedded, rep.chunks_pending) == (0, 5)
-        assert not coll.sync_state.vectors_ok and coll.embed().warnings == []
+        assert not coll.sync_state.vectors_ok
+        again = coll.embed()  # the model is known to be down: not asked again
+        assert again.warnings == [] and (again.chunks_pending, again.chunks) == (5, 5)
 
 
 @pytest.mark.edits_notes
@@ -652,6 +690,7 @@ def test_a_chunk_replaced_while_its_vector_was_computed_does_not_get_the_old_vec
         def embed_passages(self, texts):
             if self.armed and not self.passages:
                 (root / "c" / "b.md").write_text("# B\n\nsecond beta, edited\n")
+                (root / "c" / "c.md").write_text("# C\n\nthird gamma\n")
                 coll.sync()
             return super().embed_passages(texts)
 
@@ -662,12 +701,15 @@ def test_a_chunk_replaced_while_its_vector_was_computed_does_not_get_the_old_vec
         model.passages.clear()
         model.armed = True
         rep = coll.embed()
-        assert model.passages == ["A\n\nfirst alpha", "B\n\nfirst beta", "B\n\nsecond beta, edited"]
-        assert (rep.chunks_embedded, rep.chunks_pending) == (2, 0)
+        assert model.passages == [
+            "A\n\nfirst alpha",
+            "B\n\nfirst beta",
+            "B\n\nsecond beta, edited",
+            "C\n\nthird gamma",
+        ]
+        assert (rep.chunks_embedded, rep.chunks_pending, rep.chunks) == (3, 0, 3)
     twin = tmp_path / "twin"
-    make_collection(
-        twin / "c", {"a.md": "# A\n\nfirst alpha\n", "b.md": "# B\n\nsecond beta, edited\n"}
-    )
+    shutil.copytree(root / "c", twin / "c", ignore=shutil.ignore_patterns(".memo"))
     with _lib(root, real_embedder) as lib, _lib(twin, real_embedder) as fresh:
         lib.index()
         fresh.index()
@@ -708,3 +750,198 @@ def test_a_report_says_its_counters_in_one_shape(tmp_path: Path):
         "seconds": 1.235,
     }
     assert rep.did_work and rep.caught_up == 5
+
+
+@pytest.mark.edits_notes
+def test_every_engine_titles_sizes_and_caps_a_note_alike(tmp_path: Path, embedder):
+    """A note without an H1 is titled by its file name, cut at the chunk budget and capped
+    at the chunk limit whether a model counts its tokens, none is there, or it failed."""
+    broken = tmp_path / "model"
+    broken.mkdir()
+    (broken / "tokenizer.json").write_text("{}")
+    words = "".join(
+        f"Paragraph {i} says routers forward packets by table. " * 6 + "\n\n" for i in range(8)
+    )
+    seen = {}
+    for name, model in (
+        ("none", None),
+        ("broken", make_embedder("fastembed", broken)),
+        ("model", embedder),
+    ):
+        root = tmp_path / name
+        make_collection(root / "c", {"sub/deep/my-note.md": words})
+        with _lib(root, model, chunk_budget=64, max_chunks_per_file=3) as lib:
+            coll = _only(lib)
+            coll.sync()
+            chunks = _chunks(coll, "sub/deep/my-note.md")
+            (dropped,) = _q(coll, "SELECT dropped FROM files")[0]
+        assert len(chunks) == 3 and all(h == "my-note" for h, *_ in chunks), name
+        assert "MEMO_MAX_CHUNKS_PER_FILE" in dropped or "cap" in dropped, name
+        seen[name] = chunks
+    assert seen["broken"] == seen["none"]  # a failed model: the estimate, the same settings
+
+
+@pytest.mark.edits_notes
+def test_a_row_that_already_holds_the_bytes_read_is_kept_not_rewritten(tmp_path: Path, embedder):
+    """Two syncs read one edit (one without the notes' lock: a read-only index folder): the
+    one that writes second finds these very bytes written, keeps those rows and whatever
+    vectors they have by now, and only remembers the stat it read."""
+    root = tmp_path / "lib"
+    make_collection(root / "c", {"a.md": "# A\n\nalpha\n", "b.md": "# B\n\nbeta\n"})
+    with _lib(root, embedder) as lib:
+        coll = _only(lib)
+        lib.index()
+        theirs = _q(coll, "SELECT id, hash, vec FROM chunks WHERE path='a.md'")
+        (root / "c" / "a.md").write_text("# A\n\nalpha, edited\n")
+        (root / "c" / "b.md").write_text("# B\n\nbeta, edited\n")
+
+        def other_writes_a(hook: Hook) -> bool:  # a.md read; the other commits its row first
+            if hook.checks == 2:
+                done = digest((root / "c" / "a.md").read_bytes())
+                conn = apsw.Connection(str(coll.index_path))
+                conn.set_busy_timeout(5000)
+                conn.execute("UPDATE files SET hash=?, mtime_ns=0 WHERE path='a.md'", (done,))
+                conn.close()
+            return False
+
+        rep = coll.sync(progress=Hook(other_writes_a))
+        assert rep.changed == 1 and rep.files == [("changed", "c/b.md")]
+        assert _q(coll, "SELECT id, hash, vec FROM chunks WHERE path='a.md'") == theirs
+        st = (root / "c" / "a.md").stat()
+        assert _q(coll, "SELECT mtime_ns, size FROM files WHERE path='a.md'") == [
+            (st.st_mtime_ns, st.st_size)
+        ]
+
+
+@pytest.mark.edits_notes
+def test_a_wait_for_the_holder_finds_what_it_computed_and_does_not_start_over(
+    tmp_path: Path, embedder
+):
+    root = tmp_path / "lib"
+    _five(root)
+    with _lib(root, embedder) as lib, _lib(root, embedder) as other:
+        coll = _only(lib)
+        coll.sync()
+        held = lease.acquire(coll.index_path)  # the other process's lease
+        assert held is not None
+
+        def other_finishes(hook: Hook) -> bool:  # then lets go: every vector is in
+            assert _only(other).embed(held=held).chunks_embedded == 5
+            return False
+
+        hook = Hook(other_finishes)
+        rep = coll.embed(progress=hook, wait=True)
+        assert (rep.chunks_embedded, rep.chunks_pending, rep.chunks) == (0, 0, 5)
+        assert [c[0] for c in hook.calls] == ["waiting"]  # no vector stage of its own
+
+
+@pytest.mark.edits_notes
+def test_with_nothing_pending_nobody_is_waited_for_or_named(tmp_path: Path, embedder):
+    root = tmp_path / "lib"
+    _five(root)
+    with _lib(root, embedder) as lib:
+        coll = _only(lib)
+        lib.index()
+        held = lease.acquire(coll.index_path)  # another process holds the lease
+        assert held is not None
+        try:
+            held.tell(2.0)
+            hook = Hook()
+            rep = coll.embed(progress=hook, wait=True)  # waits for nobody: nothing is owed
+            assert (rep.embedding_by, rep.rate, rep.chunks_pending, rep.chunks) == (
+                None,
+                None,
+                0,
+                5,
+            )
+            assert hook.calls == []
+        finally:
+            held.release()
+
+
+@pytest.mark.edits_notes
+def test_after_the_model_failed_in_this_process_it_is_not_asked_again(tmp_path: Path, embedder):
+    root = tmp_path / "lib"
+    _five(root)
+    with _lib(root, embedder) as lib:
+        coll = _only(lib)
+        coll.sync()
+        coll.sync_state.vectors_ok = False  # what a failure of the model left (see above)
+        held = lease.acquire(coll.index_path)
+        assert held is not None
+        rep = coll.embed(held=held)
+        assert embedder.passages == [] and (rep.chunks_embedded, rep.chunks_pending) == (0, 5)
+        free = lease.acquire(coll.index_path)
+        assert free is not None, "the lease handed in was kept"
+        free.release()
+
+
+@pytest.mark.edits_notes
+def test_a_wait_blocks_until_the_holder_lets_go(tmp_path: Path, embedder):
+    root = tmp_path / "lib"
+    _five(root)
+    with _lib(root, embedder) as lib:
+        coll = _only(lib)
+        coll.sync()
+        held = lease.acquire(coll.index_path)
+        assert held is not None
+        gone = threading.Event()
+
+        def let_go_later() -> None:  # the holder finishes a moment after the wait began
+            time.sleep(0.5)
+            held.release()
+            gone.set()
+
+        def start(hook: Hook) -> bool:
+            threading.Thread(target=let_go_later).start()
+            return False
+
+        rep = coll.embed(progress=Hook(start), wait=True)
+        assert gone.is_set() and (rep.chunks_embedded, rep.chunks_pending) == (5, 0)
+        assert rep.embedding_by is None
+
+
+@pytest.mark.edits_notes
+def test_a_lease_that_cannot_be_taken_leaves_the_vectors_and_names_nobody(tmp_path: Path, embedder):
+    root = tmp_path / "lib"
+    _five(root)
+    with _lib(root, embedder) as lib:
+        coll = _only(lib)
+        coll.sync()
+        (coll.index_path.parent / lease.LEASE_FILE).mkdir()  # no lock file can be made there
+        for wait in (False, True):
+            hook = Hook()
+            rep = coll.embed(progress=hook, wait=wait)
+            assert (rep.embedding_by, rep.rate, rep.chunks_embedded, rep.chunks_pending) == (
+                None,
+                None,
+                0,
+                5,
+            )
+            assert hook.calls == ([("waiting", "c", None)] if wait else [])
+
+
+@pytest.mark.edits_notes
+def test_a_paused_vector_stage_counts_the_chunks_the_index_holds_when_it_pauses(
+    tmp_path: Path, real_embedder
+):
+    root = tmp_path / "lib"
+    make_collection(root / "c", {"a.md": "# A\n\npaused alpha\n", "b.md": "# B\n\npaused beta\n"})
+
+    class AddsANote(CountingEmbedder):
+        armed = False
+
+        def embed_passages(self, texts):
+            if self.armed and not self.passages:  # a note arrives while the model works
+                (root / "c" / "c.md").write_text("# C\n\npaused gamma\n")
+                coll.sync()
+            return super().embed_passages(texts)
+
+    model = AddsANote(real_embedder)
+    with _lib(root, model) as lib:
+        coll = _only(lib)
+        coll.sync()
+        model.passages.clear()
+        model.armed = True
+        rep = coll.embed(progress=Hook(yield_after=1))
+        assert rep.paused and (rep.chunks_embedded, rep.chunks_pending, rep.chunks) == (2, 1, 3)
