@@ -945,3 +945,24 @@ def test_a_paused_vector_stage_counts_the_chunks_the_index_holds_when_it_pauses(
         model.armed = True
         rep = coll.embed(progress=Hook(yield_after=1))
         assert rep.paused and (rep.chunks_embedded, rep.chunks_pending, rep.chunks) == (2, 1, 3)
+
+
+@pytest.mark.edits_notes
+def test_a_sync_that_removed_a_note_gives_the_free_pages_back(tmp_path: Path):
+    from memo.collection.store import FREE_SHARE, PAGE_SIZE
+
+    root = tmp_path / "lib"
+    big = "".join(f"# Part {i}\n\nbroker {i} lag partition consumer offset\n\n" for i in range(800))
+    make_collection(root / "c", {"big.md": big, "small.md": "# Small\n\nstays\n"})
+
+    def pages(coll) -> tuple[int, int]:
+        return tuple(_q(coll, f"PRAGMA {p}")[0][0] for p in ("page_count", "freelist_count"))
+
+    with _lib(root) as lib:
+        coll = _only(lib)
+        coll.sync()
+        full, _ = pages(coll)
+        (root / "c" / "big.md").unlink()
+        assert coll.sync().removed == 1  # a removal alone: the sync still compacts
+        now, free = pages(coll)
+        assert free * FREE_SHARE <= now and now < full / 4, (now, full, PAGE_SIZE)
