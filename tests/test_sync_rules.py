@@ -266,16 +266,18 @@ def test_the_size_limit_admits_a_note_of_exactly_its_size_and_skips_one_byte_mor
 
 
 @pytest.mark.edits_notes
-def test_a_note_turned_binary_is_skipped_and_loses_its_chunks(tmp_path: Path):
+def test_notes_turned_binary_are_skipped_and_lose_their_chunks(tmp_path: Path):
     root = tmp_path / "lib"
-    make_collection(root / "c", {"n.md": THREE, "b.md": "# B\n\nbee\n"})
+    make_collection(root / "c", {"n.md": THREE, "m.md": THREE, "b.md": "# B\n\nbee\n"})
     with _lib(root) as lib:
         coll = _only(lib)
         coll.sync()
-        (root / "c" / "n.md").write_bytes(b"# was text\n\x00\x01 now binary")
+        for p in ("m.md", "n.md"):
+            (root / "c" / p).write_bytes(b"# was text\n\x00\x01 now binary")
         rep = coll.sync()
-        assert [r[0::5] for r in _skipped(coll)] == [("n.md", "binary")]
-        assert _chunks(coll, "n.md") == [] and rep.files == [("skipped", "c/n.md")]
+        assert [r[0::5] for r in _skipped(coll)] == [("m.md", "binary"), ("n.md", "binary")]
+        assert _chunks(coll, "n.md") == [] and _chunks(coll, "m.md") == []
+        assert rep.skipped == 2 and rep.files == [("skipped", "c/m.md"), ("skipped", "c/n.md")]
         assert len(_fts_ids(coll)) == 1  # b.md's
 
 
@@ -334,7 +336,7 @@ def test_read_capped_reads_up_to_the_limit_and_never_hangs_on_a_fifo(tmp_path: P
     os.mkfifo(fifo)
     with pytest.raises(OSError) as e:
         sm.read_capped(fifo, 100)
-    assert e.value.errno == errno.EINVAL
+    assert (e.value.errno, e.value.strerror) == (errno.EINVAL, "not a regular file")
 
 
 @pytest.mark.edits_notes
