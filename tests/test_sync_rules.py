@@ -968,3 +968,31 @@ def test_a_sync_that_removed_a_note_gives_the_free_pages_back(tmp_path: Path):
         assert coll.sync().removed == 1  # a removal alone: the sync still compacts
         now, free = pages(coll)
         assert free * FREE_SHARE <= now and now < full / 4, (now, full, PAGE_SIZE)
+
+
+@pytest.mark.edits_notes
+def test_one_sync_counts_every_note_it_changed_touched_or_removed(tmp_path: Path):
+    root = tmp_path / "lib"
+    names = ("a", "b", "c", "d", "e", "f")
+    make_collection(root / "c", {f"{n}.md": f"# {n}\n\nnote {n}\n" for n in names})
+    with _lib(root) as lib:
+        coll = _only(lib)
+        assert coll.sync().new == 6
+        for n in ("a", "b"):  # edited
+            (root / "c" / f"{n}.md").write_text(f"# {n}\n\nnote {n}, edited\n")
+        for n in ("c", "d"):  # same bytes, a new mtime
+            p = root / "c" / f"{n}.md"
+            st = p.stat()
+            os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns + 3_000_000_000))
+        for n in ("e", "f"):
+            (root / "c" / f"{n}.md").unlink()
+        rep = coll.sync()
+        assert (rep.changed, rep.touched, rep.removed, rep.new, rep.unchanged) == (2, 2, 2, 0, 0)
+        assert rep.caught_up == 4 and sorted(rep.files) == [
+            ("changed", "c/a.md"),
+            ("changed", "c/b.md"),
+            ("removed", "c/e.md"),
+            ("removed", "c/f.md"),
+            ("touched", "c/c.md"),
+            ("touched", "c/d.md"),
+        ]
