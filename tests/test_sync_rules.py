@@ -330,6 +330,11 @@ def test_read_capped_reads_up_to_the_limit_and_never_hangs_on_a_fifo(tmp_path: P
     big = bytes(range(256)) * (5 * 4096 + 7)  # past one read's 1 MiB block
     p.write_bytes(big)
     assert sm.read_capped(p, len(big)) == big and sm.read_capped(p, len(big) - 1) is None
+    limit = 2 << 20  # a whole number of 1 MiB reads, as the default 5 MiB limit is
+    p.write_bytes(b"x" * (limit + 1))
+    assert sm.read_capped(p, limit) is None  # the byte past the last whole read counts
+    p.write_bytes(b"x" * limit)
+    assert sm.read_capped(p, limit) == b"x" * limit
     p.write_bytes(b"")
     assert sm.read_capped(p, 0) == b""
     fifo = tmp_path / "f.md"
