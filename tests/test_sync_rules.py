@@ -783,7 +783,7 @@ def test_every_engine_titles_sizes_and_caps_a_note_alike(tmp_path: Path, embedde
             chunks = _chunks(coll, "sub/deep/my-note.md")
             (dropped,) = _q(coll, "SELECT dropped FROM files")[0]
         assert len(chunks) == 3 and all(h == "my-note" for h, *_ in chunks), name
-        assert "MEMO_MAX_CHUNKS_PER_FILE" in dropped or "cap" in dropped, name
+        assert "MEMO_MAX_CHUNKS_PER_FILE" in dropped, name
         seen[name] = chunks
     assert seen["broken"] == seen["none"]  # a failed model: the estimate, the same settings
 
