@@ -10,7 +10,8 @@ For each module it makes a scratch copy of src/, tests/ and pyproject.toml (unde
 $TMPDIR/memo-mutation/NAME, or --work), writes the module and its test files into that copy's
 [tool.mutmut] (the rest of the section is pyproject.toml's, documented there), runs `mutmut run`
 in it with one worker (--jobs) and prints: mutants, killed, survived, timed out, no tests, the
-kill rate ((killed + timed out) / mutants) and each survivor's diff. A survivor whose changed
+kill rate ((killed + timed out) / mutants), the mutation score (the same over the mutants less
+the survivors explained as equivalent) and each survivor's diff. A survivor whose changed
 lines are listed in bench/mutation_survivors.md (an equivalent mutant, with why) is marked
 "explained"; any other one is a rule that no test pins.
 
@@ -324,7 +325,10 @@ def _diffs(work: Path, env: dict, names: list[str]) -> dict[str, str]:
     return json.loads(out.stdout)
 
 
-def report(r: dict, mod: Module, known: list[set[str]]) -> tuple[float, int]:
+def report(r: dict, mod: Module, known: list[set[str]]) -> tuple[float, int, float]:
+    """Prints the module's counts and survivors; (kill rate, unexplained survivors, mutation
+    score: the kills over the mutants less those explained as equivalent, as the literature
+    scores a suite)."""
     by = r["by"]
     n = len(by)
     count = {s: sum(1 for v in by.values() if v == s) for s in set(by.values())}
@@ -342,7 +346,9 @@ def report(r: dict, mod: Module, known: list[set[str]]) -> tuple[float, int]:
         ok = _changed(diff) in known
         unexplained += not ok
         print(f"\n### {name}: {by[name]}{' (explained)' if ok else ''}\n{diff}")
-    return rate, unexplained
+    equivalent = len(r["diffs"]) - unexplained
+    score = (killed + timeout) / (n - equivalent) if n - equivalent else 1.0
+    return rate, unexplained, score
 
 
 def main() -> int:
@@ -384,23 +390,23 @@ def main() -> int:
         if r is None:
             failed.append(f"{name}: mutmut failed")
             continue
-        rate, unexplained = report(r, mod, known)
+        rate, unexplained, score = report(r, mod, known)
         results.append(r)
-        rows.append((name, r["by"], rate, unexplained, r["seconds"]))
+        rows.append((name, r["by"], rate, unexplained, score, r["seconds"]))
         if rate < mod.threshold:
             failed.append(f"{name}: {rate:.1%} killed < threshold {mod.threshold:.0%}")
     print(
         "\n| module | mutants | killed | survived | timed out | no tests | rate | unexplained "
-        "| s |\n|---|---|---|---|---|---|---|---|---|"
+        "| score | s |\n|---|---|---|---|---|---|---|---|---|---|"
     )
-    for name, by, rate, unexplained, seconds in rows:
+    for name, by, rate, unexplained, score, seconds in rows:
         c = [
             sum(1 for v in by.values() if v == s)
             for s in ("killed", "survived", "timeout", "no tests")
         ]
         print(
             f"| {name} | {len(by)} | {c[0]} | {c[1]} | {c[2]} | {c[3]} | {rate:.1%} "
-            f"| {unexplained} | {seconds:.0f} |"
+            f"| {unexplained} | {score:.1%} | {seconds:.0f} |"
         )
     print(f"\ntotal {time.perf_counter() - t:.0f} s, load {os.getloadavg()}")
     if a.json:
