@@ -1001,3 +1001,18 @@ def test_one_sync_counts_every_note_it_changed_touched_or_removed(tmp_path: Path
             ("touched", "c/c.md"),
             ("touched", "c/d.md"),
         ]
+
+
+def test_a_prefix_written_with_slashes_syncs_that_folder_and_removes_nothing(tmp_path: Path):
+    root = tmp_path / "lib"
+    make_collection(root / "c", {"sub/a.md": "# A\n\nAlpha words.\n", "top.md": "# Top\n\nTop.\n"})
+    with _lib(root) as lib:
+        coll = _only(lib)
+        lib.index()
+        for prefix in ("/sub/", "sub/", "/sub"):
+            rep = coll.sync(prefix)
+            assert (rep.removed, rep.unchanged) == (0, 1), prefix  # "/sub/" is no absolute path
+            assert sorted(r[0] for r in _q(coll, "SELECT path FROM files")) == [
+                "sub/a.md",
+                "top.md",
+            ]

@@ -122,6 +122,7 @@ def note_files(
     without it an excluded folder is not entered at all.
     """
     out: dict[str, FileStat] = {}
+    prefix = prefix.strip("/")  # as stored_stats reads it: "/sub/" is "sub", not the disk's root
     root_real = ""  # resolved at the first symlink: most trees have none
     reject = rejected.append if rejected is not None else (lambda _: None)
     start = folder / prefix if prefix else folder
