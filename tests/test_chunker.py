@@ -135,7 +135,7 @@ def test_decode_keeps_unicode_line_separators_inside_lines() -> None:
 def test_passage_text() -> None:
     assert passage_text("A > B", "body") == "A > B\n\nbody"
     assert passage_text("", "body") == "body"
-    assert CHUNKER_VERSION == "headings-v3"
+    assert CHUNKER_VERSION == "headings-v4"
 
 
 # --- rule 1: frontmatter -------------------------------------------------------------------

@@ -22,7 +22,8 @@ from .meta import MAX_META_BYTES, SafeLoader, yaml_too_big
 
 # v2: markdown read as a person reads it (markdown.py), the note's title heads every path
 # v3: nothing interpreted inside code or math; a heading with nothing under it is a chunk
-CHUNKER_VERSION = "headings-v3"
+# v4: a `%%` comment closed and reopened on one line is no comment left open (markdown.py)
+CHUNKER_VERSION = "headings-v4"
 
 OVERLAP_SHARE = 0.15  # of the budget, repeated at the start of the next piece of a split section
 HEADING_SHARE = 0.25  # a split section's heading path may use at most this share of the budget
