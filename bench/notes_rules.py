@@ -236,6 +236,21 @@ def relexed(r: Ranking, legs: Any, notitle: bool) -> Any:
     return replace(legs, lex=scored[:100])
 
 
+def _scope_rows(r: Ranking, t: dict[str, Any]) -> tuple[dict[str, int], list[int]]:
+    """The scope's collection folders -> their position, and the rows of _vec_table that
+    belong to the scope."""
+    at = {str(c.folder): i for i, (c, _) in enumerate(r.scope.parts)}
+    return at, [i for i, ck in enumerate(t["keys"]) if ck[0] in at]
+
+
+def _leg(t: dict[str, Any], at: dict[str, int], idx: list[int], sims: np.ndarray) -> list:
+    """A vector leg from scores of the rows `idx` of _vec_table: the best 100, as
+    ((collection position, chunk id), score)."""
+    order = np.argsort(-sims)[:100]
+    keys = [t["keys"][idx[j]] for j in order]
+    return [((at[k[0]], k[1]), float(sims[j])) for k, j in zip(keys, order, strict=True)]
+
+
 def revec(r: Ranking, legs: Any, q: str, beta: float, short: int) -> Any:
     """The vector leg over chunk vectors mixed with their note's mean (beta), for chunks of
     at most `short` words (0: all)."""
@@ -245,9 +260,7 @@ def revec(r: Ranking, legs: Any, q: str, beta: float, short: int) -> Any:
     if v is None:
         return legs
     t = _vec_table()
-    folders = [str(c.folder) for c, _ in r.scope.parts]
-    at = {f: i for i, f in enumerate(folders)}
-    idx = [i for i, ck in enumerate(t["keys"]) if ck[0] in at]
+    at, idx = _scope_rows(r, t)
     mat, means = t["mat"][idx], t["means"][idx]
     if short:
         words = np.array([len(CHUNK[t["keys"][i]][2].split()) for i in idx])
@@ -256,12 +269,7 @@ def revec(r: Ranking, legs: Any, q: str, beta: float, short: int) -> Any:
         b = beta
     mixed = mat + b * means
     mixed /= np.linalg.norm(mixed, axis=1, keepdims=True)
-    sims = mixed @ v
-    order = np.argsort(-sims)[:100]
-    keys = [t["keys"][idx[i]] for i in order]
-    return replace(
-        legs, vec=[((at[k[0]], k[1]), float(sims[j])) for k, j in zip(keys, order, strict=False)]
-    )
+    return replace(legs, vec=_leg(t, at, idx, mixed @ v))
 
 
 def legs_rule(
@@ -394,20 +402,12 @@ def parent_rule(beta: float, short: int) -> Any:
                     mat[i] = mat[i] + beta * t["mat"][t["at"][p]]
             mat /= np.linalg.norm(mat, axis=1, keepdims=True)
             LEX["pmat"] = mat
-        folders = [str(c.folder) for c, _ in r.scope.parts]
-        at = {fo: i for i, fo in enumerate(folders)}
-        idx = [i for i, ck in enumerate(t["keys"]) if ck[0] in at]
+        at, idx = _scope_rows(r, t)
         every = []
         for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
             v = qvec(q)
             if v is not None:
-                sims = LEX["pmat"][idx] @ v
-                order = np.argsort(-sims)[:100]
-                vec = [
-                    ((at[t["keys"][idx[i]][0]], t["keys"][idx[i]][1]), float(sims[i]))
-                    for i in order
-                ]
-                legs = replace(legs, vec=vec)
+                legs = replace(legs, vec=_leg(t, at, idx, LEX["pmat"][idx] @ v))
             every.append(legs)
         return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
 
@@ -442,11 +442,9 @@ def hub_rule(
 
     def f(r: Ranking) -> dict:
         t = _vec_table()
-        folders = [str(c.folder) for c, _ in r.scope.parts]
-        at = {fo: i for i, fo in enumerate(folders)}
-        idx = np.array([i for i, ck in enumerate(t["keys"]) if ck[0] in at])
+        at, idx = _scope_rows(r, t)
         mat = t["mat"][idx] / np.linalg.norm(t["mat"][idx], axis=1, keepdims=True)
-        key = f"hub{k}{per}{centered}{sorted(folders)[0]}"
+        key = f"hub{k}{per}{centered}{min(at)}"
         if key not in LEX:
             coll = np.array([at[t["keys"][i][0]] for i in idx])
             hub = np.zeros(len(idx)) if per == "coll" else r_of(mat)
@@ -463,11 +461,7 @@ def hub_rule(
                 every.append(legs)
                 continue
             g = 0.0 if cross and not legs.cross_lingual else gamma
-            sims = mat @ v - g * hub
-            order = np.argsort(-sims)[:100]
-            keys = [t["keys"][idx[j]] for j in order]
-            vec = [((at[ck[0]], ck[1]), float(sims[j])) for ck, j in zip(keys, order, strict=True)]
-            every.append(replace(legs, vec=vec))
+            every.append(replace(legs, vec=_leg(t, at, idx, mat @ v - g * hub)))
         return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
 
     return f
