@@ -114,6 +114,27 @@ class Hook(SyncProgress):
         return self.yield_after is not None and len(self.slices()) >= self.yield_after
 
 
+class EditsMidway(CountingEmbedder):
+    """The real embedder, which once `arm`ed writes `notes` (path -> text) and syncs `coll`
+    before the first slice it is asked for: an edit synced while the model computes a slice
+    (a search's catch-up beside `memo index`)."""
+
+    def __init__(self, inner, folder: Path, notes: dict[str, str]) -> None:
+        super().__init__(inner)
+        self.folder, self.notes, self.coll = folder, notes, None
+
+    def arm(self, coll) -> None:
+        self.passages.clear()
+        self.coll = coll
+
+    def embed_passages(self, texts):
+        if self.coll is not None and not self.passages:
+            for name, text in self.notes.items():
+                (self.folder / name).write_text(text)
+            self.coll.sync()
+        return super().embed_passages(texts)
+
+
 # ---------------------------------------------------------------------- stage one: text
 @pytest.mark.edits_notes
 def test_the_text_stage_writes_a_new_note_whole_and_calls_no_model(tmp_path: Path, embedder):
@@ -691,22 +712,12 @@ def test_a_chunk_replaced_while_its_vector_was_computed_does_not_get_the_old_vec
     root = tmp_path / "lib"
     make_collection(root / "c", {"a.md": "# A\n\nfirst alpha\n", "b.md": "# B\n\nfirst beta\n"})
 
-    class EditsMidway(CountingEmbedder):
-        armed = False
-
-        def embed_passages(self, texts):
-            if self.armed and not self.passages:
-                (root / "c" / "b.md").write_text("# B\n\nsecond beta, edited\n")
-                (root / "c" / "c.md").write_text("# C\n\nthird gamma\n")
-                coll.sync()
-            return super().embed_passages(texts)
-
-    model = EditsMidway(real_embedder)
+    edits = {"b.md": "# B\n\nsecond beta, edited\n", "c.md": "# C\n\nthird gamma\n"}
+    model = EditsMidway(real_embedder, root / "c", edits)
     with _lib(root, model) as lib:
         coll = _only(lib)
         coll.sync()
-        model.passages.clear()
-        model.armed = True
+        model.arm(coll)
         rep = coll.embed()
         assert model.passages == [
             "A\n\nfirst alpha",
@@ -935,21 +946,12 @@ def test_a_paused_vector_stage_counts_the_chunks_the_index_holds_when_it_pauses(
     root = tmp_path / "lib"
     make_collection(root / "c", {"a.md": "# A\n\npaused alpha\n", "b.md": "# B\n\npaused beta\n"})
 
-    class AddsANote(CountingEmbedder):
-        armed = False
-
-        def embed_passages(self, texts):
-            if self.armed and not self.passages:  # a note arrives while the model works
-                (root / "c" / "c.md").write_text("# C\n\npaused gamma\n")
-                coll.sync()
-            return super().embed_passages(texts)
-
-    model = AddsANote(real_embedder)
+    # a note arrives while the model works
+    model = EditsMidway(real_embedder, root / "c", {"c.md": "# C\n\npaused gamma\n"})
     with _lib(root, model) as lib:
         coll = _only(lib)
         coll.sync()
-        model.passages.clear()
-        model.armed = True
+        model.arm(coll)
         rep = coll.embed(progress=Hook(yield_after=1))
         assert rep.paused and (rep.chunks_embedded, rep.chunks_pending, rep.chunks) == (2, 1, 3)
 
