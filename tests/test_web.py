@@ -116,6 +116,10 @@ def test_highlight_marks_words_by_stem_and_escapes_the_rest() -> None:
         "<mark>Домена</mark> &lt;b&gt;<mark>routes</mark>&lt;/b&gt; &amp; the <mark>route</mark>"
     )
     assert str(marked("a <script>", frozenset())) == "a &lt;script&gt;"
+    # split at "_" as the index splits: a question saying max_tokens lights both halves
+    assert str(marked("max_tokens: 512", query_stems("max_tokens"))) == (
+        "<mark>max</mark>_<mark>tokens</mark>: 512"
+    )
 
 
 def test_search_page_shows_the_api_hits_marked_with_receipt_and_routes(

@@ -24,7 +24,7 @@ from .stopwords import ALL as STOPWORDS
 # (it stored `max_tokens` as "max" + "tokens", so a question saying `max_tokens` found nothing)
 LEXICAL_VERSION = "snowball-ru-en-nfc-v3"
 
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # letters and digits: "_" is no part of a word
+WORD = re.compile(r"[^\W_]+", re.UNICODE)  # letters and digits: "_" is no part of a word
 _CYRILLIC = re.compile(r"^[а-яё]+$")
 _LATIN = re.compile(r"^[a-z]+$")
 _MAX_QUERY_TERMS = 64
@@ -44,7 +44,7 @@ def stem(word: str) -> str:
 
 def terms(text: str) -> list[str]:
     """Text -> stems in order (duplicates kept: BM25 counts them)."""
-    return [stem(w) for w in _WORD.findall(normalize("NFC", text).lower())]
+    return [stem(w) for w in WORD.findall(normalize("NFC", text).lower())]
 
 
 def lex_text(text: str) -> str:
@@ -62,7 +62,7 @@ def script(text: str, query: bool = False) -> str | None:
     For a query, acronyms (PBR, VLAN) and words with digits say nothing about the language the
     person writes in, so they are left out.
     """
-    words = _WORD.findall(text)
+    words = WORD.findall(text)
     if query:
         words = [w for w in words if not w.isupper() and not any(c.isdigit() for c in w)]
     return dominant(*letters(" ".join(words)))
@@ -91,7 +91,7 @@ def dominant(cyr: int, lat: int) -> str | None:
 
 def query_terms(query: str) -> list[str]:
     """The distinct stems a query searches for: function words dropped unless that is all."""
-    words = _WORD.findall(normalize("NFC", query).lower())
+    words = WORD.findall(normalize("NFC", query).lower())
     content = [w for w in words if w.replace("ё", "е") not in STOPWORDS] or words
     seen: dict[str, None] = {}
     for w in content:

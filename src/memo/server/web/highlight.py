@@ -12,13 +12,9 @@ Every piece of note text is escaped here before it is joined with `<mark>` tags:
 
 from __future__ import annotations
 
-import re
-
 from markupsafe import Markup, escape
 
-from ...collection.lexical import query_terms, stem
-
-_WORD = re.compile(r"\w+", re.UNICODE)
+from ...collection.lexical import WORD, query_terms, stem
 
 
 def query_stems(query: str) -> frozenset[str]:
@@ -32,7 +28,7 @@ def marked(text: str, stems: frozenset[str]) -> Markup:
         return escape(text)
     out: list[str] = []
     at = 0
-    for m in _WORD.finditer(text):
+    for m in WORD.finditer(text):  # the words the index holds
         word = m.group()
         if stem(word.lower()) in stems:
             out.append(escape(text[at : m.start()]))
