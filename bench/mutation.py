@@ -196,7 +196,7 @@ def _changed(diff: str) -> set[str]:
     return {
         ln[0] + ln[1:].strip()
         for ln in diff.splitlines()
-        if ln[:1] and ln[:1] in "-+" and not ln.startswith(("---", "+++"))
+        if ln.startswith(("-", "+")) and not ln.startswith(("---", "+++"))
     }
 
 
