@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from typing import Any
 
@@ -476,5 +477,105 @@ RULES.update(
         "hub0.5 k10 coll centered": hub_rule(0.5, centered=True),
         "hub cross uncentered": hub_rule(0.5, cross=True),
         "hub cross centered": hub_rule(0.5, centered=True, cross=True),
+    }
+)
+
+
+# --- sentence windows (docs/design.md "Sentence windows"): a chunk's vector score is the best
+# of its own and its windows'; sizes and strides compared, `shipped` is collection/windows.py ---
+_SENT_END = __import__("re").compile(r"(?<=[.!?…])\s+|\n+")
+WINVEC: dict[str, np.ndarray] = {}
+
+
+def _windows(heading: str, text: str, size: int, stride: int = 1) -> list[str]:
+    from memo.collection.chunker import passage_text
+
+    sents = [s.strip() for s in _SENT_END.split(text) if s and s.strip()]
+    sents = [s for s in sents if len(s.split()) >= 2 or len(sents) == 1]
+    if len(sents) <= size:
+        return []
+    starts = list(range(0, len(sents) - size + 1, stride))
+    if starts[-1] != len(sents) - size:
+        starts.append(len(sents) - size)
+    return [passage_text(heading, " ".join(sents[i : i + size])) for i in starts]
+
+
+def _embed_windows(texts: list[str]) -> None:
+    todo = [t for t in dict.fromkeys(texts) if t not in WINVEC]
+    if todo:
+        emb = LIB[0]._vectors.embedder if hasattr(LIB[0]._vectors, "embedder") else LIB[0].embedder
+        for t, v in zip(todo, emb.embed_passages(todo), strict=True):
+            WINVEC[t] = np.asarray(v, dtype=np.float64)
+
+
+def _shipped(heading: str, text: str) -> list[str]:
+    """The windows memo's index stores (collection/windows.py)."""
+    from memo.collection.windows import windows
+
+    return windows(heading, text)
+
+
+def _win_table(size: int, stride: int = 1) -> dict[str, Any]:
+    """Every chunk's sentence windows (int8 round trip, as an index would store them):
+    the window matrix and, per window, its chunk's row in _vec_table."""
+    key = f"win{size},{stride}"
+    if key in LEX:
+        return LEX[key]
+    from memo.collection.vectors import dequantize, quantize
+
+    t = _vec_table()
+    owner, texts = [], []
+    for i, ck in enumerate(t["keys"]):
+        _path, heading, text, _v = CHUNK[ck]
+        for w in _windows(heading, text, size, stride) if size else _shipped(heading, text):
+            owner.append(i)
+            texts.append(w)
+    _embed_windows(texts)
+    mat = dequantize(quantize(np.array([WINVEC[w] for w in texts]))).astype(np.float64)
+    LEX[key] = {"owner": np.array(owner, dtype=np.int64), "mat": mat}
+    shown = f"{size}, stride {stride}" if size else "collection/windows.py"
+    print(f"# {len(texts)} windows ({shown}) for {len(t['keys'])} chunks", file=sys.stderr)
+    return LEX[key]
+
+
+def sentall_rule(size: int = 2, mode: str = "max", stride: int = 1) -> Any:
+    """The vector leg over every chunk of the scope, a chunk scoring the best of its own
+    vector and its windows' (mode max) or their mean (mode mean)."""
+    from dataclasses import replace
+
+    from memo.search.fusion import fuse, fuse_phrasings
+
+    def f(r: Ranking) -> dict:
+        t = _vec_table()
+        w = _win_table(size, stride)
+        at, idx = _scope_rows(r, t)
+        every = []
+        for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
+            v = qvec(q)
+            if v is None or not legs.vec:
+                every.append(legs)
+                continue
+            base = t["mat"] @ v
+            best = base.copy()
+            if len(w["owner"]):
+                np.maximum.at(best, w["owner"], w["mat"] @ v)
+            s = best if mode == "max" else 0.5 * (base + best)
+            every.append(replace(legs, vec=_leg(t, at, idx, s[idx])))
+        return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
+
+    return f
+
+
+RULES.update(
+    {
+        "all1": sentall_rule(1),
+        "all2": sentall_rule(2),
+        "all3": sentall_rule(3),
+        "all2 mean": sentall_rule(2, "mean"),
+        "all2 s2": sentall_rule(2, stride=2),
+        "shipped": sentall_rule(0),
+        "all3 s2": sentall_rule(3, stride=2),
+        "all3 s3": sentall_rule(3, stride=3),
+        "all4 s2": sentall_rule(4, stride=2),
     }
 )

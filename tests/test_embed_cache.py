@@ -99,13 +99,16 @@ def lib_at(root: Path, model: Model, cache: EmbeddingCache, **settings) -> Libra
 
 
 def passages_in(lib: Library) -> set[str]:
-    """Every passage the library's indexes hold, as the model read them."""
+    """Every passage the library's indexes hold, as the model read them: each chunk's and its
+    sentence windows' (collection/windows.py)."""
     from memo.collection.chunker import passage_text
+    from memo.collection.windows import windows
 
     out = set()
     for coll in lib.collections():
         rows = coll.read(lambda s: s.conn.execute("SELECT heading, text FROM chunks").fetchall())[0]
-        out |= {passage_text(h, unpack_text(t)) for h, t in rows}
+        for h, t in rows:
+            out |= {passage_text(h, unpack_text(t)), *windows(h, unpack_text(t))}
     return out
 
 

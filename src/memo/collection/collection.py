@@ -25,13 +25,14 @@ from .. import caches, sqlite
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import IndexError_
+from . import windows
 from .chunker import passage_text
 from .lease import Lease
 from .meta import CollectionMeta
 from .pool import StorePool
 from .site import Site
 from .status import CollectionStatus, collection_status
-from .store import CORRUPT, IndexStore, unpack_text
+from .store import CORRUPT, IndexStore, has_windows, unpack_text, window_codes
 from .sync import Syncer, SyncProgress, SyncReport, SyncState, SyncStopped, embed_pending
 from .vectors import stored
 
@@ -118,14 +119,22 @@ class Collection:
             "SELECT c.heading, c.text, v.embedding FROM chunks c"
             " JOIN chunks_vec v ON v.rowid = c.id"
         ).fetchall()
-        if rows:
+        passages = [passage_text(h, unpack_text(t)) for h, t, _ in rows]
+        blobs = [v for _, _, v in rows]
+        if has_windows(conn):  # schema 7 on: the sentence windows' vectors too
+            for cid, h, t, count in conn.execute(
+                "SELECT id, heading, text, wins FROM chunks WHERE vec = 1 AND wins > 0"
+            ).fetchall():
+                codes = window_codes(conn, cid, count)
+                texts = windows.windows(h, unpack_text(t))
+                if codes is not None and len(codes) == len(texts):
+                    passages += texts
+                    blobs += codes
+        if passages:
             # float32 bytes whichever schema wrote them: int8 codes (schema 4 on) dequantized,
             # an older index's float32 as they are (`remember` skips any other size: b"")
-            vecs = [stored(v, self.embedder.dim) for _, _, v in rows]
-            self.embedder.remember(
-                [passage_text(h, unpack_text(t)) for h, t, _ in rows],
-                [b"" if v is None else v.tobytes() for v in vecs],
-            )
+            vecs = [stored(v, self.embedder.dim) for v in blobs]
+            self.embedder.remember(passages, [b"" if v is None else v.tobytes() for v in vecs])
 
     def close(self) -> None:
         self.pool.close(self.index_path)

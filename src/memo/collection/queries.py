@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from . import windows
 from .bm25 import Postings
 from .filters import Filter
 from .store import IndexStore, unpack_text
@@ -136,7 +137,8 @@ def _varints(blob: bytes, n: int) -> list[int]:
 def vec_candidates(
     store: IndexStore, qvec: np.ndarray, n: int, prefix: str = "", flt: Filter | None = None
 ) -> list[tuple[int, float]]:
-    """(chunk id, cosine similarity), best first; [] if this index holds no vectors."""
+    """(chunk id, cosine similarity), best first; [] if this index holds no vectors. A chunk
+    scores the best of its own vector and its sentence windows' (collection/windows.py)."""
     if not store.has_vec:
         return []
     conn = store.conn
@@ -145,19 +147,50 @@ def vec_candidates(
     if where:
         # vec0 cannot filter by path or frontmatter: score the chunks that qualify directly.
         rows = conn.execute(
-            "SELECT v.rowid, v.embedding FROM chunks_vec v JOIN chunks c ON c.id = v.rowid"
+            "SELECT c.id, c.wins, v.embedding FROM chunks_vec v JOIN chunks c ON c.id = v.rowid"
             f" JOIN files f ON f.path = c.path WHERE {where}",
             tuple(params),
         ).fetchall()
-        return nearest(rows, q, n)
+        ids = [w for cid, count, _ in rows for w in windows.rowids(cid, count)]
+        wins: list[Any] = []
+        for i in range(0, len(ids), _IN_BATCH):
+            part = ids[i : i + _IN_BATCH]
+            marks = ",".join("?" * len(part))
+            wins += conn.execute(
+                f"SELECT rowid, embedding FROM windows_vec WHERE rowid IN ({marks})", part
+            ).fetchall()
+        own = nearest([(cid, blob) for cid, _, blob in rows], q, len(rows))
+        return best_per_chunk(own, nearest(wins, q, len(wins)), n)
     # vec0 chunks of 64 slots (store.VEC_CHUNK): a KNN beats reading the rows into numpy at
     # every size (0.04 against 0.08 ms at 32 vectors), so small collections need no path of
     # their own any more (bench/vec_chunks.py).
-    rows = conn.execute(
-        "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH vec_int8(?) AND k = ?",
-        (quantize(q).tobytes(), n),
-    ).fetchall()
-    return [(int(r[0]), 1.0 - float(r[1])) for r in rows]
+    code = quantize(q).tobytes()
+    knn = "SELECT rowid, distance FROM {} WHERE embedding MATCH vec_int8(?) AND k = ?"
+    own = conn.execute(knn.format("chunks_vec"), (code, n)).fetchall()
+    wins = conn.execute(knn.format("windows_vec"), (code, WINDOW_DEPTH * n)).fetchall()
+    return best_per_chunk(
+        [(int(r[0]), 1.0 - float(r[1])) for r in own],
+        [(int(r[0]), 1.0 - float(r[1])) for r in wins],
+        n,
+    )
+
+
+# A KNN over windows reads this many windows per chunk wanted: a chunk has 2.5 windows on
+# average, and a chunk's windows near the question tend to come together.
+WINDOW_DEPTH = 2
+_IN_BATCH = 500  # rowids per `IN (...)`: under SQLite's limit on host parameters
+
+
+def best_per_chunk(
+    own: list[tuple[int, float]], wins: list[tuple[int, float]], n: int
+) -> list[tuple[int, float]]:
+    """The n best chunks, each at the best of its own cosine and its windows' (window rowids
+    in `wins`), best first; a tie keeps the chunks' own order first."""
+    best: dict[int, float] = {}
+    for cid, sim in [*own, *((windows.chunk_of(r), s) for r, s in wins)]:
+        if sim > best.get(cid, -2.0):
+            best[cid] = sim
+    return sorted(best.items(), key=lambda kv: -kv[1])[:n]
 
 
 def pending_among(store: IndexStore, ids: Sequence[int]) -> set[int]:

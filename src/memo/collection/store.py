@@ -19,13 +19,15 @@ import apsw
 
 from .. import sqlite
 from ..errors import IndexError_
+from . import windows
 from .files import file_identity
 
 # 2: files.skip, the kind of a skipped note (collection/skips.py); 3: VEC_CHUNK; 4: int8 vectors
 # (collection/vectors.py: 384 bytes a vector, not 1,536; the rebuild salvages the float32 ones);
 # 5: PAGE_SIZE, incremental vacuum, chunk text deflated (pack_text); 6: two stages (chunks.vec:
-# a chunk is searchable lexically before its vector exists) and files.dropped (the coverage)
-SCHEMA_VERSION = 6
+# a chunk is searchable lexically before its vector exists) and files.dropped (the coverage);
+# 7: sentence windows (collection/windows.py: windows_vec, chunks.wins)
+SCHEMA_VERSION = 7
 # Slots per vec0 chunk. vec0 allocates a chunk whole: its default 1,024 slots of 384 float32 made
 # every index >= 1.6 MB, 37 chunks or 1,000. At 64 a 37-chunk index is 0.13 MB; a KNN is 8x
 # faster there, 1.6x faster at 500 chunks and 1.5x slower (+2 ms) at 5,000, where the query's
@@ -102,7 +104,8 @@ def _create_tables(conn: apsw.Connection, dim: int | None, profile: dict[str, An
             ord INTEGER NOT NULL,
             text NOT NULL,              -- pack_text: deflated BLOB, or TEXT when shorter
             hash TEXT NOT NULL,
-            vec INTEGER NOT NULL DEFAULT 0  -- 1 once its vector is in chunks_vec
+            vec INTEGER NOT NULL DEFAULT 0, -- 1 once its vector (and its windows') are stored
+            wins INTEGER NOT NULL DEFAULT 0 -- its window vectors in windows_vec (windows.py)
         );
         CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
         -- the vector stage's queue: chunks searchable lexically, their vectors to come
@@ -119,14 +122,21 @@ def _create_tables(conn: apsw.Connection, dim: int | None, profile: dict[str, An
             f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
             f"embedding int8[{int(dim)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
         )
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS windows_vec USING vec0("
+            f"embedding int8[{int(dim)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
+        )
     sqlite.write_profile(conn, profile)
 
 
-def has_vector_table(conn: apsw.Connection) -> bool:
-    row = conn.execute(
-        "SELECT 1 FROM sqlite_master WHERE type='table' AND name='chunks_vec'"
-    ).fetchone()
-    return row is not None
+def has_vector_table(conn: apsw.Connection, name: str = "chunks_vec") -> bool:
+    row = conn.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", (name,))
+    return row.fetchone() is not None
+
+
+def has_windows(conn: apsw.Connection) -> bool:
+    """The index stores sentence windows (schema 7 on, with vectors)."""
+    return has_vector_table(conn, "windows_vec")
 
 
 LAYOUT = (f"PRAGMA page_size={PAGE_SIZE}", "PRAGMA auto_vacuum=INCREMENTAL")
@@ -287,3 +297,25 @@ def reading(path: Path) -> Iterator[apsw.Connection]:
         yield conn
     finally:
         conn.close()
+
+
+def store_vectors(conn: Any, cid: int, code: bytes, wins: list[bytes]) -> None:
+    """A chunk's int8 vector and its windows' (collection/windows.py), in the index."""
+    conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, vec_int8(?))", (cid, code))
+    for k, w in enumerate(wins):
+        conn.execute(
+            "INSERT INTO windows_vec(rowid, embedding) VALUES (?, vec_int8(?))",
+            (windows.rowid(cid, k), w),
+        )
+
+
+def window_codes(conn: Any, cid: int, count: int) -> list[bytes] | None:
+    """The int8 codes of a chunk's `count` windows, in order; None if one is missing."""
+    if not count:
+        return []
+    ids = windows.rowids(cid, count)
+    marks = ",".join("?" * len(ids))
+    got = dict(
+        conn.execute(f"SELECT rowid, embedding FROM windows_vec WHERE rowid IN ({marks})", ids)
+    )
+    return [bytes(got[i]) for i in ids] if len(got) == len(ids) else None

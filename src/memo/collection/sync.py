@@ -34,7 +34,7 @@ from ..caches import digest
 from ..embed.tokens import counter_within, estimate_tokens
 from ..errors import EmbedderUnavailableError
 from ..printable import shown
-from . import lease, skips
+from . import lease, skips, windows
 from .chunker import Chunk, chunk_note, decode, passage_text
 from .files import FileStat, Rejected, note_files
 from .lexical import lex_text
@@ -42,7 +42,7 @@ from .progress import SyncProgress, SyncStopped
 from .site import Site
 from .skips import Skip
 from .staleness import behind, stored_stats
-from .store import IndexStore, pack_text, unpack_text
+from .store import IndexStore, pack_text, store_vectors, unpack_text, window_codes
 from .vectors import quantize
 
 FLUSH_CHUNKS = 64  # chunks read ahead before they are written (one progress step)
@@ -374,32 +374,45 @@ class Syncer:
             )
             for c, passage in zip(item.chunks, item.passages, strict=True):
                 h = digest(passage.encode("utf-8"))
-                code = kept.get(h)
+                code, wins = kept.get(h, (None, []))
                 conn.execute(
-                    "INSERT INTO chunks(path, heading, line, ord, text, hash, vec)"
-                    " VALUES (?,?,?,?,?,?,?)",
-                    (item.path, c.heading, c.line, c.ord, pack_text(c.text), h, int(bool(code))),
+                    "INSERT INTO chunks(path, heading, line, ord, text, hash, vec, wins)"
+                    " VALUES (?,?,?,?,?,?,?,?)",
+                    (
+                        item.path,
+                        c.heading,
+                        c.line,
+                        c.ord,
+                        pack_text(c.text),
+                        h,
+                        int(bool(code)),
+                        len(wins) if code else 0,
+                    ),
                 )
                 cid = conn.last_insert_rowid()
                 conn.execute(
                     "INSERT INTO chunks_fts(rowid, lex) VALUES (?, ?)", (cid, lex_text(passage))
                 )
                 if code:
-                    conn.execute(
-                        "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, vec_int8(?))",
-                        (cid, code),
-                    )
+                    store_vectors(conn, cid, code, wins)
                     self.report.chunks_reused += 1
         return True
 
-    def _stored_vectors(self, path: str) -> dict[str, bytes]:
-        """The int8 codes the index holds for a note's chunks, by passage hash."""
-        rows = self.store.conn.execute(
-            "SELECT c.hash, v.embedding FROM chunks c JOIN chunks_vec v ON v.rowid = c.id"
-            " WHERE c.path = ?",
+    def _stored_vectors(self, path: str) -> dict[str, tuple[bytes, list[bytes]]]:
+        """The int8 codes the index holds for a note's chunks, by passage hash: the chunk's
+        own and its windows' (a chunk with its vector has its windows too: embed_pending)."""
+        conn = self.store.conn
+        rows = conn.execute(
+            "SELECT c.hash, c.id, c.wins, v.embedding FROM chunks c"
+            " JOIN chunks_vec v ON v.rowid = c.id WHERE c.path = ?",
             (path,),
         ).fetchall()
-        return {h: bytes(blob) for h, blob in rows}
+        out = {}
+        for h, cid, n, blob in rows:
+            wins = window_codes(conn, cid, n)
+            if wins is not None:  # else embedded again, windows and all
+                out[h] = (bytes(blob), wins)
+        return out
 
     def _unchanged_since_read(self, path: str, st: FileStat) -> bool:
         try:
@@ -410,11 +423,13 @@ class Syncer:
 
     def _delete_file_rows(self, path: str) -> None:
         conn = self.store.conn
-        ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path=?", (path,))]
-        for cid in ids:
+        rows = conn.execute("SELECT id, wins FROM chunks WHERE path=?", (path,)).fetchall()
+        for cid, wins in rows:
             conn.execute("DELETE FROM chunks_fts WHERE rowid=?", (cid,))
             if self.store.has_vec:
                 conn.execute("DELETE FROM chunks_vec WHERE rowid=?", (cid,))
+                for row in windows.rowids(cid, wins):
+                    conn.execute("DELETE FROM windows_vec WHERE rowid=?", (row,))
         conn.execute("DELETE FROM chunks WHERE path=?", (path,))
         conn.execute("DELETE FROM files WHERE path=?", (path,))
 
@@ -474,9 +489,11 @@ def embed_pending(
             if not rows:
                 break
             passages = [passage_text(h, unpack_text(t)) for _, h, t, _ in rows]
+            # each chunk's sentence windows are embedded with it: its vector counts once both are in
+            wins = [windows.windows(h, unpack_text(t)) for _, h, t, _ in rows]
             t = time.perf_counter()
             try:
-                vecs = embedder.embed_passages(passages)
+                vecs = embedder.embed_passages(passages + [w for ws in wins for w in ws])
             except EmbedderUnavailableError as e:
                 if state.vectors_ok:
                     report.warnings.append(f"embedder unavailable, vectors left for later: {e}")
@@ -488,20 +505,20 @@ def embed_pending(
             state.slice_size = max(1, min(SLICE_MAX, int(rate * SLICE_SECONDS)))
             report.rate = rate
             held.tell(rate)
-            codes = quantize(np.asarray(vecs, dtype=np.float32))
+            codes = [c.tobytes() for c in quantize(np.asarray(vecs, dtype=np.float32))]
+            at = len(rows)
             done = 0
             with store.write():
                 conn = store.conn
-                for (cid, _, _, h), code in zip(rows, codes, strict=True):
+                for (cid, _, _, h), code, ws in zip(rows, codes[:at], wins, strict=True):
+                    mine, at = codes[at : at + len(ws)], at + len(ws)
                     # the chunk may have been replaced since it was read (a new edit): skip it
                     conn.execute(
-                        "UPDATE chunks SET vec = 1 WHERE id = ? AND hash = ? AND vec = 0", (cid, h)
+                        "UPDATE chunks SET vec = 1, wins = ? WHERE id = ? AND hash = ? AND vec = 0",
+                        (len(ws), cid, h),
                     )
                     if conn.changes():
-                        conn.execute(
-                            "INSERT INTO chunks_vec(rowid, embedding) VALUES (?, vec_int8(?))",
-                            (cid, code.tobytes()),
-                        )
+                        store_vectors(conn, cid, code, mine)
                         done += 1
             report.chunks_embedded += done
             report.chunks_pending = store.pending()

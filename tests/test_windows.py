@@ -1,0 +1,201 @@
+"""Sentence windows (collection/windows.py): what a chunk's windows are, that they are stored
+with its vector and go with it, and that the vector leg scores a chunk by its best evidence.
+
+Real SQLite files and the real model (conftest's `real_embedder`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memo.collection import queries
+from memo.collection.chunker import passage_text
+from memo.collection.store import unpack_text
+from memo.collection.vectors import dequantize, quantize
+from memo.collection.windows import MAX, SIZE, STRIDE, chunk_of, rowid, rowids, sentences, windows
+from memo.config import Settings
+from memo.library import Library
+
+from .watch_helpers import make_collection
+
+FIVE = "One two. Three four! Five six? Seven eight… Nine ten."
+
+
+def test_sentences_end_at_stops_and_line_ends_and_drop_one_word_lines():
+    text = "First one. Second one!\n- a bare\n- item\n}\nThird one? Yes it is…  Fourth, last"
+    assert sentences(text) == [
+        "First one.",
+        "Second one!",
+        "- a bare",  # "- item" and "}" hold one word each
+        "Third one?",
+        "Yes it is…",
+        "Fourth, last",
+    ]
+    assert sentences("}\n{\n") == ["}", "{"]  # nothing longer: the one-word lines are all
+    assert sentences("\n\n  \n") == []
+
+
+def test_a_chunk_of_at_most_size_sentences_has_no_windows():
+    assert windows("T", "One two. Three four. Five six.") == []
+    assert windows("T", "") == []
+
+
+def test_windows_run_size_sentences_every_stride_and_the_last_ends_with_the_chunk():
+    got = windows("Note > Part", FIVE)
+    assert got == [
+        passage_text("Note > Part", "One two. Three four! Five six?"),
+        passage_text("Note > Part", "Five six? Seven eight… Nine ten."),
+    ]
+    six = FIVE + " Eleven twelve."
+    assert [w.removeprefix("T\n\n") for w in windows("T", six)] == [
+        "One two. Three four! Five six?",
+        "Five six? Seven eight… Nine ten.",
+        "Seven eight… Nine ten. Eleven twelve.",  # the last window ends with the chunk
+    ]
+
+
+@given(st.integers(min_value=0, max_value=700))
+def test_every_sentence_is_in_a_window_and_no_chunk_has_more_than_max(n):
+    text = " ".join(f"Word{i} word." for i in range(n))
+    got = windows("", text)
+    if n <= SIZE:
+        assert got == []
+        return
+    assert len(got) <= MAX
+    expected = (n - SIZE) // STRIDE + 1 + ((n - SIZE) % STRIDE != 0)
+    assert len(got) == min(MAX, expected)
+    held = set(" ".join(got).replace(".", "").split())
+    if expected <= MAX:
+        assert held == {w for i in range(n) for w in (f"Word{i}", "word")}
+
+
+def test_a_window_rowid_names_its_chunk():
+    assert [chunk_of(rowid(7, k)) for k in range(MAX)] == [7] * MAX
+    assert rowids(3, 2) == [rowid(3, 0), rowid(3, 1)] and rowids(3, 0) == []
+    assert rowid(8, 0) == rowid(7, MAX) + 1  # no two chunks share a rowid
+
+
+def test_best_per_chunk_keeps_each_chunks_best_score():
+    own = [(1, 0.80), (2, 0.70), (3, 0.60)]
+    wins = [(rowid(3, 1), 0.90), (rowid(2, 0), 0.65), (rowid(4, 0), 0.75), (rowid(3, 0), 0.50)]
+    assert queries.best_per_chunk(own, wins, 3) == [(3, 0.90), (1, 0.80), (4, 0.75)]
+    assert queries.best_per_chunk(own, [], 5) == own
+    assert queries.best_per_chunk([], [], 5) == []
+
+
+LONG = (
+    "# Router\n\n## Maintenance\n\n"
+    "The router sits in the hall cupboard beside the fuse box. Its lights blink green when the "
+    "line is up. The admin password is on a sticker under it. Firmware updates come out every "
+    "spring and take ten minutes. To reboot it, pull the power cord and wait thirty seconds "
+    "before plugging it back in. The guest network is called Visitors.\n\n"
+    "## Short\n\nA short section.\n"
+)
+
+
+def window_rows(lib: Library) -> tuple[dict[int, int], set[int]]:
+    """(chunk id -> its wins, every rowid in windows_vec) of the library's one collection."""
+    (coll,) = lib.collections()
+
+    def read(store):
+        wins = dict(store.conn.execute("SELECT id, wins FROM chunks").fetchall())
+        rows = {r for (r,) in store.conn.execute("SELECT rowid FROM windows_vec")}
+        return wins, rows
+
+    return coll.read(read)[0]
+
+
+def test_a_chunks_windows_are_stored_with_its_vector_and_leave_with_it(tmp_path, real_embedder):
+    root = tmp_path / "lib"
+    make_collection(root / "c")
+    (root / "c" / "router.md").write_text(LONG)
+    (root / "c" / "other.md").write_text("# Other\n\nOne line only.\n")
+    lib = Library(root, real_embedder, Settings())
+    lib.index()
+    wins, rows = window_rows(lib)
+    assert sum(wins.values()) > 0
+    assert rows == {r for cid, n in wins.items() for r in rowids(cid, n)}
+    # the stored windows are the chunk's windows, embedded as the model reads them
+    (coll,) = lib.collections()
+
+    def chunk_and_codes(store):
+        cid, h, t, n = store.conn.execute(
+            "SELECT id, heading, text, wins FROM chunks WHERE wins > 0"
+        ).fetchone()
+        ids = ",".join(str(r) for r in rowids(cid, n))
+        got = dict(
+            store.conn.execute(f"SELECT rowid, embedding FROM windows_vec WHERE rowid IN ({ids})")
+        )
+        return h, unpack_text(t), [got[r] for r in rowids(cid, n)]
+
+    h, t, codes = coll.read(chunk_and_codes)[0]
+    want = quantize(real_embedder.embed_passages(windows(h, t)))
+    assert [bytes(c) for c in codes] == [w.tobytes() for w in want]
+    # an edit of the long section replaces its windows; deleting the note removes them all
+    (root / "c" / "router.md").write_text(LONG.replace("Visitors", "Guests. It has no password"))
+    lib.index()
+    wins, rows = window_rows(lib)
+    assert rows == {r for cid, n in wins.items() for r in rowids(cid, n)}
+    (root / "c" / "router.md").unlink()
+    lib.index()
+    wins, rows = window_rows(lib)
+    assert rows == set() and set(wins.values()) == {0}
+
+
+def test_an_unchanged_chunk_keeps_its_windows_without_the_model(tmp_path, embedder):
+    """A note edited elsewhere: its long section's vector and windows are reused from the
+    index itself (no embedding cache here), not embedded again."""
+    root = tmp_path / "lib"
+    make_collection(root / "c")
+    (root / "c" / "router.md").write_text(LONG)
+    lib = Library(root, embedder, Settings(embed_cache_mb=0))
+    lib.index()
+    before = window_rows(lib)[1]
+    embedder.passages.clear()
+    (root / "c" / "router.md").write_text(LONG.replace("A short section.", "A changed one."))
+    lib.index()
+    assert embedder.passages == ["Router > Short\n\nA changed one."]
+    assert len(window_rows(lib)[1]) == len(before)
+
+
+@pytest.mark.parametrize("query", ["how long should I wait before plugging the router back in"])
+def test_the_vector_leg_scores_a_chunk_by_its_best_window_filtered_or_not(
+    tmp_path, real_embedder, query
+):
+    root = tmp_path / "lib"
+    make_collection(root / "c")
+    (root / "c" / "router.md").write_text(LONG)
+    (root / "c" / "other.md").write_text("# Other\n\nOne line only.\n")
+    lib = Library(root, real_embedder, Settings())
+    lib.index()
+    (coll,) = lib.collections()
+    q = np.asarray(real_embedder.embed_query(query), dtype=np.float32)
+    qq = dequantize(quantize(q))
+
+    def legs(store):
+        rows = store.conn.execute("SELECT id, heading, text FROM chunks").fetchall()
+        every = queries.vec_candidates(store, q, 10)
+        narrowed = queries.vec_candidates(store, q, 10, prefix="router.md")
+        return rows, every, narrowed
+
+    rows, every, narrowed = coll.read(legs)[0]
+    want = {}
+    for cid, h, t in rows:
+        passages = [passage_text(h, unpack_text(t)), *windows(h, unpack_text(t))]
+        vecs = dequantize(quantize(real_embedder.embed_passages(passages)))
+        want[cid] = float(np.max(vecs @ qq))
+    assert dict(every) == pytest.approx(want, abs=1e-5)
+    long_id = next(cid for cid, h, _ in rows if h.endswith("Maintenance"))
+    own = dict(
+        coll.read(
+            lambda s: queries.nearest(
+                s.conn.execute("SELECT rowid, embedding FROM chunks_vec").fetchall(), q, 10
+            )
+        )[0]
+    )
+    assert want[long_id] > own[long_id]  # its answering window scores above the chunk itself
+    assert dict(narrowed) == pytest.approx({c: s for c, s in want.items() if c in dict(narrowed)})
+    assert {c for c, _ in narrowed} == {cid for cid, h, _ in rows if h.startswith("Router")}
