@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import tempfile
 import time
@@ -145,12 +146,22 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0)
     ap.add_argument("--distract-libs", default="ru,en")
     ap.add_argument("--held-back", action="store_true", help="print the held-back half too")
+    ap.add_argument(
+        "--index-dir",
+        type=Path,
+        default=Path(
+            os.environ.get("MEMO_INDEX_DIR") or Path(tempfile.gettempdir()) / "memo-notes-idx"
+        ),
+        help="where the indexes go (MEMO_INDEX_DIR; never beside the eval's own notes)",
+    )
     ap.add_argument("--signals", type=Path, help="write each vault search's confidence signals")
     smoke_args(ap)
     args = ap.parse_args()
     if args.smoke:  # every rule over a tiny distract-shaped set made here
         args.distract = smoke_eval(Path(tempfile.mkdtemp(prefix="memo-notes-smoke-")))
         args.distract = args.distract / "xquad-dev-distract"
+        args.index_dir = args.distract.parent / "indexes"
+    os.environ["MEMO_INDEX_DIR"] = str(args.index_dir)
     settings = Settings.from_env()
     emb = embedder_for(settings, "serve")
     sets: list[tuple[str, list[tuple[dict, Ranking]], bool]] = []

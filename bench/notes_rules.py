@@ -531,7 +531,9 @@ def _win_table(size: int, stride: int = 1) -> dict[str, Any]:
             owner.append(i)
             texts.append(w)
     _embed_windows(texts)
-    mat = dequantize(quantize(np.array([WINVEC[w] for w in texts]))).astype(np.float64)
+    dim = t["mat"].shape[1]
+    vecs = np.array([WINVEC[w] for w in texts]) if texts else np.zeros((0, dim))
+    mat = dequantize(quantize(vecs)).astype(np.float64)
     LEX[key] = {"owner": np.array(owner, dtype=np.int64), "mat": mat}
     shown = f"{size}, stride {stride}" if size else "collection/windows.py"
     print(f"# {len(texts)} windows ({shown}) for {len(t['keys'])} chunks", file=sys.stderr)
