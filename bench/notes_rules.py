@@ -581,3 +581,46 @@ RULES.update(
         "all4 s2": sentall_rule(4, stride=2),
     }
 )
+
+
+def _expected_max(n: int, draws: int = 20000) -> float:
+    """E[max of n standard normal draws] (0 for one), by simulation with a fixed seed."""
+    rng = np.random.default_rng(0)
+    return float(rng.standard_normal((draws, n)).max(axis=1).mean()) if n > 1 else 0.0
+
+
+def lottery_rule(c: float = 1.0) -> Any:
+    """The shipped windows with each chunk's best taken down by what chance alone gives the
+    best of its 1 + m vectors: c * sigma * E[max of 1 + m normals], sigma the spread of the
+    scope's chunk cosines for this question."""
+    from dataclasses import replace
+
+    from memo.search.fusion import fuse, fuse_phrasings
+
+    emax = [_expected_max(n) for n in range(1, 300)]
+
+    def f(r: Ranking) -> dict:
+        t = _vec_table()
+        w = _win_table(0)
+        counts = np.bincount(w["owner"], minlength=len(t["keys"]))
+        at, idx = _scope_rows(r, t)
+        pen = np.array([emax[min(c_, 298)] for c_ in counts + 1])
+        every = []
+        for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
+            v = qvec(q)
+            if v is None or not legs.vec:
+                every.append(legs)
+                continue
+            base = t["mat"] @ v
+            best = base.copy()
+            if len(w["owner"]):
+                np.maximum.at(best, w["owner"], w["mat"] @ v)
+            sigma = float(np.std(base[idx]))
+            s = best - c * sigma * pen
+            every.append(replace(legs, vec=_leg(t, at, idx, s[idx])))
+        return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
+
+    return f
+
+
+RULES.update({"lottery1": lottery_rule(1.0), "lottery0.5": lottery_rule(0.5)})
