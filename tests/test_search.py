@@ -210,14 +210,18 @@ def test_vec0_knn_ranks_like_every_vector_scored(indexed, query):
     ranking and cosines of scoring every stored vector in numpy, and an index is close to what
     it holds."""
     from memo.collection import queries as cm
-    from memo.collection.store import VEC_CHUNK
+    from memo.collection.store import VEC_CHUNK, has_windows
 
     qvec = np.asarray(indexed.embedder.embed_query(query), dtype=np.float32)
     for coll in indexed.collections():
         store = coll.store()[0]
         knn = cm.vec_candidates(store, qvec, 5)
         rows = store.conn.execute("SELECT rowid, embedding FROM chunks_vec").fetchall()
-        wins = store.conn.execute("SELECT rowid, embedding FROM windows_vec").fetchall()
+        wins = (
+            store.conn.execute("SELECT rowid, embedding FROM windows_vec").fetchall()
+            if has_windows(store.conn)
+            else []
+        )
         every = cm.best_per_chunk(
             cm.nearest(rows, qvec, len(rows)), cm.nearest(wins, qvec, len(wins)), 5
         )

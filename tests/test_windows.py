@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from memo.collection import queries
 from memo.collection.chunker import passage_text
-from memo.collection.store import unpack_text
+from memo.collection.store import has_windows, unpack_text
 from memo.collection.vectors import dequantize, quantize
 from memo.collection.windows import MAX, SIZE, STRIDE, chunk_of, rowid, rowids, sentences, windows
 from memo.config import Settings
@@ -102,6 +102,8 @@ def window_rows(lib: Library) -> tuple[dict[int, int], set[int]]:
 
     def read(store):
         wins = dict(store.conn.execute("SELECT id, wins FROM chunks").fetchall())
+        if not has_windows(store.conn):
+            return wins, set()
         rows = {r for (r,) in store.conn.execute("SELECT rowid FROM windows_vec")}
         return wins, rows
 
@@ -199,3 +201,24 @@ def test_the_vector_leg_scores_a_chunk_by_its_best_window_filtered_or_not(
     assert want[long_id] > own[long_id]  # its answering window scores above the chunk itself
     assert dict(narrowed) == pytest.approx({c: s for c, s in want.items() if c in dict(narrowed)})
     assert {c for c, _ in narrowed} == {cid for cid, h, _ in rows if h.startswith("Router")}
+
+
+def test_a_collection_of_short_notes_has_no_windows_table_until_a_long_one_comes(
+    tmp_path, real_embedder
+):
+    """windows_vec is made with the first window: short notes pay no empty vec0 table."""
+    root = tmp_path / "lib"
+    make_collection(root / "c")
+    (root / "c" / "other.md").write_text("# Other\n\nOne line only. And a second one.\n")
+    lib = Library(root, real_embedder, Settings())
+    lib.index()
+    (coll,) = lib.collections()
+    assert not coll.read(lambda s: has_windows(s.conn))[0]
+    q = np.asarray(real_embedder.embed_query("one line"), dtype=np.float32)
+    hits = coll.read(lambda s: queries.vec_candidates(s, q, 5))[0]
+    assert [c for c, _ in hits] and len(hits) == 1  # the KNN works without the table
+    (root / "c" / "router.md").write_text(LONG)
+    lib.index()
+    assert coll.read(lambda s: has_windows(s.conn))[0]
+    wins, rows = window_rows(lib)
+    assert rows == {r for cid, n in wins.items() for r in rowids(cid, n)} != set()

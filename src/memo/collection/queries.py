@@ -20,7 +20,7 @@ import numpy as np
 from . import windows
 from .bm25 import Postings
 from .filters import Filter
-from .store import IndexStore, unpack_text
+from .store import IndexStore, has_windows, unpack_text
 from .vectors import dequantize, dequantize_rows, quantize
 
 
@@ -167,7 +167,11 @@ def vec_candidates(
     code = quantize(q).tobytes()
     knn = "SELECT rowid, distance FROM {} WHERE embedding MATCH vec_int8(?) AND k = ?"
     own = conn.execute(knn.format("chunks_vec"), (code, n)).fetchall()
-    wins = conn.execute(knn.format("windows_vec"), (code, WINDOW_DEPTH * n)).fetchall()
+    wins = (
+        conn.execute(knn.format("windows_vec"), (code, WINDOW_DEPTH * n)).fetchall()
+        if has_windows(conn)
+        else []
+    )
     return best_per_chunk(
         [(int(r[0]), 1.0 - float(r[1])) for r in own],
         [(int(r[0]), 1.0 - float(r[1])) for r in wins],

@@ -122,10 +122,6 @@ def _create_tables(conn: apsw.Connection, dim: int | None, profile: dict[str, An
             f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
             f"embedding int8[{int(dim)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
         )
-        conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS windows_vec USING vec0("
-            f"embedding int8[{int(dim)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
-        )
     sqlite.write_profile(conn, profile)
 
 
@@ -135,7 +131,9 @@ def has_vector_table(conn: apsw.Connection, name: str = "chunks_vec") -> bool:
 
 
 def has_windows(conn: apsw.Connection) -> bool:
-    """The index stores sentence windows (schema 7 on, with vectors)."""
+    """The index holds sentence windows' vectors (schema 7 on): `windows_vec` is made with the
+    first window stored, so a collection of short notes pays nothing for it (a vec0 table
+    takes ~40 KB before its first row: one 64-slot chunk and its shadow tables)."""
     return has_vector_table(conn, "windows_vec")
 
 
@@ -302,6 +300,11 @@ def reading(path: Path) -> Iterator[apsw.Connection]:
 def store_vectors(conn: Any, cid: int, code: bytes, wins: list[bytes]) -> None:
     """A chunk's int8 vector and its windows' (collection/windows.py), in the index."""
     conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, vec_int8(?))", (cid, code))
+    if wins:  # one byte a dimension: the codes say the table's width
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS windows_vec USING vec0("
+            f"embedding int8[{len(code)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
+        )
     for k, w in enumerate(wins):
         conn.execute(
             "INSERT INTO windows_vec(rowid, embedding) VALUES (?, vec_int8(?))",
