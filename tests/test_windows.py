@@ -115,6 +115,7 @@ def test_a_chunks_windows_are_stored_with_its_vector_and_leave_with_it(tmp_path,
     make_collection(root / "c")
     (root / "c" / "router.md").write_text(LONG)
     (root / "c" / "other.md").write_text("# Other\n\nOne line only.\n")
+    (root / "c" / "modem.md").write_text(LONG.replace("router", "modem").replace("Router", "Modem"))
     lib = Library(root, real_embedder, Settings())
     lib.index()
     wins, rows = window_rows(lib)
@@ -123,25 +124,32 @@ def test_a_chunks_windows_are_stored_with_its_vector_and_leave_with_it(tmp_path,
     # the stored windows are the chunk's windows, embedded as the model reads them
     (coll,) = lib.collections()
 
-    def chunk_and_codes(store):
-        cid, h, t, n = store.conn.execute(
-            "SELECT id, heading, text, wins FROM chunks WHERE wins > 0"
-        ).fetchone()
-        ids = ",".join(str(r) for r in rowids(cid, n))
-        got = dict(
-            store.conn.execute(f"SELECT rowid, embedding FROM windows_vec WHERE rowid IN ({ids})")
-        )
-        return h, unpack_text(t), [got[r] for r in rowids(cid, n)]
+    def chunks_and_codes(store):
+        out = []
+        for cid, h, t, n in store.conn.execute(
+            "SELECT id, heading, text, wins FROM chunks WHERE wins > 0 ORDER BY id"
+        ).fetchall():
+            ids = ",".join(str(r) for r in rowids(cid, n))
+            sql = f"SELECT rowid, embedding FROM windows_vec WHERE rowid IN ({ids})"
+            got = dict(store.conn.execute(sql))
+            out.append((h, unpack_text(t), [got[r] for r in rowids(cid, n)]))
+        return out
 
-    h, t, codes = coll.read(chunk_and_codes)[0]
-    want = quantize(real_embedder.embed_passages(windows(h, t)))
-    assert [bytes(c) for c in codes] == [w.tobytes() for w in want]
+    stored = coll.read(chunks_and_codes)[0]
+    assert len(stored) == 2  # two long sections, embedded in one slice: each gets its own
+    for h, t, codes in stored:
+        want = quantize(real_embedder.embed_passages(windows(h, t)))
+        assert [bytes(c) for c in codes] == [w.tobytes() for w in want], h
     # an edit of the long section replaces its windows; deleting the note removes them all
     (root / "c" / "router.md").write_text(LONG.replace("Visitors", "Guests. It has no password"))
     lib.index()
     wins, rows = window_rows(lib)
     assert rows == {r for cid, n in wins.items() for r in rowids(cid, n)}
     (root / "c" / "router.md").unlink()
+    lib.index()
+    wins, rows = window_rows(lib)
+    assert rows == {r for cid, n in wins.items() for r in rowids(cid, n)}  # modem's alone
+    (root / "c" / "modem.md").unlink()
     lib.index()
     wins, rows = window_rows(lib)
     assert rows == set() and set(wins.values()) == {0}
@@ -160,7 +168,12 @@ def test_an_unchanged_chunk_keeps_its_windows_without_the_model(tmp_path, embedd
     (root / "c" / "router.md").write_text(LONG.replace("A short section.", "A changed one."))
     lib.index()
     assert embedder.passages == ["Router > Short\n\nA changed one."]
-    assert len(window_rows(lib)[1]) == len(before)
+    wins, rows = window_rows(lib)
+    assert rows == before  # the reused chunk's windows, counted on its row as before
+    assert rows == {r for cid, n in wins.items() for r in rowids(cid, n)}
+    (root / "c" / "router.md").write_text(LONG.replace("A short section.", "Changed again."))
+    lib.index()  # reused twice: its windows still come with it, not the model
+    assert embedder.passages[1:] == ["Router > Short\n\nChanged again."]
 
 
 @pytest.mark.parametrize("query", ["how long should I wait before plugging the router back in"])
