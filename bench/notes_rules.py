@@ -252,6 +252,22 @@ def _leg(t: dict[str, Any], at: dict[str, int], idx: list[int], sims: np.ndarray
     return [((at[k[0]], k[1]), float(sims[j])) for k, j in zip(keys, order, strict=True)]
 
 
+def _fused_with(r: Ranking, at: dict[str, int], idx: list[int], sims: Any) -> dict:
+    """r's phrasings fused again, each one's vector leg rebuilt from `sims(legs, query
+    vector)`: scores of the rows `idx` of _vec_table (None: that phrasing's legs as they are)."""
+    from dataclasses import replace
+
+    from memo.search.fusion import fuse, fuse_phrasings
+
+    t = _vec_table()
+    every = []
+    for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
+        v = qvec(q)
+        got = None if v is None else sims(legs, v)
+        every.append(legs if got is None else replace(legs, vec=_leg(t, at, idx, got)))
+    return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
+
+
 def revec(r: Ranking, legs: Any, q: str, beta: float, short: int) -> Any:
     """The vector leg over chunk vectors mixed with their note's mean (beta), for chunks of
     at most `short` words (0: all)."""
@@ -388,9 +404,6 @@ def _parents() -> dict[tuple[str, int], tuple[str, int]]:
 def parent_rule(beta: float, short: int) -> Any:
     """The vector leg with each short chunk's vector mixed with its parent section's first
     chunk (a stand-in for embedding a short section with its parent's lead)."""
-    from dataclasses import replace
-
-    from memo.search.fusion import fuse, fuse_phrasings
 
     def f(r: Ranking) -> dict:
         t = _vec_table()
@@ -404,13 +417,7 @@ def parent_rule(beta: float, short: int) -> Any:
             mat /= np.linalg.norm(mat, axis=1, keepdims=True)
             LEX["pmat"] = mat
         at, idx = _scope_rows(r, t)
-        every = []
-        for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
-            v = qvec(q)
-            if v is not None:
-                legs = replace(legs, vec=_leg(t, at, idx, LEX["pmat"][idx] @ v))
-            every.append(legs)
-        return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
+        return _fused_with(r, at, idx, lambda legs, v: LEX["pmat"][idx] @ v)
 
     return f
 
@@ -431,9 +438,6 @@ def hub_rule(
     cos(q, c) - gamma * r(c), r(c) the mean cosine of c to its k nearest chunks of the same
     collection (`per` "coll") or library ("lib"); `centered`: each collection's mean r taken
     off; `cross`: only for a phrasing whose answer is in another alphabet (gamma 0 elsewhere)."""
-    from dataclasses import replace
-
-    from memo.search.fusion import fuse, fuse_phrasings
 
     def r_of(mat: np.ndarray) -> np.ndarray:
         s = mat @ mat.T
@@ -455,15 +459,14 @@ def hub_rule(
                 hub[m] -= hub[m].mean() if centered else 0.0
             LEX[key] = hub
         hub = LEX[key]
-        every = []
-        for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
-            v = qvec(q)
-            if v is None or not legs.vec:
-                every.append(legs)
-                continue
+
+        def sims(legs: Any, v: np.ndarray) -> np.ndarray | None:
+            if not legs.vec:
+                return None
             g = 0.0 if cross and not legs.cross_lingual else gamma
-            every.append(replace(legs, vec=_leg(t, at, idx, mat @ v - g * hub)))
-        return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
+            return mat @ v - g * hub
+
+        return _fused_with(r, at, idx, sims)
 
     return f
 
@@ -540,32 +543,36 @@ def _win_table(size: int, stride: int = 1) -> dict[str, Any]:
     return LEX[key]
 
 
-def sentall_rule(size: int = 2, mode: str = "max", stride: int = 1) -> Any:
-    """The vector leg over every chunk of the scope, a chunk scoring the best of its own
-    vector and its windows' (mode max) or their mean (mode mean)."""
-    from dataclasses import replace
-
-    from memo.search.fusion import fuse, fuse_phrasings
+def _best_of_windows(score: Any, size: int = 0, stride: int = 1) -> Any:
+    """The vector leg over every chunk of the scope by `score(base, best, idx)`: base each
+    chunk's own cosine, best the best of it and its windows' (_win_table(size, stride)), idx
+    the scope's rows of _vec_table."""
 
     def f(r: Ranking) -> dict:
         t = _vec_table()
         w = _win_table(size, stride)
         at, idx = _scope_rows(r, t)
-        every = []
-        for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
-            v = qvec(q)
-            if v is None or not legs.vec:
-                every.append(legs)
-                continue
+
+        def sims(legs: Any, v: np.ndarray) -> np.ndarray | None:
+            if not legs.vec:
+                return None
             base = t["mat"] @ v
             best = base.copy()
             if len(w["owner"]):
                 np.maximum.at(best, w["owner"], w["mat"] @ v)
-            s = best if mode == "max" else 0.5 * (base + best)
-            every.append(replace(legs, vec=_leg(t, at, idx, s[idx])))
-        return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
+            return score(base, best, idx)[idx]
+
+        return _fused_with(r, at, idx, sims)
 
     return f
+
+
+def sentall_rule(size: int = 2, mode: str = "max", stride: int = 1) -> Any:
+    """A chunk scoring the best of its own vector and its windows' (mode max) or their mean
+    (mode mean)."""
+    if mode == "max":
+        return _best_of_windows(lambda base, best, idx: best, size, stride)
+    return _best_of_windows(lambda base, best, idx: 0.5 * (base + best), size, stride)
 
 
 RULES.update(
@@ -593,34 +600,16 @@ def lottery_rule(c: float = 1.0) -> Any:
     """The shipped windows with each chunk's best taken down by what chance alone gives the
     best of its 1 + m vectors: c * sigma * E[max of 1 + m normals], sigma the spread of the
     scope's chunk cosines for this question."""
-    from dataclasses import replace
-
-    from memo.search.fusion import fuse, fuse_phrasings
-
     emax = [_expected_max(n) for n in range(1, 300)]
+    pens: list[np.ndarray] = []
 
-    def f(r: Ranking) -> dict:
-        t = _vec_table()
-        w = _win_table(0)
-        counts = np.bincount(w["owner"], minlength=len(t["keys"]))
-        at, idx = _scope_rows(r, t)
-        pen = np.array([emax[min(c_, 298)] for c_ in counts + 1])
-        every = []
-        for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
-            v = qvec(q)
-            if v is None or not legs.vec:
-                every.append(legs)
-                continue
-            base = t["mat"] @ v
-            best = base.copy()
-            if len(w["owner"]):
-                np.maximum.at(best, w["owner"], w["mat"] @ v)
-            sigma = float(np.std(base[idx]))
-            s = best - c * sigma * pen
-            every.append(replace(legs, vec=_leg(t, at, idx, s[idx])))
-        return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
+    def score(base: np.ndarray, best: np.ndarray, idx: list[int]) -> np.ndarray:
+        if not pens:  # each chunk's own count of windows, once
+            counts = np.bincount(_win_table(0)["owner"], minlength=len(_vec_table()["keys"]))
+            pens.append(np.array([emax[min(c_, 298)] for c_ in counts + 1]))
+        return best - c * float(np.std(base[idx])) * pens[0]
 
-    return f
+    return _best_of_windows(score)
 
 
 RULES.update({"lottery1": lottery_rule(1.0), "lottery0.5": lottery_rule(0.5)})
