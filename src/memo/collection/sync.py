@@ -488,9 +488,10 @@ def embed_pending(
             ).fetchall()
             if not rows:
                 break
-            passages = [passage_text(h, unpack_text(t)) for _, h, t, _ in rows]
+            texts = [(h, unpack_text(t)) for _, h, t, _ in rows]
+            passages = [passage_text(h, text) for h, text in texts]
             # each chunk's sentence windows are embedded with it: its vector counts once both are in
-            wins = [windows.windows(h, unpack_text(t)) for _, h, t, _ in rows]
+            wins = [windows.windows(h, text) for h, text in texts]
             t = time.perf_counter()
             try:
                 vecs = embedder.embed_passages(passages + [w for ws in wins for w in ws])
