@@ -20,7 +20,7 @@ import numpy as np
 from . import windows
 from .bm25 import Postings
 from .filters import Filter
-from .store import IndexStore, has_windows, unpack_text
+from .store import IndexStore, has_windows, unpack_text, window_rows
 from .vectors import dequantize, dequantize_rows, quantize
 
 
@@ -151,14 +151,7 @@ def vec_candidates(
             f" JOIN files f ON f.path = c.path WHERE {where}",
             tuple(params),
         ).fetchall()
-        ids = [w for cid, count, _ in rows for w in windows.rowids(cid, count)]
-        wins: list[Any] = []
-        for i in range(0, len(ids), _IN_BATCH):
-            part = ids[i : i + _IN_BATCH]
-            marks = ",".join("?" * len(part))
-            wins += conn.execute(
-                f"SELECT rowid, embedding FROM windows_vec WHERE rowid IN ({marks})", part
-            ).fetchall()
+        wins = window_rows(conn, [w for cid, n, _ in rows for w in windows.rowids(cid, n)])
         own = nearest([(cid, blob) for cid, _, blob in rows], q, len(rows))
         return best_per_chunk(own, nearest(wins, q, len(wins)), n)
     # vec0 chunks of 64 slots (store.VEC_CHUNK): a KNN beats reading the rows into numpy at
@@ -182,7 +175,6 @@ def vec_candidates(
 # A KNN over windows reads this many windows per chunk wanted: a chunk has 2.5 windows on
 # average, and a chunk's windows near the question tend to come together.
 WINDOW_DEPTH = 2
-_IN_BATCH = 500  # rowids per `IN (...)`: under SQLite's limit on host parameters
 
 
 def best_per_chunk(

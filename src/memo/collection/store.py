@@ -117,12 +117,18 @@ def _create_tables(conn: apsw.Connection, dim: int | None, profile: dict[str, An
         CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
         """
     )
-    if dim:  # int8 codes, one scale per vector (collection/vectors.py)
-        conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vec USING vec0("
-            f"embedding int8[{int(dim)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
-        )
+    if dim:
+        create_vec_table(conn, "chunks_vec", dim)
     sqlite.write_profile(conn, profile)
+
+
+def create_vec_table(conn: apsw.Connection, name: str, dim: int) -> None:
+    """A vec0 table of int8 codes, one scale per vector (collection/vectors.py), in chunks of
+    VEC_CHUNK slots: `chunks_vec`, or `windows_vec` with the first window stored."""
+    conn.execute(
+        f"CREATE VIRTUAL TABLE IF NOT EXISTS {name} USING vec0("
+        f"embedding int8[{int(dim)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
+    )
 
 
 def has_vector_table(conn: apsw.Connection, name: str = "chunks_vec") -> bool:
@@ -301,10 +307,7 @@ def store_vectors(conn: Any, cid: int, code: bytes, wins: list[bytes]) -> None:
     """A chunk's int8 vector and its windows' (collection/windows.py), in the index."""
     conn.execute("INSERT INTO chunks_vec(rowid, embedding) VALUES (?, vec_int8(?))", (cid, code))
     if wins:  # one byte a dimension: the codes say the table's width
-        conn.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS windows_vec USING vec0("
-            f"embedding int8[{len(code)}] distance_metric=cosine, chunk_size={VEC_CHUNK})"
-        )
+        create_vec_table(conn, "windows_vec", len(code))
     for k, w in enumerate(wins):
         conn.execute(
             "INSERT INTO windows_vec(rowid, embedding) VALUES (?, vec_int8(?))",
@@ -317,8 +320,19 @@ def window_codes(conn: Any, cid: int, count: int) -> list[bytes] | None:
     if not count:
         return []
     ids = windows.rowids(cid, count)
-    marks = ",".join("?" * len(ids))
-    got = dict(
-        conn.execute(f"SELECT rowid, embedding FROM windows_vec WHERE rowid IN ({marks})", ids)
-    )
+    got = dict(window_rows(conn, ids))
     return [bytes(got[i]) for i in ids] if len(got) == len(ids) else None
+
+
+_IN_BATCH = 500  # rowids per `IN (...)`: under SQLite's limit on host parameters
+
+
+def window_rows(conn: Any, ids: list[int]) -> list[tuple[int, bytes]]:
+    """(rowid, int8 codes) of these stored windows, any number of them."""
+    out: list[tuple[int, bytes]] = []
+    for i in range(0, len(ids), _IN_BATCH):
+        part = ids[i : i + _IN_BATCH]
+        marks = ",".join("?" * len(part))
+        sql = f"SELECT rowid, embedding FROM windows_vec WHERE rowid IN ({marks})"
+        out += conn.execute(sql, part).fetchall()
+    return out
