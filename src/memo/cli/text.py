@@ -14,6 +14,7 @@ import click
 from ..collection.coverage import coverage_lines
 from ..printable import quoted, shown
 from ..roots import MARKER
+from ..search import results
 
 SNIPPET = 240
 CONFIDENCE_WORDS = {
@@ -39,7 +40,8 @@ def search(r: dict[str, Any]) -> None:
         # A file name may hold a newline: print it escaped so `path:line` stays one line.
         where = f"{quoted(h['path'])}:{h['line']}"
         click.echo(click.style(where, bold=True) + heading + f"  ({h['score']:.4f})")
-        snippet = " ".join(h["text"].split())
+        at = h.get("focus_line", 0), h.get("focus_end_line", 0)
+        snippet = " ".join(results.snippet(h["text"], h["line"], *at, SNIPPET).split())
         click.echo(f"    {snippet[:SNIPPET]}{'…' if len(snippet) > SNIPPET else ''}")
 
 

@@ -38,22 +38,53 @@ _END = re.compile(r"(?<=[.!?…])\s+|\n+")
 def sentences(text: str) -> list[str]:
     """The chunk's sentences; one of fewer than two words (a bare list item, a lone `}`, a
     table's `|---|---|` line) joins no window unless the chunk has nothing else."""
-    parts = [s.strip() for s in _END.split(text)]
-    parts = [s for s in parts if s]
-    kept = [s for s in parts if len(WORD.findall(s)) >= 2]
-    return kept if kept else parts
+    return [text[a:b] for a, b in _sentence_spans(text)]
 
 
 def windows(heading: str, text: str) -> list[str]:
     """The passages (as the embedder reads them, without its prefix) of a chunk's windows;
     none when the chunk has at most SIZE sentences: its own vector is its one window."""
     sents = sentences(text)
-    if len(sents) <= SIZE:
+    return [passage_text(heading, " ".join(sents[i : i + SIZE])) for i in _starts(len(sents))]
+
+
+def spans(text: str) -> list[tuple[int, int]]:
+    """Where each of `windows(…, text)`'s windows lies in the chunk's text: (start, end)
+    offsets, from its first sentence's first character to its last one's end."""
+    sents = _sentence_spans(text)
+    return [(sents[i][0], sents[i + SIZE - 1][1]) for i in _starts(len(sents))]
+
+
+def lines_of(text: str, first: int, span: tuple[int, int]) -> tuple[int, int]:
+    """The note lines (1-based, inclusive) a span of a chunk's text covers, the text starting
+    at line `first`: a chunk's text is its lines as they are (chunker.py)."""
+    start, end = span
+    return first + text.count("\n", 0, start), first + text.count("\n", 0, max(start, end - 1))
+
+
+def _starts(count: int) -> list[int]:
+    """The first sentence of each window of a chunk of `count` sentences (none: SIZE or
+    fewer), at most MAX of them."""
+    if count <= SIZE:
         return []
-    starts = list(range(0, len(sents) - SIZE + 1, STRIDE))
-    if starts[-1] != len(sents) - SIZE:
-        starts.append(len(sents) - SIZE)
-    return [passage_text(heading, " ".join(sents[i : i + SIZE])) for i in starts[:MAX]]
+    starts = list(range(0, count - SIZE + 1, STRIDE))
+    if starts[-1] != count - SIZE:
+        starts.append(count - SIZE)
+    return starts[:MAX]
+
+
+def _sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence `sentences` keeps, whitespace around it left out."""
+    parts: list[tuple[int, int]] = []
+    at = 0
+    for end, after in [(m.start(), m.end()) for m in _END.finditer(text)] + [(len(text), 0)]:
+        piece = text[at:end]
+        if piece.strip():
+            lead = len(piece) - len(piece.lstrip())
+            parts.append((at + lead, at + len(piece.rstrip())))
+        at = after
+    kept = [(a, b) for a, b in parts if len(WORD.findall(text[a:b])) >= 2]
+    return kept if kept else parts
 
 
 def rowid(chunk: int, k: int) -> int:

@@ -151,6 +151,7 @@ def gather_legs(
     legs.vec.sort(key=lambda x: -x[1])
     del legs.lex[depth:], legs.vec[depth:]
     legs.query_script = script(query, query=True)
+    legs.qvec = qvec
     if legs.lex and legs.vec:  # only the fusion reads it: whether the lexical leg can help
         top = reader.rows(legs.vec_ranked[:1])
         legs.answer_script = script(" ".join(r.text for r in top.values()))

@@ -11,18 +11,20 @@ routed scope once and keeps the hits of its K best collections. Whatever went wr
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import cast
 
 from ..collection.chunker import passage_text
 from ..collection.collection import Collection
 from ..collection.filters import Filter
-from ..collection.queries import ChunkRow
+from ..collection.queries import ChunkRow, window_vectors
+from ..search import focus
 from ..search.confidence import confidence, signals
 from ..search.diversity import DIVERSITY_POOL, DIVERSITY_RATIO, cap_per_note
 from ..search.excerpt import cite_range
 from ..search.fusion import CANDIDATES, Legs, fuse, fuse_phrasings
-from ..search.results import Hit, cut_text
+from ..search.results import Hit
 from .federated import Key, QueryVectors, Reader, gather_legs
 from .targets import Scope
 
@@ -134,11 +136,13 @@ class Ranking:
         lex_pos = {key: r for r, key in enumerate(self.legs.lex_ranked, start=1)}
         vec_pos = {key: r for r, key in enumerate(self.legs.vec_ranked, start=1)}
         read: dict[Path, list[str] | None] = {}  # each cited note read once per search
+        nearest = self._focus(keys, rows)
         out = []
         for key in keys:
             coll = self.scope.parts[key[0]][0]
             row = rows[key]
             end_line = row.line + row.text.count("\n")
+            first, last = focus.lines(row.text, row.line, nearest[key])
             out.append(
                 Hit(
                     collection=coll.name,
@@ -147,14 +151,40 @@ class Ranking:
                     line=row.line,
                     heading=row.heading,
                     score=round(self.scores[key], 6),
-                    text=cut_text(row.text),
+                    text=focus.shown(row.text, nearest[key]),
                     lex_rank=lex_pos.get(key),
                     vec_rank=vec_pos.get(key),
                     end_line=end_line,
                     cite=cite_range(coll.folder / row.path, row.line, end_line, read),
+                    focus_line=first,
+                    focus_end_line=last,
                 )
             )
         return out
+
+    def _focus(self, keys: list[Key], rows: dict[Key, ChunkRow]) -> dict[Key, int | None]:
+        """Each hit's sentence window nearest the question, None for the whole chunk
+        (search/focus.py): by the windows' vectors where the question and the chunk have
+        them, else by the question's stems."""
+        qvecs = [legs.qvec for legs in self.phrasings if legs.qvec is not None]
+        weight = {
+            t: w for legs in self.phrasings for t, w in zip(legs.terms, legs.idf, strict=False)
+        }
+        codes: dict[Key, list[bytes]] = {}
+        if qvecs:
+            by_coll: dict[int, list[tuple[int, int]]] = {}
+            for ci, cid in keys:
+                if rows[(ci, cid)].wins:
+                    by_coll.setdefault(ci, []).append((cid, rows[(ci, cid)].wins))
+            for ci, want in by_coll.items():
+                got = self.reader.read(ci, partial(window_vectors, chunks=want))
+                codes.update({(ci, cid): c for cid, c in got.items()})
+        return {
+            key: focus.by_vectors(codes[key], qvecs)
+            if key in codes
+            else focus.by_words(rows[key].text, list(weight), list(weight.values()))
+            for key in keys
+        }
 
 
 def _legs_within(legs: Legs, collections: set[int]) -> Legs:

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 FUSION_VERSION = "wrrf-k10-cov2-script-margin-v3"
 SEARCH_FUSION_K = 10  # the k of the search's weighted RRF (sharp: both legs are good)
@@ -77,6 +78,7 @@ class Legs:
     pending: set[tuple[int, int]] = field(default_factory=set)  # lexical candidates, no vector yet
     unseen: float = 0.0  # share of the scope's chunks the vector leg could not see (no vector)
     words: bool = True  # the query holds a word (letters or digits), not punctuation alone
+    qvec: Any = None  # the query's embedding (an np.ndarray), None when no vector leg ran
 
     @property
     def cross_lingual(self) -> bool:

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 TEXT_LIMIT = 1200  # characters of chunk text in a hit
+LEAD = "… "  # before a hit's text that starts at its focus, not at its chunk's start
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +22,9 @@ class Hit:
     vec_rank: int | None = None
     end_line: int = 0  # last line of the cited range
     cite: str = ""  # citation hash of lines line..end_line when searched (see excerpt.py)
+    # the lines within line..end_line that answer best (search/focus.py); 0: not computed
+    focus_line: int = 0
+    focus_end_line: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -95,3 +99,16 @@ def cut_text(text: str, limit: int = TEXT_LIMIT) -> str:
         if at > limit // 2:
             return head[: at + len(sep)].rstrip() + " …"
     return head + "…"
+
+
+def snippet(text: str, line: int, focus_line: int, focus_end_line: int, limit: int) -> str:
+    """A hit's text cut shorter (a terminal's or a page's snippet), from where its focus
+    (search/focus.py) begins when the cut from the top would leave the focus out. A hit's
+    text is its lines as they are, from `line` (from `focus_line` when it starts with LEAD)."""
+    if text.startswith(LEAD) or focus_line <= line:
+        return cut_text(text, limit)
+    lines = text.split("\n")
+    skip = focus_line - line
+    if skip >= len(lines) or len("\n".join(lines[: focus_end_line - line + 1])) <= limit:
+        return cut_text(text, limit)
+    return LEAD + cut_text("\n".join(lines[skip:]), limit - len(LEAD))

@@ -70,6 +70,10 @@ class HitOut(_Open):
     score: float
     text: str
     cite: str = Field(description="Hash of lines line..end_line; memo_get returns it again.")
+    focus_line: int = Field(
+        0, description="First line of the sentences that match best, within line..end_line."
+    )
+    focus_end_line: int = Field(0, description="Last line of those sentences.")
 
 
 class FreshnessOut(_Open):

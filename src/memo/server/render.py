@@ -14,6 +14,8 @@ import re
 import time
 from typing import Any
 
+from ..search import results
+
 SNIPPET_CHARS = 300
 CHARS_PER_TOKEN = 4  # what max_tokens allows a model to read, in characters (issue 23)
 MIN_CUT = 80  # a block cut shorter than this is left out instead
@@ -87,6 +89,15 @@ def _root_of(hit: dict[str, Any]) -> str:
     return abs_path[: -len(path)].rstrip("/") if path and abs_path.endswith(path) else ""
 
 
+def focused(h: dict[str, Any]) -> str:
+    """`(best 74-78)` when the lines that match best (search/focus.py) are fewer than the
+    hit's."""
+    first, last = h.get("focus_line", 0), h.get("focus_end_line", 0)
+    if not first or (first, last) == (h["line"], max(h["line"], h.get("end_line", 0))):
+        return ""
+    return f" (best {first}-{last})" if last > first else f" (best {first})"
+
+
 def search_text(r: dict[str, Any], limit: int | None = None) -> str:
     hits = r["results"]
     where = f"in {r['target']} ({r['mode']}, {r['took_ms']} ms)"
@@ -97,10 +108,12 @@ def search_text(r: dict[str, Any], limit: int | None = None) -> str:
     for i, h in enumerate(hits, 1):
         heading = f"  [{h['heading']}]" if h["heading"] else ""
         span = f"{h['line']}-{h['end_line']}" if h.get("end_line", 0) > h["line"] else h["line"]
-        snippet = " ".join(h["text"].split())
+        at = h.get("focus_line", 0), h.get("focus_end_line", 0)
+        snippet = " ".join(results.snippet(h["text"], h["line"], *at, SNIPPET_CHARS).split())
         if len(snippet) > SNIPPET_CHARS:
             snippet = snippet[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"
-        line = f"{i}. {h['path']}:{span}{heading}  score {h['score']:.4f}  cite {h['cite']}"
+        line = f"{i}. {h['path']}:{span}{focused(h)}{heading}  score {h['score']:.4f}"
+        line += f"  cite {h['cite']}"
         blocks.append(f"{line}\n   {snippet}")
     tail = []
     if not hits:

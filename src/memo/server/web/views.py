@@ -21,7 +21,7 @@ from ...registry_tools.entry import Entry
 from ...requests import MAX_LINES
 from ...router.route import RouteResult
 from ...search.excerpt import Excerpt
-from ...search.results import Hit, SearchResult, cut_text
+from ...search.results import Hit, SearchResult, snippet
 from ..render import _ago as ago
 from .highlight import marked
 
@@ -90,7 +90,9 @@ def hit_views(res: SearchResult, stems: frozenset[str]) -> list[HitView]:
                 hit=h,
                 where=where,
                 heading=marked(h.heading, stems),
-                text=marked(cut_text(h.text, SNIPPET_CHARS), stems),
+                text=marked(
+                    snippet(h.text, h.line, h.focus_line, h.focus_end_line, SNIPPET_CHARS), stems
+                ),
                 href=read_href(h.path, h.line, end, h.cite, res.query),
             )
         )
