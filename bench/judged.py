@@ -119,6 +119,7 @@ _SMOKE = [
         },
     ),
 ]
+_ANSWERS = {"q1": "45", "q2": "1856", "q3": "42", "q4": "1"}  # as XQuAD's `answer`: text
 SMOKE_SETS = ("xquad-dev", "xquad-dev-distract")
 # the distract set's documentation collections: one note each, answering no question
 _DOCS = {"docs-laravel-1": "Artisan", "docs-laravel-2": "Eloquent", "docs-vue-1": "Components"}
@@ -148,7 +149,8 @@ def smoke_eval(folder: Path) -> Path:
                 )
                 (coll / note).write_text(f"# {title}\n\n{body}\n", encoding="utf-8")
                 q = {"id": qid, "lang": lang, "question": question, "path": f"lib/{topic}/{note}",
-                     "line_start": 3, "line_end": 3, "library_lang": lang}  # fmt: skip
+                     "line_start": 3, "line_end": 3, "library_lang": lang,
+                     "answer": _ANSWERS[qid]}  # fmt: skip
                 qrels.setdefault(lang, []).append(q)
                 qrels.setdefault(f"{lang}.exact", []).append({**q, "variant": "exact"})
                 if lang == "en":

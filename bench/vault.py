@@ -88,6 +88,14 @@ def rank_of(hits: list[Any], spans: list[tuple[str, int, int]], k: int) -> int |
     return None
 
 
+def focus_record(hit: Any) -> dict[str, Any]:
+    """How many lines a right hit's chunk and its focus (search/focus.py) are. Whether the
+    focus holds the answer is measured by bench/focus.py on XQuAD's answer texts: here the
+    answer is a section, which holds every line of its chunks."""
+    end = max(hit.line, hit.end_line)
+    return {"lines": end - hit.line + 1, "focus_lines": hit.focus_end_line - hit.focus_line + 1}
+
+
 def home(path: str, collections: list[str]) -> str:
     """The collection a note belongs to: the deepest collection folder above it."""
     best = "."
@@ -146,6 +154,8 @@ def measure(
                 if answerable:
                     spans = spans_of(q)
                     rec["rank"] = rank_of(res.hits, spans, 10)
+                    if rec["rank"] and getattr(res.hits[0], "focus_line", 0):
+                        rec |= focus_record(res.hits[rec["rank"] - 1])
                     if flow:
                         routed = [
                             c.path for c in lib.route(q["question"], k=3, **extra).collections
@@ -323,6 +333,7 @@ def report(rows: list[Any]) -> None:
                     for k in ("right", "wrong", "none")
                 ]
                 print(f"| {label} | {part} | " + " | ".join(cells) + " |")
+    focus_table(rows)
     print("\n### Route and flow (all questions)\n")
     print("| set | route top-1 drafted / hand | flow R@5 drafted / hand | p50 ms |")
     print("|---|---|---|---|")
@@ -333,6 +344,27 @@ def report(rows: list[Any]) -> None:
                 f"| {label} | {r['top1']:.3f} / {h['top1']:.3f} | "
                 f"{r['flow']:.3f} / {h['flow']:.3f} | {got['p50_ms']:.0f} |"
             )
+
+
+def focus_table(rows: list[Any]) -> None:
+    """The first right hit of each question (within the top 10): its lines and its focus's."""
+    print(
+        "\n### Focus: the first right hit's lines that answer best (search/focus.py)\n\n"
+        "| set | half | n | lines: chunk / focus (median) | focus shorter than its chunk |"
+    )
+    print("|---|---|---|---|---|")
+    for _lang, _init, res, *_ in rows:
+        for label, got in res["sets"].items():
+            for part in (*HALVES, "all"):
+                pick = [r for r in got["answers"] if "lines" in r and part in ("all", r["half"])]
+                if not pick:
+                    continue
+                chunk = statistics.median(r["lines"] for r in pick)
+                focus = statistics.median(r["focus_lines"] for r in pick)
+                fewer = sum(r["focus_lines"] < r["lines"] for r in pick) / len(pick)
+                print(
+                    f"| {label} | {part} | {len(pick)} | {chunk:.0f} / {focus:.0f} | {fewer:.3f} |"
+                )
 
 
 SMOKE_NOTES = {
