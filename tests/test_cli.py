@@ -161,6 +161,12 @@ def test_one_rule_finds_the_library_for_every_command(notes, tmp_path):
     assert hit["results"][0]["path"].startswith("work/jira/")  # relative to the root
     shown = json.loads(memo("show", "jql.md:1", "--json", cwd=inside, env=env).stdout)
     assert shown["path"] == "work/jira/jql.md"  # the same root as search
+    here = json.loads(memo("search", "JQL", "--json", cwd=inside, env=env).stdout)
+    assert here["target"] == "work/jira" and here["results"]  # no PATH: the current folder
+    above = json.loads(memo("search", "JQL", "--json", cwd=notes, env=env).stdout)
+    assert above["target"] == "." and above["results"]  # at the root: all of it
+    none = memo("search", cwd=inside, env=env)
+    assert none.returncode == 2 and "Missing argument 'QUERY'" in none.stderr
     made = memo("new", "work/kafka", "-d", "Kafka notes", cwd=inside, env=env)
     assert made.returncode == 0 and (notes / "work" / "kafka" / "_meta.yaml").is_file()
     missing = memo("search", str(tmp_path / "does-not-exist"), "q", env=env)

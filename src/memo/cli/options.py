@@ -3,6 +3,7 @@ field, a bound or a help text of its own."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -15,21 +16,45 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def request_options(request: type[_Request], *, skip: tuple[str, ...] = ()) -> Callable[[F], F]:
     """Every Param of `request` shown on the CLI, in declaration order: positionals (no flag)
-    as arguments, optional when last and defaulted; the rest as options."""
+    as arguments, optional when last and defaulted; the rest as options. A defaulted
+    positional before a required one may be left out too (`memo search QUERY` is `memo
+    search . QUERY`): one word given is the required one."""
     params = [p for p in request.PARAMS if p.cli and p.name not in skip]
     positional = [p for p in params if p.flag is None]
+    lead, last = positional[:-1], positional[-1] if positional else None
+    shifts = bool(lead) and last is not None and last.required
+    shifts = shifts and all(not p.required and p.default is not None for p in lead)
 
     def apply(f: F) -> F:
+        g = _shifted(f, lead, last) if shifts and last is not None else f
         for p in reversed(params):
             if p.flag is None:
-                optional = p is positional[-1] and not p.required
+                optional = (p is last and not p.required) or (shifts and p in lead)
                 shown = f"[{p.metavar}]" if optional else p.metavar
-                f = click.argument(p.name, metavar=shown, required=not optional)(f)
+                g = click.argument(p.name, metavar=shown, required=not optional and not shifts)(g)
             else:
-                f = _option(p)(f)
-        return f
+                g = _option(p)(g)
+        return g  # type: ignore[return-value]  # the same command, its arguments read first
 
     return apply
+
+
+def _shifted(f: F, lead: list[Param], last: Param) -> Callable[..., Any]:
+    """`f` with its positionals shifted right when the last, required one was not given: the
+    words given fill the last positionals, the first keep their defaults."""
+
+    @functools.wraps(f)
+    def run(**kw: Any) -> Any:
+        given = [kw[p.name] for p in (*lead, last) if kw[p.name] is not None]
+        if not given:
+            raise click.UsageError(f"Missing argument '{last.metavar}'.")
+        names = [p.name for p in (*lead, last)]
+        for p in lead:
+            kw[p.name] = p.default
+        kw.update(zip(names[len(names) - len(given) :], given, strict=True))
+        return f(**kw)
+
+    return run
 
 
 def _option(p: Param) -> Callable[[F], F]:
