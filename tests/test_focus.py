@@ -5,6 +5,7 @@ shows from there. Pure rules first, then real SQLite files and the real model.""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -39,8 +40,14 @@ def test_a_spans_lines_are_the_note_lines_it_covers():
     assert lines_of(text, 10, (text.index("Five"), text.index("Seven"))) == (13, 13)
     assert lines_of(text, 1, (text.index("Three"), text.index("Nine") + 3)) == (2, 5)
     assert lines_of(text, 3, (0, 0)) == (3, 3)  # an empty span stays on its line
+    assert lines_of("\nTwo three.", 1, (1, 11)) == (2, 2)  # a newline first: the next line
+    assert lines_of("One two.\nX", 1, (0, 10)) == (1, 2)  # a last line of one character
+    assert focus.lines("\nOne two.", 3, None) == (3, 4)
     assert focus.lines(text, 7, None) == (7, 11)  # no window: the whole chunk
     assert focus.lines(text, 7, 99) == (7, 11)  # a window the chunk no longer has: the same
+    nine = NINE.replace(". ", ".\n")  # a sentence a line
+    assert focus.lines(nine, 7, len(spans(nine))) == (7, 15)  # one past the last: the whole
+    assert focus.lines(nine, 7, 0) == (7, 9) and focus.lines(nine, 7, 3) == (13, 15)
 
 
 NINE = " ".join(
@@ -56,6 +63,8 @@ def test_by_words_takes_the_window_with_most_of_the_questions_weight():
     assert focus.by_words(NINE, ["sentenc", "sentenc"], [1.0, 1.0]) == 0
     assert focus.by_words(NINE, ["wombat"], [5.0]) is None  # in none: the whole chunk
     assert focus.by_words("Short one. Two.", ["short"], [1.0]) is None  # no windows at all
+    with pytest.raises(ValueError):  # a stem without its weight is a caller's bug
+        focus.by_words(NINE, ["five", "six"], [1.0])
 
 
 def _unit(k: int) -> np.ndarray:
@@ -84,6 +93,21 @@ def test_a_hit_shows_its_focus_when_the_cut_would_leave_it_out():
     assert focus.shown(long, 0) == cut_text(long)  # within the cut: from the chunk's start
     assert focus.shown(long, None) == cut_text(long)
     assert focus.shown(NINE, 3) == NINE  # short enough to show whole
+    assert focus.shown(long, len(spans(long))) == cut_text(long)  # a window it has not
+
+
+def test_a_hit_shown_from_its_focus_stays_within_the_limit():
+    run = " ".join(["x"] * 400)  # one long last sentence: cut at a word, near the limit
+    text = " ".join(f"Filler sentence number {i} says little." for i in range(12)) + " " + run
+    last = len(spans(text)) - 1
+    for limit in (300, 500):
+        shown = focus.shown(text, last, limit)
+        assert shown.startswith(focus.LEAD) and shown.endswith(" …")
+        assert limit - 6 <= len(shown.removesuffix(" …")) <= limit
+        a, b = spans(text)[last - 1]
+        # a focus ending exactly where the cut from the top ends is within it
+        assert focus.shown(text, last - 1, b + 2) == cut_text(text, b + 2)
+        assert len(cut_text(text, b + 2)) == b + 2  # (the cut: its sentences and " …")
 
 
 def test_the_mcp_text_says_the_best_lines_only_when_they_are_fewer():

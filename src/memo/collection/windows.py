@@ -59,7 +59,7 @@ def lines_of(text: str, first: int, span: tuple[int, int]) -> tuple[int, int]:
     """The note lines (1-based, inclusive) a span of a chunk's text covers, the text starting
     at line `first`: a chunk's text is its lines as they are (chunker.py)."""
     start, end = span
-    return first + text.count("\n", 0, start), first + text.count("\n", 0, max(start, end - 1))
+    return first + text[:start].count("\n"), first + text[: max(start, end - 1)].count("\n")
 
 
 def _starts(count: int) -> list[int]:
@@ -77,12 +77,13 @@ def _sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence `sentences` keeps, whitespace around it left out."""
     parts: list[tuple[int, int]] = []
     at = 0
-    for end, after in [(m.start(), m.end()) for m in _END.finditer(text)] + [(len(text), 0)]:
+    # a break is whitespace, so a piece may start with the one before it: it is stripped
+    for end in [*(m.start() for m in _END.finditer(text)), len(text)]:
         piece = text[at:end]
         if piece.strip():
             lead = len(piece) - len(piece.lstrip())
             parts.append((at + lead, at + len(piece.rstrip())))
-        at = after
+        at = end
     kept = [(a, b) for a, b in parts if len(WORD.findall(text[a:b])) >= 2]
     return kept if kept else parts
 

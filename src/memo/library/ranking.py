@@ -168,7 +168,7 @@ class Ranking:
         them, else by the question's stems."""
         qvecs = [legs.qvec for legs in self.phrasings if legs.qvec is not None]
         weight = {
-            t: w for legs in self.phrasings for t, w in zip(legs.terms, legs.idf, strict=False)
+            t: w for legs in self.phrasings for t, w in zip(legs.terms, legs.idf, strict=True)
         }
         codes: dict[Key, list[bytes]] = {}
         if qvecs:

@@ -45,7 +45,7 @@ def by_vectors(codes: Sequence[bytes], queries: Sequence[np.ndarray]) -> int | N
 def by_words(text: str, terms: Sequence[str], idf: Sequence[float]) -> int | None:
     """The window holding the largest IDF-weighted share of the query's stems (the first
     of equals); None when no window holds any, or the chunk has no windows."""
-    weight = dict(zip(terms, idf, strict=False))
+    weight = dict(zip(terms, idf, strict=True))
     best, at = 0.0, None
     for k, (a, b) in enumerate(windows.spans(text)):
         got = sum(weight.get(s, 0.0) for s in set(stems(text[a:b])))
@@ -66,10 +66,10 @@ def lines(text: str, first: int, window: int | None) -> tuple[int, int]:
 def shown(text: str, window: int | None, limit: int = TEXT_LIMIT) -> str:
     """The chunk's text as a hit shows it: cut at `limit`, from its start when the focus
     ends within that, else from the focus's first sentence."""
-    spans = windows.spans(text)
-    if window is None or window >= len(spans) or len(text) <= limit:
-        return cut_text(text, limit)
+    spans, head = windows.spans(text), cut_text(text, limit)
+    if window is None or window >= len(spans):
+        return head
     start, end = spans[window]
-    if len(cut_text(text, limit).removesuffix(" …").removesuffix("…")) >= end:
-        return cut_text(text, limit)
+    if len(head.removesuffix(" …").removesuffix("…")) >= end:
+        return head  # the focus ends within the cut (so does all of a short text)
     return LEAD + cut_text(text[start:], limit - len(LEAD))
