@@ -147,7 +147,7 @@ MODULES: dict[str, Module] = {
     ),
     "ranking": Module(
         "src/memo/library/ranking.py",
-        ("tests/test_ranking_rules.py", "tests/test_ranking.py"),
+        ("tests/test_ranking_rules.py", "tests/test_ranking.py", "tests/test_focus.py"),
         0.97,
     ),
     "requests": Module(

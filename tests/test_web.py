@@ -98,6 +98,9 @@ def service(web_root: Path, real_embedder: Embedder) -> Iterator[Service]:
     before = checksums(web_root)
     svc = Service(web_root, Settings(), real_embedder)
     svc.index(IndexRequest.make("."))  # the pages below then see current indexes
+    # ... and every vector: the service computes them in the background (a page compared
+    # with the API must not be the one that ran while long.md still waited for its own)
+    assert svc.vectors.idle.wait(TIMEOUT)
     yield svc
     svc.close()
     assert checksums(web_root) == before, "the page changed a note"
@@ -187,6 +190,34 @@ def test_note_page_marks_the_cited_range(http: TestClient, service: Service) -> 
     assert "<mark>mangle</mark>" in r.text
     r = http.get("/read", params={"path": path, "line": 12, "end": 17, "cite": "000000000000"})
     assert "changed since the search" in r.text
+
+
+def test_a_hits_best_lines_are_linked_and_marked_on_the_note(
+    http: TestClient, service: Service
+) -> None:
+    """A hit's focus (search/focus.py) narrower than its lines: the page says its best lines,
+    links the note at them, and the note marks them within the cited range."""
+    q = "policy based routing"
+    api = service.search(SearchRequest.make(".", q)).to_dict()["results"]
+    top = next(
+        h for h in api if (h["focus_line"], h["focus_end_line"]) != (h["line"], h["end_line"])
+    )
+    best = range(top["focus_line"], top["focus_end_line"] + 1)
+    page = http.get("/", params={"q": q}).text
+    links = [
+        urlsplit(h.replace("&amp;", "&")) for h in re.findall(r'class="where" href="([^"]+)"', page)
+    ]
+    link = next(x for x in links if parse_qs(x.query)["line"] == [str(top["line"])])
+    args = parse_qs(link.query)
+    assert (args["best"], args["best_end"]) == ([str(best[0])], [str(best[-1])])
+    assert link.fragment == f"L{best[0]}"  # the page opens at the lines that answer best
+    assert f"best lines {best[0]}–{best[-1]}" in page
+    note = http.get(f"{link.path}?{link.query}").text
+    marked_best = re.findall(r'<div class="ln cited best" id="L(\d+)">', note)
+    assert marked_best == [str(n) for n in best]
+    assert f'best <a href="#L{best[0]}">{best[0]}–{best[-1]}</a>' in note
+    plain = http.get("/read", params={"path": top["path"], "line": top["line"]}).text
+    assert " best" not in "".join(re.findall(r'<div class="ln[^"]*"', plain))  # asked for none
 
 
 def test_note_longer_than_a_page_shows_the_part_around_the_cited_line(http: TestClient) -> None:

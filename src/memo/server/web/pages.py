@@ -126,10 +126,14 @@ def pages_router(
         end: int | None = None,
         cite: str = "",
         q: str = "",
+        best: int | None = None,
+        best_end: int | None = None,
     ) -> Response:
-        """A note's lines, the cited range marked; a bad path is a 404 with the reason."""
+        """A note's lines, the cited range marked (and its best lines: the hit's focus); a
+        bad path is a 404 with the reason."""
         try:
-            ctx = _read(service, path, line, end, cite, q)
+            focus = (best, best_end or best) if best else None
+            ctx = _read(service, path, line, end, cite, q, focus)
         except MemoError as e:
             ctx = {"title": "Not found", "error": _error(e), "path": path}
             return render(templates, request, "error.html", ctx, 404)
@@ -200,7 +204,13 @@ def _search(
 
 
 def _read(
-    service: Service, path: str, line: int | None, end: int | None, cite: str, q: str
+    service: Service,
+    path: str,
+    line: int | None,
+    end: int | None,
+    cite: str,
+    q: str,
+    best: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     """The whole note (or, past MAX_LINES, the part around `line`) and the cited range's hash."""
     note = service.read(ReadRequest.make(path))
@@ -215,7 +225,8 @@ def _read(
     return {
         "title": note.path,
         "note": note,
-        "lines": views.note_lines(note, line, last, stems),
+        "lines": views.note_lines(note, line, last, stems, best),
+        "best": best if best and line and last and line <= best[0] <= last else None,
         "line": line,
         "last": span.end_line if span else None,
         "span": span,

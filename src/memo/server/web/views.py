@@ -39,18 +39,29 @@ def search_href(query: str, scope: str = ".", mode: str = "hybrid") -> str:
 
 
 def read_href(
-    path: str, line: int | None = None, end: int | None = None, cite: str = "", query: str = ""
+    path: str,
+    line: int | None = None,
+    end: int | None = None,
+    cite: str = "",
+    query: str = "",
+    best: tuple[int, int] | None = None,
 ) -> str:
+    """The note page at the cited lines; with `best` (a hit's focus, search/focus.py) fewer
+    than them, those lines marked too and the page opened at them."""
     params: dict[str, Any] = {"path": path}
+    at = line
     if line:
         params["line"] = line
         if end and end > line:
             params["end"] = end
         if cite:
             params["cite"] = cite
+        if best and best[0] and best != (line, max(line, end or line)):
+            params["best"], params["best_end"] = best
+            at = best[0]
     if query:
         params["q"] = query
-    return "/read?" + urlencode(params) + (f"#L{line}" if line else "")
+    return "/read?" + urlencode(params) + (f"#L{at}" if at else "")
 
 
 def scope_options(entries: list[Entry]) -> list[str] | None:
@@ -77,6 +88,7 @@ class HitView:
     heading: Markup
     text: Markup
     href: str
+    best: str = ""  # the lines of its focus, when fewer than its own ("104–107")
 
 
 def hit_views(res: SearchResult, stems: frozenset[str]) -> list[HitView]:
@@ -84,6 +96,9 @@ def hit_views(res: SearchResult, stems: frozenset[str]) -> list[HitView]:
     for i, h in enumerate(res.hits, 1):
         end = h.end_line if h.end_line > h.line else 0
         where = f"{h.path}:{h.line}" + (f"-{end}" if end else "")
+        first, last = h.focus_line, h.focus_end_line
+        narrower = first and (first, last) != (h.line, max(h.line, h.end_line))
+        best = (f"{first}–{last}" if last > first else str(first)) if narrower else ""
         out.append(
             HitView(
                 n=i,
@@ -93,7 +108,8 @@ def hit_views(res: SearchResult, stems: frozenset[str]) -> list[HitView]:
                 text=marked(
                     snippet(h.text, h.line, h.focus_line, h.focus_end_line, SNIPPET_CHARS), stems
                 ),
-                href=read_href(h.path, h.line, end, h.cite, res.query),
+                href=read_href(h.path, h.line, end, h.cite, res.query, (first, last)),
+                best=best,
             )
         )
     return out
@@ -129,19 +145,25 @@ class LineView:
     n: int
     text: Markup
     cited: bool
+    best: bool = False  # among the lines of the search hit's focus
 
 
 def note_lines(
-    note: Excerpt, first: int | None, last: int | None, stems: frozenset[str]
+    note: Excerpt,
+    first: int | None,
+    last: int | None,
+    stems: frozenset[str],
+    best: tuple[int, int] | None = None,
 ) -> list[LineView]:
     """The note's lines as the index reads them (wikilinks as their words, callouts without
     markers, no comments or block ids: collection/markdown.py), numbered from where the excerpt
-    starts, the cited range flagged."""
+    starts, the cited range flagged, and within it the hit's focus (`best`, first and last)."""
     lines = readable(note.text) if note.total_lines else []
     out = []
     for i, text in enumerate(lines, note.line):
         cited = first is not None and first <= i <= (last or first)
-        out.append(LineView(i, marked(text, stems), cited))
+        focused = cited and best is not None and best[0] <= i <= best[1]
+        out.append(LineView(i, marked(text, stems), cited, focused))
     return out
 
 
