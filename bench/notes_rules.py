@@ -318,7 +318,73 @@ def legs_rule(
     return f
 
 
+def _lexwin_table() -> dict[str, Any]:
+    """Per chunk: each sentence window's term counts and length (collection/windows.py's
+    windows, each read with the chunk's heading path, as the chunk's lexical text is); a
+    chunk without windows is its own one window."""
+    if "win" in LEX:
+        return LEX["win"]
+    from collections import Counter
+
+    from memo.collection import windows
+
+    wins: dict[tuple[str, int], list[tuple[Counter, int]]] = {}
+    for ck, (_path, heading, text, _v) in CHUNK.items():
+        head = stems(heading)
+        parts = [text[a:b] for a, b in windows.spans(text)] or [text]
+        wins[ck] = [(Counter(head + stems(w)), len(head) + len(stems(w))) for w in parts]
+    LEX["win"] = wins
+    return wins
+
+
+def lexwin_rule(mode: str = "max", c: float = 1.0) -> Any:
+    """The lexical leg with proximity: a chunk's words counted in its best three-sentence
+    window (BM25 over the scope's windows, the question's IDF as the leg has it). `max`: the
+    window's score alone; `sum`: the chunk's own BM25 plus c times its best window's."""
+    from dataclasses import replace
+
+    from memo.collection.bm25 import K1, B
+    from memo.search.fusion import fuse, fuse_phrasings
+
+    def bm25(counts: Any, n: int, avg: float, terms: list[str], idf: dict) -> float:
+        s = 0.0
+        for term in terms:
+            f = counts.get(term)
+            if f:
+                s += idf[term] * f * (K1 + 1) / (f + K1 * (1 - B + B * n / avg))
+        return s
+
+    def f(r: Ranking) -> dict:
+        wins, whole = _lexwin_table(), _lex_tables(False)
+        at = {str(c.folder): i for i, (c, _) in enumerate(r.scope.parts)}
+        keys = [ck for ck in wins if ck[0] in at]
+        wavg = sum(n for ck in keys for _, n in wins[ck]) / max(1, sum(len(wins[k]) for k in keys))
+        cavg = sum(whole["len"][k] for k in keys) / max(1, len(keys))
+        every = []
+        for legs in r.phrasings:
+            if not legs.terms:
+                every.append(legs)
+                continue
+            idf = dict(zip(legs.terms, legs.idf, strict=True))
+            scored = []
+            for ck in keys:
+                best = max(bm25(cnt, n, wavg, legs.terms, idf) for cnt, n in wins[ck])
+                if mode == "sum":
+                    own = bm25(whole["tf"][ck], whole["len"][ck], cavg, legs.terms, idf)
+                    best = own + c * best
+                if best > 0:
+                    scored.append(((at[ck[0]], ck[1]), best))
+            scored.sort(key=lambda x: -x[1])
+            every.append(replace(legs, lex=scored[:100]))
+        return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
+
+    return f
+
+
 RULES: dict[str, Any] = {
+    "lexwin max": lexwin_rule("max"),
+    "lexwin sum": lexwin_rule("sum", 1.0),
+    "lexwin sum0.5": lexwin_rule("sum", 0.5),
     "refuse (same)": legs_rule(),
     "relex (same)": legs_rule(relex=True),
     "notitle": legs_rule(notitle=True),
@@ -371,8 +437,47 @@ def consts(inner: Any = None, **values: float) -> Any:
     return f
 
 
+def lexshare_rule(power: float = 1.0) -> Any:
+    """The lexical leg weighed by how much of the question its own best chunk holds (the
+    IDF-weighted share of the question's stems in it, to `power`): BM25's first hit that holds
+    one word of five is the paraphrase case, where the words are not the evidence."""
+    import memo.search.fusion as fusion
+
+    plain = fusion.lex_weight
+
+    def f(r: Ranking) -> dict:
+        tf = _lex_tables(False)["tf"]
+        folders = [str(c.folder) for c, _ in r.scope.parts]
+
+        def weight(legs: Any) -> float:
+            w = plain(legs)
+            total = sum(legs.idf)
+            if not legs.lex or total <= 0:
+                return w
+            ci, cid = legs.lex[0][0]
+            held = tf.get((folders[ci], cid), {})
+            share = sum(x for t, x in zip(legs.terms, legs.idf, strict=True) if t in held)
+            return w * (share / total) ** power
+
+        fusion.lex_weight = weight
+        try:
+            every = r.phrasings
+            if len(every) == 1:
+                return fusion.fuse(every[0], "hybrid")
+            return fusion.fuse_phrasings(every, "hybrid")
+        finally:
+            fusion.lex_weight = plain
+
+    return f
+
+
 RULES.update(
     {
+        "lexshare1": lexshare_rule(1.0),
+        "lexshare2": lexshare_rule(2.0),
+        "lexshare0.5": lexshare_rule(0.5),
+        "lexw1.0": consts(LEX_WEIGHT=1.0),
+        "lexw1.2": consts(LEX_WEIGHT=1.2),
         "lexw0.6": consts(LEX_WEIGHT=0.6),
         "lexw0.4": consts(LEX_WEIGHT=0.4),
         "margin2": consts(MARGIN_BOOST=2.0),
