@@ -117,6 +117,17 @@ def signals_of(label: str, items: list[tuple[dict, Ranking]]) -> list[dict[str, 
         s.update(
             set=label, id=q["id"], half=half(q["id"]), shipped=r.confidence() if hits else "none"
         )
+        # beyond what confidence reads: where each leg put the first hit, how far the fused
+        # first stands from the second, and the vector leg's own gap
+        order, _ = r._ordered(2)
+        legs = r.phrasings[0]
+        top = order[0] if order else None
+        s["lex_rank"] = legs.lex_ranked.index(top) + 1 if top in legs.lex_ranked else None
+        s["vec_rank"] = legs.vec_ranked.index(top) + 1 if top in legs.vec_ranked else None
+        fused = [r.scores[k] for k in order[:2]]
+        s["fused_margin"] = (fused[0] - fused[1]) / fused[0] if len(fused) == 2 else 1.0
+        vec = [x for _, x in legs.vec]
+        s["vec_gap"] = vec[0] - vec[1] if len(vec) >= 2 else 0.0
         s["answerable"] = "path" in q
         s["correct"] = bool(s["answerable"] and rank_of(hits, spans_of(q), 1))
         rows.append(s)

@@ -33,6 +33,20 @@ def test_high_needs_both_legs_agreeing_and_the_hit_holding_the_question():
     assert said(0.9, None) == "low"  # lexical only: no second opinion, never high
 
 
+def test_high_too_when_both_legs_put_one_chunk_first_near_the_question():
+    """A paraphrase holds few of the note's words: two legs agreeing on the first chunk, with
+    vector evidence above the weak floor, is high without the share."""
+    first = {"same_first": True}
+    assert said(0.1, NONE_STRENGTH, **first) == "high"
+    weak = NONE_STRENGTH - 1e-6  # vectors below the floor: agreement is not enough
+    assert said(0.1, weak, **first) == "none"  # nor is the question in the hit: as before
+    assert said(0.9, weak, **first, agree=False) == "low"
+    assert said(0.1, 0.99, **first, languages_differ=True) == "low"  # across: cosines overlap
+    assert said(0.1, None, **first) == "none"  # lexical only: never high
+    assert said(0.1, 0.99) == "low"  # without it, as before
+    assert said(0.1, 0.99, same_first=True, words=False) == "none"
+
+
 def test_none_needs_a_hit_without_the_question_and_weak_vector_evidence():
     weak = NONE_STRENGTH - 1e-6
     assert said(NONE_SHARE - 1e-6, weak, agree=False) == "none"
@@ -87,6 +101,18 @@ def test_the_legs_agree_when_either_top_hit_is_in_the_others_top_five():
     assert AGREE_TOP == 5
     assert not signals(Legs(lex=lex[:1]), "x")["agree"]  # one leg: no agreement
     assert not signals(Legs(vec=[(k[0], 1.0)]), "x")["agree"]
+
+
+def test_same_first_is_both_legs_first_chunk_being_one():
+    a, b = (0, 1), (1, 1)  # the same chunk id in two collections is two chunks
+
+    def first(lex: list, vec: list) -> bool:
+        return signals(Legs(lex=lex, vec=vec), "x")["same_first"]
+
+    assert first([(a, 2.0), (b, 1.0)], [(a, 0.9), (b, 0.8)])
+    assert not first([(a, 2.0), (b, 1.0)], [(b, 0.9), (a, 0.8)])
+    assert not first([(b, 2.0)], [(a, 0.9)])
+    assert not first([], [(a, 0.9)]) and not first([(a, 2.0)], [])
 
 
 def test_vector_strength_is_the_best_cosine_plus_half_its_lift_over_the_tail():

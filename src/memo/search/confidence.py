@@ -11,13 +11,18 @@ for every way of asking; docs/benchmarks.md has the tables):
   candidates (best minus the mean of ranks 11-100): a real answer is close to the question and
   stands out of the scope's own distribution. Across languages cosines run lower (e5 places a
   translation near, not on, its original), so that case has its own threshold.
-- `agree`: the lexical and vector legs put the same chunk in each other's top 5.
+- `agree`: the lexical and vector legs put the same chunk in each other's top 5;
+  `same_first`: both put the same chunk first.
 
 The rule: `high` when the legs agree and the first hit holds most of the question
-(HIGH_SHARE); `none` when the first hit holds little of it (NONE_SHARE) and the vector
-evidence is weak too; `low` in between. A lexical-only search is never `high`. `none` says
-the answer is probably not in the notes, which nobody can say of chunks the vector leg has
-not seen: while UNSEEN_SHARE or more of the scope waits for its vectors, `none` is `low`.
+(HIGH_SHARE), or when both legs put the same chunk first, in the question's language, and the
+vector evidence is not weak (NONE_STRENGTH, the floor below which it is): a question asked in
+other words than the note's (a real vault's, bench/vault/) rarely lets the first hit hold most
+of its words, and two witnesses that agree on one chunk say as much; `none` when the first
+hit holds little of it (NONE_SHARE) and the vector evidence is weak too; `low` in between.
+A lexical-only search is never `high`. `none` says the answer is probably not in the notes,
+which nobody can say of chunks the vector leg has not seen: while UNSEEN_SHARE or more of the
+scope waits for its vectors, `none` is `low`.
 A query without a single word (`?!`, spaces) asks nothing a note could answer: `none`, whatever
 its embedding happens to lie near.
 """
@@ -53,6 +58,7 @@ def signals(legs: Legs, top_text: str = "") -> dict[str, Any]:
         "agree": bool(
             legs.lex and legs.vec and (legs.lex[0][0] in top_v or legs.vec[0][0] in top_l)
         ),
+        "same_first": bool(legs.lex and legs.vec and legs.lex[0][0] == legs.vec[0][0]),
         "languages_differ": _languages_differ(legs, top_text),
         "coverage": legs.coverage,
         "unseen": legs.unseen,
@@ -106,5 +112,7 @@ def confidence(
         return unsure if share < none_share else "low"
     if s["agree"] and share >= high_share:
         return "high"
+    if s.get("same_first") and not s["languages_differ"] and strength >= none_strength:
+        return "high"  # both legs chose this chunk first, and it is near the question
     floor = none_strength_across if s["languages_differ"] else none_strength
     return unsure if share < none_share and strength < floor else "low"
