@@ -215,24 +215,10 @@ def chunk_rows(store: IndexStore, ids: Sequence[int]) -> dict[int, ChunkRow]:
     ).fetchall()
     return {
         int(r[0]): ChunkRow(
-            int(r[0]), r[1], r[2], int(r[3]), unpack_text(r[4]), int(r[5]), int(r[6] or 0)
+            int(r[0]), r[1], r[2], int(r[3]), unpack_text(r[4]), int(r[5]), int(r[6])
         )
         for r in rows
     }
-
-
-def window_vectors(store: IndexStore, chunks: Sequence[tuple[int, int]]) -> dict[int, list[bytes]]:
-    """The int8 codes of these chunks' windows, in order, by chunk id, for (chunk id, its
-    window count) pairs; a chunk one of whose windows is missing is left out."""
-    if not chunks or not has_windows(store.conn):
-        return {}
-    got = dict(window_rows(store.conn, [w for cid, n in chunks for w in windows.rowids(cid, n)]))
-    out = {}
-    for cid, n in chunks:
-        ids = windows.rowids(cid, n)
-        if all(i in got for i in ids):
-            out[cid] = [bytes(got[i]) for i in ids]
-    return out
 
 
 def nearest(rows: list[Any], q: np.ndarray, n: int) -> list[tuple[int, float]]:

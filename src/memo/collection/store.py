@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -317,11 +317,19 @@ def store_vectors(conn: Any, cid: int, code: bytes, wins: list[bytes]) -> None:
 
 def window_codes(conn: Any, cid: int, count: int) -> list[bytes] | None:
     """The int8 codes of a chunk's `count` windows, in order; None if one is missing."""
-    if not count:
-        return []
-    ids = windows.rowids(cid, count)
-    got = dict(window_rows(conn, ids))
-    return [bytes(got[i]) for i in ids] if len(got) == len(ids) else None
+    return window_codes_of(conn, [(cid, count)]).get(cid)
+
+
+def window_codes_of(conn: Any, chunks: Sequence[tuple[int, int]]) -> dict[int, list[bytes]]:
+    """The same for many (chunk id, window count) pairs, read at once, by chunk id; a chunk one
+    of whose windows is missing is left out (one without windows has [])."""
+    got = dict(window_rows(conn, [w for cid, n in chunks for w in windows.rowids(cid, n)]))
+    out = {}
+    for cid, n in chunks:
+        ids = windows.rowids(cid, n)
+        if all(i in got for i in ids):
+            out[cid] = [bytes(got[i]) for i in ids]
+    return out
 
 
 _IN_BATCH = 500  # rowids per `IN (...)`: under SQLite's limit on host parameters

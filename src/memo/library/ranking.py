@@ -18,7 +18,8 @@ from typing import cast
 from ..collection.chunker import passage_text
 from ..collection.collection import Collection
 from ..collection.filters import Filter
-from ..collection.queries import ChunkRow, window_vectors
+from ..collection.queries import ChunkRow
+from ..collection.store import IndexStore, window_codes_of
 from ..search import focus
 from ..search.confidence import confidence, signals
 from ..search.diversity import DIVERSITY_POOL, DIVERSITY_RATIO, cap_per_note
@@ -176,8 +177,12 @@ class Ranking:
             for ci, cid in keys:
                 if rows[(ci, cid)].wins:
                     by_coll.setdefault(ci, []).append((cid, rows[(ci, cid)].wins))
+
+            def read(store: IndexStore, want: list[tuple[int, int]]) -> dict[int, list[bytes]]:
+                return window_codes_of(store.conn, want)  # a chunk with windows: the table is
+
             for ci, want in by_coll.items():
-                got = self.reader.read(ci, partial(window_vectors, chunks=want))
+                got = self.reader.read(ci, partial(read, want=want))
                 codes.update({(ci, cid): c for cid, c in got.items()})
         return {
             key: focus.by_vectors(codes[key], qvecs)
