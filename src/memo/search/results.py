@@ -101,6 +101,16 @@ def cut_text(text: str, limit: int = TEXT_LIMIT) -> str:
     return head + "…"
 
 
+def best_lines(
+    line: int, end_line: int, focus_line: int, focus_end_line: int
+) -> tuple[int, int] | None:
+    """A hit's focus (search/focus.py) when it is fewer lines than the hit's own; None when it
+    is all of them, or was not computed (an answer of an older memo)."""
+    if not focus_line or (focus_line, focus_end_line) == (line, max(line, end_line)):
+        return None
+    return focus_line, focus_end_line
+
+
 def snippet(text: str, line: int, focus_line: int, focus_end_line: int, limit: int) -> str:
     """A hit's text cut shorter (a terminal's or a page's snippet), from where its focus
     (search/focus.py) begins when the cut from the top would leave the focus out. A hit's

@@ -92,10 +92,12 @@ def _root_of(hit: dict[str, Any]) -> str:
 def focused(h: dict[str, Any]) -> str:
     """`(best 74-78)` when the lines that match best (search/focus.py) are fewer than the
     hit's."""
-    first, last = h.get("focus_line", 0), h.get("focus_end_line", 0)
-    if not first or (first, last) == (h["line"], max(h["line"], h.get("end_line", 0))):
+    best = results.best_lines(
+        h["line"], h.get("end_line", 0), h.get("focus_line", 0), h.get("focus_end_line", 0)
+    )
+    if best is None:
         return ""
-    return f" (best {first}-{last})" if last > first else f" (best {first})"
+    return f" (best {best[0]}-{best[1]})" if best[1] > best[0] else f" (best {best[0]})"
 
 
 def search_text(r: dict[str, Any], limit: int | None = None) -> str:

@@ -21,7 +21,7 @@ from ...registry_tools.entry import Entry
 from ...requests import MAX_LINES
 from ...router.route import RouteResult
 from ...search.excerpt import Excerpt
-from ...search.results import Hit, SearchResult, snippet
+from ...search.results import Hit, SearchResult, best_lines, snippet
 from ..render import _ago as ago
 from .highlight import marked
 
@@ -46,8 +46,8 @@ def read_href(
     query: str = "",
     best: tuple[int, int] | None = None,
 ) -> str:
-    """The note page at the cited lines; with `best` (a hit's focus, search/focus.py) fewer
-    than them, those lines marked too and the page opened at them."""
+    """The note page at the cited lines; with `best` (a hit's focus fewer than them:
+    results.best_lines), those lines marked too and the page opened at them."""
     params: dict[str, Any] = {"path": path}
     at = line
     if line:
@@ -56,7 +56,7 @@ def read_href(
             params["end"] = end
         if cite:
             params["cite"] = cite
-        if best and best[0] and best != (line, max(line, end or line)):
+        if best:
             params["best"], params["best_end"] = best
             at = best[0]
     if query:
@@ -96,9 +96,10 @@ def hit_views(res: SearchResult, stems: frozenset[str]) -> list[HitView]:
     for i, h in enumerate(res.hits, 1):
         end = h.end_line if h.end_line > h.line else 0
         where = f"{h.path}:{h.line}" + (f"-{end}" if end else "")
-        first, last = h.focus_line, h.focus_end_line
-        narrower = first and (first, last) != (h.line, max(h.line, h.end_line))
-        best = (f"{first}–{last}" if last > first else str(first)) if narrower else ""
+        best = best_lines(h.line, h.end_line, h.focus_line, h.focus_end_line)
+        said = ""
+        if best:
+            said = f"{best[0]}–{best[1]}" if best[1] > best[0] else str(best[0])
         out.append(
             HitView(
                 n=i,
@@ -108,8 +109,8 @@ def hit_views(res: SearchResult, stems: frozenset[str]) -> list[HitView]:
                 text=marked(
                     snippet(h.text, h.line, h.focus_line, h.focus_end_line, SNIPPET_CHARS), stems
                 ),
-                href=read_href(h.path, h.line, end, h.cite, res.query, (first, last)),
-                best=best,
+                href=read_href(h.path, h.line, end, h.cite, res.query, best),
+                best=said,
             )
         )
     return out
