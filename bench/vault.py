@@ -40,6 +40,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -323,16 +324,13 @@ def report(rows: list[Any]) -> None:
         "unanswerable: n, high / low / none |"
     )
     print("|---|---|---|---|---|")
-    for _lang, _init, res, *_ in rows:
-        for label, got in res["sets"].items():
-            for part in (*HALVES, "all"):
-                pick = [r for r in got["answers"] if part == "all" or r["half"] == part]
-                table = confidence_table(pick)
-                cells = [
-                    f"{sum(table[k].values())}: " + " / ".join(str(table[k][lv]) for lv in LEVELS)
-                    for k in ("right", "wrong", "none")
-                ]
-                print(f"| {label} | {part} | " + " | ".join(cells) + " |")
+    for label, part, pick in by_half(rows):
+        table = confidence_table(pick)
+        cells = [
+            f"{sum(table[k].values())}: " + " / ".join(str(table[k][lv]) for lv in LEVELS)
+            for k in ("right", "wrong", "none")
+        ]
+        print(f"| {label} | {part} | " + " | ".join(cells) + " |")
     focus_table(rows)
     print("\n### Route and flow (all questions)\n")
     print("| set | route top-1 drafted / hand | flow R@5 drafted / hand | p50 ms |")
@@ -353,18 +351,22 @@ def focus_table(rows: list[Any]) -> None:
         "| set | half | n | lines: chunk / focus (median) | focus shorter than its chunk |"
     )
     print("|---|---|---|---|---|")
+    for label, part, answers in by_half(rows):
+        pick = [r for r in answers if "lines" in r]
+        if not pick:
+            continue
+        chunk = statistics.median(r["lines"] for r in pick)
+        focus = statistics.median(r["focus_lines"] for r in pick)
+        fewer = sum(r["focus_lines"] < r["lines"] for r in pick) / len(pick)
+        print(f"| {label} | {part} | {len(pick)} | {chunk:.0f} / {focus:.0f} | {fewer:.3f} |")
+
+
+def by_half(rows: list[Any]) -> Iterator[tuple[str, str, list[dict[str, Any]]]]:
+    """Each set of each language's run, per half and then in all: (set, half, its answers)."""
     for _lang, _init, res, *_ in rows:
         for label, got in res["sets"].items():
             for part in (*HALVES, "all"):
-                pick = [r for r in got["answers"] if "lines" in r and part in ("all", r["half"])]
-                if not pick:
-                    continue
-                chunk = statistics.median(r["lines"] for r in pick)
-                focus = statistics.median(r["focus_lines"] for r in pick)
-                fewer = sum(r["focus_lines"] < r["lines"] for r in pick) / len(pick)
-                print(
-                    f"| {label} | {part} | {len(pick)} | {chunk:.0f} / {focus:.0f} | {fewer:.3f} |"
-                )
+                yield label, part, [r for r in got["answers"] if part in ("all", r["half"])]
 
 
 SMOKE_NOTES = {
