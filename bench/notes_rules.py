@@ -718,3 +718,181 @@ def lottery_rule(c: float = 1.0) -> Any:
 
 
 RULES.update({"lottery1": lottery_rule(1.0), "lottery0.5": lottery_rule(0.5)})
+
+
+# --- pseudo-relevance feedback (Rocchio on the vector leg): the question's vector moved toward
+# the vectors of the first hits, every chunk and window scored again with it ---
+
+
+def _stored_windows() -> dict[str, Any]:
+    """The windows' vectors as the indexes store them (windows_vec, rowid chunk id × 256 + k):
+    the window matrix and, per window, its chunk's row in _vec_table."""
+    if "stored_win" in LEX:
+        return LEX["stored_win"]
+    t = _vec_table()
+    owner, codes = [], []
+    for lib in LIB:
+        for coll in lib.collections():
+            folder = str(coll.folder)
+
+            def read(store: Any) -> list:
+                from memo.collection.store import has_windows
+
+                if not has_windows(store.conn):
+                    return []
+                return store.conn.execute("SELECT rowid, embedding FROM windows_vec").fetchall()
+
+            rows, _ = coll.read(read)
+            for rowid, code in rows:
+                i = t["at"].get((folder, rowid // 256))
+                if i is not None:
+                    owner.append(i)
+                    codes.append(bytes(code))
+    dim = t["mat"].shape[1]
+    mat = dequantize_rows(codes).astype(np.float64) if codes else np.zeros((0, dim))
+    LEX["stored_win"] = {"owner": np.array(owner, dtype=np.int64), "mat": mat}
+    print(f"# {len(codes)} stored windows for {len(t['keys'])} chunks", file=sys.stderr)
+    return LEX["stored_win"]
+
+
+def prf_rule(alpha: float, m: int = 3, source: str = "vec", part: str = "best") -> Any:
+    """Rocchio: q' = q + alpha * mean of the first m hits' vectors (normalised), where the
+    first hits are the vector leg's own (`vec`) or the fused ranking's (`fused`), and a hit's
+    vector is its chunk's (`chunk`) or its window nearest q (`best`); then the vector leg over
+    every chunk of the scope again (the best of each chunk's own cosine and its windows')."""
+
+    def f(r: Ranking) -> dict:
+        t = _vec_table()
+        w = _stored_windows()
+        at, idx = _scope_rows(r, t)
+        folders = [str(c.folder) for c, _ in r.scope.parts]
+        fused_top = r.ranked[:m]
+
+        def sims(legs: Any, v: np.ndarray) -> np.ndarray | None:
+            if not legs.vec:
+                return None
+            base = t["mat"] @ v
+            wins = w["mat"] @ v
+            best = base.copy()
+            if len(w["owner"]):
+                np.maximum.at(best, w["owner"], wins)
+            tops = legs.vec_ranked[:m] if source == "vec" else fused_top
+            rows = [t["at"].get((folders[ci], cid)) for ci, cid in tops]
+            vecs = []
+            for i in rows:
+                if i is None:
+                    continue
+                if part == "chunk":
+                    vecs.append(t["mat"][i])
+                else:
+                    mine = np.flatnonzero(w["owner"] == i)
+                    cands = [(base[i], t["mat"][i])] + [(wins[j], w["mat"][j]) for j in mine]
+                    vecs.append(max(cands, key=lambda x: x[0])[1])
+            if not vecs:
+                return best[idx]
+            q2 = v + alpha * np.mean(vecs, axis=0)
+            q2 /= np.linalg.norm(q2)
+            base2 = t["mat"] @ q2
+            best2 = base2.copy()
+            if len(w["owner"]):
+                np.maximum.at(best2, w["owner"], w["mat"] @ q2)
+            return best2[idx]
+
+        return _fused_with(r, at, idx, sims)
+
+    return f
+
+
+RULES.update(
+    {
+        "prf0": prf_rule(0.0),  # the leg recomputed, nothing moved: must equal memo
+        "prf.3": prf_rule(0.3),
+        "prf.5": prf_rule(0.5),
+        "prf1": prf_rule(1.0),
+        "prf.5 m1": prf_rule(0.5, 1),
+        "prf.5 m5": prf_rule(0.5, 5),
+        "prf.5 fused": prf_rule(0.5, 3, "fused"),
+        "prf.3 fused": prf_rule(0.3, 3, "fused"),
+        "prf.5 chunk": prf_rule(0.5, 3, "vec", "chunk"),
+    }
+)
+
+
+# --- the heading path's own vector: "Title (aliases) > Section > Sub" embedded alone, the
+# place a note says what a section is for, undiluted by the section's text ---
+
+
+def _heading_table() -> dict[str, Any]:
+    """Per row of _vec_table, the vector of its chunk's heading path alone (int8 round trip)."""
+    if "heads" in LEX:
+        return LEX["heads"]
+    from memo.collection.vectors import dequantize, quantize
+
+    t = _vec_table()
+    heads = [CHUNK[ck][1] or CHUNK[ck][0].rsplit("/", 1)[-1][:-3] for ck in t["keys"]]
+    _embed_windows(heads)
+    mat = dequantize(quantize(np.array([WINVEC[h] for h in heads]))).astype(np.float64)
+    LEX["heads"] = {"mat": mat}
+    print(f"# {len(set(heads))} heading paths for {len(heads)} chunks", file=sys.stderr)
+    return LEX["heads"]
+
+
+def heading_rule(how: str = "max", w: float = 0.5, k: float = 10) -> Any:
+    """`max`: a chunk scores the best of its own, its windows' and its heading path's cosine;
+    `leg`: the heading paths' cosines ranked as a third RRF leg of weight w (chunks under one
+    heading path share a rank); `add`: best + w * heading cosine."""
+    from dataclasses import replace
+
+    from memo.search.fusion import fuse, fuse_phrasings, rrf
+
+    def f(r: Ranking) -> dict:
+        t = _vec_table()
+        w_ = _stored_windows()
+        h = _heading_table()
+        at, idx = _scope_rows(r, t)
+        every, extra = [], []
+        for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
+            v = qvec(q)
+            if v is None or not legs.vec:
+                every.append(legs)
+                extra.append({})
+                continue
+            base = t["mat"] @ v
+            best = base.copy()
+            if len(w_["owner"]):
+                np.maximum.at(best, w_["owner"], w_["mat"] @ v)
+            hs = h["mat"] @ v
+            if how == "max":
+                got = np.maximum(best, hs)
+            elif how == "add":
+                got = best + w * hs
+            else:
+                got = best
+            every.append(replace(legs, vec=_leg(t, at, idx, got[idx])))
+            if how == "leg":
+                extra.append(rrf([(_leg(t, at, idx, np.round(hs[idx], 6)), w)], k=int(k)))
+            else:
+                extra.append({})
+        scores_each = [fuse(lg, "hybrid") for lg in every]
+        out: dict = {}
+        for s, e in zip(scores_each, extra, strict=True):
+            for key in set(s) | set(e):
+                val = s.get(key, 0.0) + e.get(key, 0.0)
+                if val > out.get(key, 0.0):
+                    out[key] = val
+        return out
+
+    return f
+
+
+RULES.update(
+    {
+        "hp0": heading_rule("none"),  # recomputed, nothing added
+        "hp max": heading_rule("max"),
+        "hp leg.3": heading_rule("leg", 0.3),
+        "hp leg.5": heading_rule("leg", 0.5),
+        "hp leg1": heading_rule("leg", 1.0),
+        "hp add.3": heading_rule("add", 0.3),
+        "hp add.5": heading_rule("add", 0.5),
+    }
+)
