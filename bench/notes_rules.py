@@ -480,8 +480,48 @@ RULES.update(
         "lexw1.2": consts(LEX_WEIGHT=1.2),
         "lexw0.6": consts(LEX_WEIGHT=0.6),
         "lexw0.4": consts(LEX_WEIGHT=0.4),
-        "margin2": consts(MARGIN_BOOST=2.0),
-        "margin0": consts(MARGIN_BOOST=0.0),
+    }
+)
+
+
+def rrf_rule(lex_w: float = 0.8, margin: float = 5.0, k: int = 10) -> Any:
+    """The fusion before standardised scores (search/fusion.py until d6f07b7), the baseline the
+    z rules were measured against: weighted RRF with k 10, the vector leg 1, the lexical leg
+    lex_w · coverage² (· 0.3 across languages) · (1 + margin · BM25's relative margin of its
+    first over its second); a pending chunk's lexical rank stands in for its vector rank."""
+    from memo.search.fusion import COVERAGE_POWER, CROSS_LINGUAL_FACTOR, rrf
+
+    def one(legs: Any) -> dict:
+        if not legs.vec:
+            return rrf([(legs.lex, 1.0)], k=k)
+        w = lex_w * legs.coverage**COVERAGE_POWER
+        stand_in = legs.coverage**COVERAGE_POWER
+        if legs.cross_lingual:
+            w, stand_in = w * CROSS_LINGUAL_FACTOR, stand_in * CROSS_LINGUAL_FACTOR
+        if len(legs.lex) >= 2:
+            top, second = legs.lex[0][1], legs.lex[1][1]
+            w *= 1 + margin * max(top - second, 0.0) / max(top, 1e-9)
+        scores = rrf([(legs.vec, 1.0), (legs.lex, w)], k=k)
+        for key, s in rrf([(legs.lex, stand_in)], k=k).items():
+            if key in legs.pending:
+                scores[key] += s
+        return scores
+
+    def f(r: Ranking) -> dict:
+        out: dict = {}
+        for legs in r.phrasings:
+            for key, s in one(legs).items():
+                out[key] = max(out.get(key, 0.0), s)
+        return out
+
+    return f
+
+
+RULES.update(
+    {
+        "rrf": rrf_rule(),  # the rule before: `memo` until d6f07b7
+        "rrf margin0": rrf_rule(margin=0.0),
+        "rrf margin2": rrf_rule(margin=2.0),
     }
 )
 
@@ -843,7 +883,7 @@ def heading_rule(how: str = "max", w: float = 0.5, k: float = 10) -> Any:
     heading path share a rank); `add`: best + w * heading cosine."""
     from dataclasses import replace
 
-    from memo.search.fusion import fuse, fuse_phrasings, rrf
+    from memo.search.fusion import fuse, rrf
 
     def f(r: Ranking) -> dict:
         t = _vec_table()
@@ -894,5 +934,117 @@ RULES.update(
         "hp leg1": heading_rule("leg", 1.0),
         "hp add.3": heading_rule("add", 0.3),
         "hp add.5": heading_rule("add", 0.5),
+    }
+)
+
+
+# --- score fusion (CombSUM of z-scores) instead of RRF: each leg's scores standardised over its
+# own 100 candidates, so how far the first stands out counts, not only the order ---
+
+
+def zfuse_rule(
+    scale: float = 1.0, floor: str = "last", lexw: str = "memo", shape: str = "exp"
+) -> Any:
+    """Per phrasing: z(vec) + w * z(lex), w = scale * memo's lexical weight (`lexw` "memo"; when
+    measured, before d6f07b7's successor: coverage², the cross-lingual factor, the margin boost
+    of the RRF rule; "xl": scale * coverage² and the cross-lingual factor; "plain": scale *
+    coverage² only); a chunk
+    missing from a leg gets that leg's last z (`last`) or 0 below it (`min`: z of the last - 1).
+    The best over phrasings, as exp(s) (`shape` exp: the diversity cap's ratio 0.9 is a
+    difference of 0.105 in s) or s + 100 (`shift`: every ratio near 1)."""
+    from memo.search.fusion import COVERAGE_POWER, CROSS_LINGUAL_FACTOR, lex_weight
+
+    def z(leg: list) -> tuple[dict, float]:
+        if not leg:
+            return {}, 0.0
+        vals = np.array([s for _, s in leg], dtype=np.float64)
+        sd = float(vals.std()) or 1.0
+        zs = (vals - vals.mean()) / sd
+        last = float(zs[-1]) if floor == "last" else float(zs[-1]) - 1.0
+        return {k: float(x) for (k, _), x in zip(leg, zs, strict=True)}, last
+
+    def f(r: Ranking) -> dict:
+        out: dict = {}
+        for legs in r.phrasings:
+            zv, lv = z(legs.vec)
+            zl, ll = z(legs.lex)
+            w = scale * legs.coverage**COVERAGE_POWER
+            if lexw == "memo":
+                w = scale * lex_weight(legs)
+            elif lexw == "xl" and legs.cross_lingual:
+                w *= CROSS_LINGUAL_FACTOR
+            for key in set(zv) | set(zl):
+                s = zv.get(key, lv) + w * zl.get(key, ll)
+                s = float(np.exp(s)) if shape == "exp" else s + 100.0
+                if s > out.get(key, 0.0):
+                    out[key] = s
+        return out
+
+    return f
+
+
+RULES.update(
+    {
+        "z1": zfuse_rule(1.0),
+        "z1 shift": zfuse_rule(1.0, shape="shift"),
+        "z1 xl": zfuse_rule(1.0, lexw="xl"),
+        "z.8 xl": zfuse_rule(0.8, lexw="xl"),
+        "z.8 plain": zfuse_rule(0.8, lexw="plain"),
+        "z.5": zfuse_rule(0.5),
+        "z1.5": zfuse_rule(1.5),
+        "z1 min": zfuse_rule(1.0, "min"),
+        "z1 plain": zfuse_rule(1.0, lexw="plain"),
+        "z.7 plain": zfuse_rule(0.7, lexw="plain"),
+    }
+)
+
+
+def zship_rule(lex_w: float = 1.0, xl: bool = True, lex_floor: str = "zero") -> Any:
+    """The form that would ship: z(vec) over the vector leg (a chunk below it: its last z),
+    z(lex) over the lexical leg with a BM25 of 0 among its values (a chunk outside it: z(0),
+    `lex_floor` zero; or its last z: `last`), s = z(vec) + lex_w · coverage² (· 0.3 across
+    languages) · z(lex), the best of the phrasings' exp(s)."""
+    from memo.search.fusion import COVERAGE_POWER, CROSS_LINGUAL_FACTOR
+
+    def std(values: list[float]) -> tuple[float, float]:
+        a = np.array(values, dtype=np.float64)
+        return float(a.mean()), float(a.std())
+
+    def f(r: Ranking) -> dict:
+        out: dict = {}
+        for legs in r.phrasings:
+            if not legs.vec:
+                continue
+            vm, vs = std([s for _, s in legs.vec])
+            vs = vs or 1.0
+            zv = {k: (s - vm) / vs for k, s in legs.vec}
+            vlast = (legs.vec[-1][1] - vm) / vs
+            lvals = [s for _, s in legs.lex] + ([0.0] if lex_floor == "zero" else [])
+            zl: dict = {}
+            lfloor = 0.0
+            if legs.lex:
+                lm, ls = std(lvals)
+                ls = ls or 1.0
+                zl = {k: (s - lm) / ls for k, s in legs.lex}
+                lfloor = (lvals[-1] - lm) / ls
+            w = lex_w * legs.coverage**COVERAGE_POWER
+            if xl and legs.cross_lingual:
+                w *= CROSS_LINGUAL_FACTOR
+            for key in set(zv) | set(zl):
+                s = zv.get(key, vlast) + w * zl.get(key, lfloor)
+                e = float(np.exp(s))
+                if e > out.get(key, 0.0):
+                    out[key] = e
+        return out or r.scores
+
+    return f
+
+
+RULES.update(
+    {
+        "zs": zship_rule(),
+        "zs last": zship_rule(lex_floor="last"),
+        "zs .8": zship_rule(0.8),
+        "zs noxl": zship_rule(xl=False),
     }
 )

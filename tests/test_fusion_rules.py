@@ -5,6 +5,8 @@ would show."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -13,7 +15,6 @@ from memo.search.fusion import (
     COVERAGE_POWER,
     CROSS_LINGUAL_FACTOR,
     LEX_WEIGHT,
-    MARGIN_BOOST,
     SEARCH_FUSION_K,
     VEC_WEIGHT,
     Legs,
@@ -22,9 +23,22 @@ from memo.search.fusion import (
     lex_weight,
     rrf,
     stand_in_weight,
+    standardised,
 )
 
 A, B, C, D = (0, 1), (0, 2), (1, 3), (1, 4)
+CROWD = [(2, i) for i in range(30)]  # candidates neither test is about: a leg's own spread
+
+
+def _vec(*first: tuple) -> list:
+    """A vector leg of `first` and then 30 others, cosines falling from 0.80 by 0.005."""
+    return [*first, *((key, 0.80 - 0.005 * i) for i, key in enumerate(CROWD))]
+
+
+def _z(values: list[float], floor: float | None = None) -> list[float]:
+    mean = sum(v := [*values, *([floor] if floor is not None else [])]) / len(v)
+    sd = math.sqrt(sum((x - mean) ** 2 for x in v) / len(v))
+    return [(x - mean) / sd for x in values]
 
 
 def test_rrf_gives_each_leg_its_weight_over_k_plus_rank_and_twins_share_a_rank():
@@ -37,8 +51,8 @@ def test_rrf_gives_each_leg_its_weight_over_k_plus_rank_and_twins_share_a_rank()
     assert both[A] == both[B] == 1 / (k + 1) + 1 / (k + 2)
 
 
-def test_the_lexical_weight_follows_coverage_squared_the_language_and_the_margin():
-    flat = [(A, 5.0), (B, 5.0)]  # no margin: BM25 does not stand out
+def test_the_lexical_weight_follows_coverage_squared_and_the_language():
+    flat = [(A, 5.0), (B, 5.0)]
     assert lex_weight(Legs(lex=flat, coverage=1.0)) == LEX_WEIGHT
     assert lex_weight(Legs(lex=flat, coverage=0.5)) == pytest.approx(
         LEX_WEIGHT * 0.5**COVERAGE_POWER
@@ -46,22 +60,62 @@ def test_the_lexical_weight_follows_coverage_squared_the_language_and_the_margin
     across = Legs(lex=flat, coverage=1.0, query_script="latn", answer_script="cyrl")
     assert across.cross_lingual
     assert lex_weight(across) == pytest.approx(LEX_WEIGHT * CROSS_LINGUAL_FACTOR)
-    clear = Legs(lex=[(A, 10.0), (B, 5.0)], coverage=1.0)  # the best stands clear of the second
-    assert lex_weight(clear) == pytest.approx(LEX_WEIGHT * (1 + MARGIN_BOOST * 0.5))
-    alone = Legs(lex=[(A, 10.0)], coverage=1.0)  # one hit: no margin to measure
-    assert lex_weight(alone) == LEX_WEIGHT
+    clear = Legs(lex=[(A, 10.0), (B, 5.0)], coverage=1.0)  # a margin adds no weight: z holds it
+    assert lex_weight(clear) == LEX_WEIGHT
     assert not Legs(query_script="latn").cross_lingual  # one side unknown: not across
     assert not Legs(query_script="cyrl", answer_script="cyrl").cross_lingual
 
 
+def test_each_score_is_its_z_over_the_leg_and_a_value_outside_gets_the_floors_z():
+    z, floor = standardised([3.0, 2.0, 1.0])
+    assert z == pytest.approx([1.224745, 0.0, -1.224745]) and floor == z[-1]
+    z, floor = standardised([3.0, 1.0], floor=0.0)  # the floor counts among the values
+    assert z == pytest.approx(_z([3.0, 1.0], 0.0))
+    assert floor == pytest.approx(_z([3.0, 1.0, 0.0])[-1])
+    assert floor == pytest.approx(-(1 + 1 / 3) / math.sqrt(14 / 9))
+    assert standardised([2.0, 2.0]) == ([0.0, 0.0], 0.0)  # no spread: nobody stands out
+    assert standardised([]) == ([], 0.0)
+    assert standardised([], floor=0.0) == ([], 0.0)
+
+
+def test_a_hybrid_score_is_exp_of_the_vector_z_plus_the_weighted_lexical_z():
+    vec = _vec((B, 0.95), (A, 0.90))
+    lex = [(A, 12.0), (C, 6.0), (B, 3.0)]
+    legs = Legs(lex=lex, vec=vec, coverage=0.5)
+    got = fuse(legs, "hybrid")
+    vz = _z([s for _, s in vec])
+    lz = _z([s for _, s in lex], 0.0)
+    l_floor = _z([s for _, s in lex] + [0.0])[-1]
+    w = 0.5**COVERAGE_POWER
+    assert got[B] == pytest.approx(math.exp(vz[0] + w * lz[2]))
+    assert got[A] == pytest.approx(math.exp(vz[1] + w * lz[0]))
+    assert got[C] == pytest.approx(math.exp(vz[-1] + w * lz[1]))  # below the vector leg: its last
+    assert got[CROWD[0]] == pytest.approx(math.exp(vz[2] + w * l_floor))  # no word of it: BM25 0
+    assert set(got) == {A, B, C, *CROWD}
+
+
 def test_an_exact_lexical_match_overtakes_the_vector_leg_only_when_it_stands_out():
-    vec = [(B, 0.9), (A, 0.8)]
-    close = Legs(lex=[(A, 6.0), (B, 5.9)], vec=vec, coverage=1.0)
-    clear = Legs(lex=[(A, 30.0), (B, 5.0)], vec=vec, coverage=1.0)
+    vec = _vec((B, 0.86), (A, 0.84))
+    words = [(key, 5.0 - 0.01 * i) for i, key in enumerate(CROWD)]
+    close = Legs(lex=[(A, 6.0), (B, 5.9), *words], vec=vec, coverage=1.0)
+    clear = Legs(lex=[(A, 30.0), (B, 5.9), *words], vec=vec, coverage=1.0)
     assert max(fuse(close, "hybrid"), key=fuse(close, "hybrid").get) == B
     assert max(fuse(clear, "hybrid"), key=fuse(clear, "hybrid").get) == A
-    half = Legs(lex=clear.lex, vec=vec, coverage=0.3)  # few of the question's words known
+    half = Legs(lex=clear.lex, vec=vec, coverage=0.2)  # few of the question's words known
     assert max(fuse(half, "hybrid"), key=fuse(half, "hybrid").get) == B
+
+
+def test_fusion_hears_how_far_a_leg_stands_out_not_only_its_order():
+    """The case ranks cannot tell: both legs put a different chunk first; the vector leg's
+    first stands far above its crowd, the lexical leg's a hair above its second."""
+    words = [(key, 5.0 - 0.01 * i) for i, key in enumerate(CROWD)]
+    legs = Legs(lex=[(A, 6.0), (B, 5.99), *words], vec=_vec((B, 0.95), (A, 0.81)), coverage=1.0)
+    got = fuse(legs, "hybrid")
+    assert max(got, key=got.get) == B
+    flipped = Legs(lex=[(A, 30.0), (B, 5.99), *words], vec=_vec((B, 0.81), (A, 0.805)))
+    flipped.coverage = 1.0
+    got = fuse(flipped, "hybrid")
+    assert max(got, key=got.get) == A
 
 
 def test_each_mode_reads_its_own_legs():
@@ -71,26 +125,39 @@ def test_each_mode_reads_its_own_legs():
     assert fuse(legs, "vec") == {B: 1 / (k + 1), C: 1 / (k + 2)}
     hybrid = fuse(legs, "hybrid")
     assert set(hybrid) == {A, B, C}
-    assert hybrid[C] == pytest.approx(VEC_WEIGHT / (k + 2))
     no_vectors = Legs(lex=legs.lex, coverage=1.0)  # hybrid without a vector leg: lexical alone
     assert fuse(no_vectors, "hybrid") == fuse(no_vectors, "lex")
 
 
 def test_a_pending_chunk_stands_in_with_its_lexical_rank_as_far_as_the_words_are_known():
-    k = SEARCH_FUSION_K
-    base = Legs(lex=[(A, 9.0), (B, 8.9)], vec=[(B, 0.9)], coverage=1.0, pending={A})
-    w = lex_weight(base)
+    vec = _vec((B, 0.9))
+    lex = [(A, 9.0), (B, 8.9), (C, 8.8), (D, 8.8)]
+    vz, v_floor = standardised([s for _, s in vec])
+    lz, _ = standardised([s for _, s in lex], floor=0.0)
+    base = Legs(lex=lex, vec=vec, coverage=1.0, pending={A, C, D})
     assert stand_in_weight(base) == VEC_WEIGHT
-    assert fuse(base, "hybrid")[A] == pytest.approx(w / (k + 1) + VEC_WEIGHT / (k + 1))
-    assert fuse(base, "hybrid")[B] == pytest.approx(w / (k + 2) + VEC_WEIGHT / (k + 1))
-    half = Legs(lex=base.lex, vec=base.vec, coverage=0.5, pending={A})
+    got = fuse(base, "hybrid")
+    assert got[A] == pytest.approx(math.exp(vz[0] + lz[0]))  # as if the vector leg agreed
+    assert got[B] == pytest.approx(math.exp(vz[0] + lz[1]))
+    assert got[C] == pytest.approx(math.exp(vz[2] + lz[2]))  # rank 3, as the vector leg's third
+    assert got[D] == got[C]  # equal BM25: a shared rank
+    half = Legs(lex=lex, vec=vec, coverage=0.5, pending={A})
     assert stand_in_weight(half) == pytest.approx(VEC_WEIGHT * 0.5**COVERAGE_POWER)
+    lift = 0.5**COVERAGE_POWER * (vz[0] - v_floor)
+    w = 0.5**COVERAGE_POWER
+    assert fuse(half, "hybrid")[A] == pytest.approx(math.exp(v_floor + lift + w * lz[0]))
     across = Legs(
-        lex=base.lex, vec=base.vec, coverage=1.0, pending={A}, query_script="latn",
-        answer_script="cyrl",
-    )  # fmt: skip
+        lex=lex, vec=vec, coverage=1.0, pending={A}, query_script="latn", answer_script="cyrl"
+    )
     assert stand_in_weight(across) == pytest.approx(VEC_WEIGHT * CROSS_LINGUAL_FACTOR)
-    assert fuse(Legs(lex=base.lex, vec=base.vec, coverage=1.0), "lex") == fuse(base, "lex")
+    waiting = Legs(lex=lex, vec=vec, coverage=1.0)  # no longer pending: the floor, no stand-in
+    assert fuse(waiting, "hybrid")[A] == pytest.approx(math.exp(v_floor + lz[0]))
+    far = Legs(lex=[*((k, 9.0 - 0.1 * i) for i, k in enumerate(CROWD)), (A, 1.0)], vec=vec[:3])
+    far.coverage, far.pending = 1.0, {A}  # below every vector rank: nothing to stand in with
+    _, far_floor = standardised([s for _, s in far.vec])
+    far_z, _ = standardised([s for _, s in far.lex], floor=0.0)
+    assert fuse(far, "hybrid")[A] == pytest.approx(math.exp(far_floor + far_z[-1]))
+    assert fuse(Legs(lex=lex, vec=vec, coverage=1.0), "lex") == fuse(base, "lex")
 
 
 @given(st.permutations([A, B, C, D]), st.sets(st.sampled_from([A, B, C, D])))
@@ -99,11 +166,14 @@ def test_a_chunk_with_a_vector_keeps_its_score_whoever_else_waits_for_theirs(ord
     vec = [(key, 0.9 - 0.1 * i) for i, key in enumerate(sorted(order)) if key not in waiting]
     plain = fuse(Legs(lex=lex, vec=vec, coverage=1.0), "hybrid")
     mixed = fuse(Legs(lex=lex, vec=vec, coverage=1.0, pending=set(waiting)), "hybrid")
-    for key in order:
+    _, v_floor = standardised([s for _, s in vec])
+    for rank, key in enumerate(order):
         if key not in waiting or not vec:  # no vector anywhere yet: the lexical leg alone
             assert mixed[key] == plain[key]
-        else:
+        elif rank < len(vec) and vec[rank][1] > vec[-1][1]:  # a vector rank above the floor
             assert mixed[key] > plain[key]
+        else:
+            assert mixed[key] == pytest.approx(plain[key])
 
 
 def test_several_phrasings_take_each_chunks_best_score_in_the_mode_asked():
@@ -123,11 +193,13 @@ def test_a_leg_without_weight_is_passed_over_and_the_legs_after_it_still_count()
     assert got == {B: 1 / (k + 1)}
 
 
-def test_the_margin_is_relative_to_the_best_score_whatever_its_scale():
-    small = Legs(lex=[(A, 0.5), (B, 0.25)], coverage=1.0)  # BM25 below 1: the same margin
-    big = Legs(lex=[(A, 50.0), (B, 25.0)], coverage=1.0)
-    assert lex_weight(small) == pytest.approx(lex_weight(big))
-    assert lex_weight(small) == pytest.approx(LEX_WEIGHT * (1 + MARGIN_BOOST * 0.5))
+def test_no_leg_s_scale_matters_only_how_its_candidates_spread():
+    vec = _vec((B, 0.9), (A, 0.85))
+    small = Legs(lex=[(A, 0.5), (B, 0.25)], vec=vec, coverage=1.0)  # BM25 below 1
+    big = Legs(lex=[(A, 50.0), (B, 25.0)], vec=vec, coverage=1.0)
+    assert fuse(small, "hybrid") == pytest.approx(fuse(big, "hybrid"))
+    shifted = Legs(lex=big.lex, vec=[(k, s - 0.3) for k, s in vec], coverage=1.0)
+    assert fuse(shifted, "hybrid") == pytest.approx(fuse(big, "hybrid"))  # cosines run lower
 
 
 def test_the_best_phrasing_wins_whichever_comes_first():

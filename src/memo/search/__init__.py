@@ -1,6 +1,6 @@
 """Search, past the indexes: fusing the legs, judging confidence, shaping what comes back.
 
-    fusion.py      weighted RRF of the lexical and vector legs (the rule and why)
+    fusion.py      the lexical and vector legs' standardised scores fused (the rule and why)
     confidence.py  high / low / none: is there an answer at all
     diversity.py   one note cannot take every slot
     budget.py      fitting hits into an agent's token budget

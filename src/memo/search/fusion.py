@@ -1,46 +1,57 @@
-"""Fusing the lexical and vector legs into one ranked list: weighted Reciprocal Rank Fusion.
+"""Fusing the lexical and vector legs into one ranked list: standardised score fusion.
 
-Plain RRF (k=60, equal weights) loses to the vector leg alone on real questions: in Russian the
-unstemmed BM25 leg is weak, across languages it is mostly noise (English identifiers inside
-Russian text lure it). The rule here was chosen on xquad-dev and xquad-dev-distract with
-`bench/fusion.py`, which scores every candidate rule on the same legs (docs/benchmarks.md):
+Each leg's scores are standardised over its own candidates (z-scores: how many standard
+deviations a chunk stands above that leg's mean for this question), and a chunk's fused score
+is its vector z plus its lexical z weighted by what the lexical leg knows of the question:
 
 - the lexical leg sees Snowball stems (collection/lexical.py), which makes it a real leg in
   Russian (BM25 MRR@10 on ru→ru: 0.878 unstemmed, 0.953 stemmed);
-- RRF with a sharp k=10: both legs are good, so their top ranks deserve the weight;
-- the lexical leg weighs 0.8 of the vector leg, scaled by coverage², the share of the
-  query's content stems present in the index (a question in another language has few);
-- and by 0.3 when the question's alphabet differs from that of the vector leg's best chunk
-  (an English question answered by a Russian note: the lexical leg can only match names/code);
-- and raised by 1 + 5·margin when BM25's best hit stands clear of its second (an exact number or
-  name): then the lexical leg knows.
+- its weight is coverage², the share of the query's content stems present in the index (a
+  question in another language has few);
+- and 0.3 of that when the question's alphabet differs from that of the vector leg's best
+  chunk (an English question answered by a Russian note: the lexical leg can only match
+  names and code);
+- a chunk below a leg's candidates has what that leg's last candidate has (the vector leg: the
+  most it can have), or a BM25 of 0 (the lexical leg: it holds none of the question's words;
+  the 0 counts among the values standardised, so a leg of one or two matches still lifts them);
+- the hybrid score is exp of the sum, so the diversity cap's "comparable" (a ratio, 0.9) is a
+  difference of 0.1 standard deviations; only order and ratios mean anything;
 - ties break by file mtime, newer first.
 
-A chunk whose vector is still being computed (two-stage indexing: collection/sync.py) is a
-candidate of the lexical leg only. It is not punished for what the vector leg has not seen: its
-lexical rank stands in for the vector rank it lacks, weighted by what the lexical leg knows of
-the question (coverage², and the cross-lingual factor), so a pending chunk that holds the
-question's words ranks as if the legs agreed, and one matched across languages by a name gets
-little. Its score depends on its own evidence only, never on how many other chunks have
-vectors; with no chunk pending the rule is the plain one above.
+Why scores and not ranks: Reciprocal Rank Fusion (weighted, k=10, the rule before) hears only
+the order, so a chunk the vector leg puts far above everything else counts as much as one a
+hair above its neighbour, and the margin of a clear BM25 hit had to be put back by hand (a
+boost of 1 + 5·margin). On a real vault's paraphrased questions the legs often disagree, and
+what decides them is how far each leg's choice stands out: measured (docs/benchmarks.md,
+"Ranking on a real vault"), standardised fusion lifted every tune set of the vault and held
+xquad-dev-distract; lexical weights 0.5-1.5 all did, the value is the plain 1.
 
-Every rule in a neighbourhood of these values (k 8-12, weight 0.8-1.0, cross-lingual 0.2-0.3,
-margin 4-6) meets the bar on all eight dev tasks; the values sit in its middle, not on an edge.
+A chunk whose vector is still being computed (two-stage indexing: collection/sync.py) is a
+candidate of the lexical leg only. It is not punished for what the vector leg has not seen:
+its lexical rank stands in for the vector rank it lacks (the vector z of the chunk the vector
+leg has at that rank), as far as the lexical leg knows the question (coverage², and the
+cross-lingual factor, taken of its lift over the vector leg's floor), so a pending chunk that
+holds the question's words ranks as if the legs agreed, and one matched across languages by a
+name gets little. A chunk with a vector keeps its score whoever else waits for theirs; with no
+chunk pending the rule is the plain one above.
+
+A search of one leg (`lex`, `vec`, or hybrid before any vector exists) ranks by that leg alone,
+as plain RRF: 1 / (k + rank).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-FUSION_VERSION = "wrrf-k10-cov2-script-margin-v3"
-SEARCH_FUSION_K = 10  # the k of the search's weighted RRF (sharp: both legs are good)
+FUSION_VERSION = "zscore-cov2-script-v4"
+SEARCH_FUSION_K = 10  # the k of a one-leg search's RRF
 VEC_WEIGHT = 1.0
-LEX_WEIGHT = 0.8
+LEX_WEIGHT = 1.0
 COVERAGE_POWER = 2
 CROSS_LINGUAL_FACTOR = 0.3
-MARGIN_BOOST = 5.0
 CANDIDATES = 100  # depth of each leg before fusion (the depth the rule was tuned at)
 
 
@@ -96,35 +107,57 @@ class Legs:
 
 
 def lex_weight(legs: Legs) -> float:
-    """How much the lexical leg counts for this query (see the module docstring)."""
+    """How much the lexical leg's z counts for this query (see the module docstring)."""
     w = LEX_WEIGHT * legs.coverage**COVERAGE_POWER
-    if legs.cross_lingual:
-        w *= CROSS_LINGUAL_FACTOR
-    if len(legs.lex) >= 2:
-        top, second = legs.lex[0][1], legs.lex[1][1]
-        w *= 1 + MARGIN_BOOST * max(top - second, 0.0) / max(top, 1e-9)
-    return w
+    return w * CROSS_LINGUAL_FACTOR if legs.cross_lingual else w
 
 
 def stand_in_weight(legs: Legs) -> float:
-    """How much a pending chunk's lexical rank counts in place of its missing vector rank:
-    the vector leg's weight, as far as the lexical leg knows the question (module docstring)."""
+    """How much of a pending chunk's stand-in vector lift counts: the vector leg's weight, as
+    far as the lexical leg knows the question (module docstring)."""
     w = VEC_WEIGHT * legs.coverage**COVERAGE_POWER
     return w * CROSS_LINGUAL_FACTOR if legs.cross_lingual else w
 
 
+def standardised(scores: Sequence[float], floor: float | None = None) -> tuple[list[float], float]:
+    """Each score's z over `scores` (and `floor`, when given, among them), and the z a value
+    outside the list gets: `floor`'s, else the last score's. Equal scores all have z 0."""
+    values = [*scores, floor] if floor is not None else list(scores)
+    if not values:
+        return [], 0.0
+    mean = math.fsum(values) / len(values)
+    sd = math.sqrt(math.fsum((v - mean) ** 2 for v in values) / len(values))
+    if sd == 0:  # nothing stands out
+        return [0.0] * len(scores), 0.0
+    return [(v - mean) / sd for v in scores], (values[-1] - mean) / sd
+
+
 def fuse(legs: Legs, mode: str) -> dict[Hashable, float]:
-    """One score per candidate chunk for the given mode."""
+    """One score per candidate chunk for the given mode. A z of n values is at most √n, so
+    exp of a hybrid sum stays finite for any leg depth memo uses."""
     if mode == "lex" or (mode == "hybrid" and not legs.vec):
         return rrf([(legs.lex, 1.0)])
     if mode == "vec":
         return rrf([(legs.vec, 1.0)])
-    scores = rrf([(legs.vec, VEC_WEIGHT), (legs.lex, lex_weight(legs))])
-    if legs.pending:
-        for key, s in rrf([(legs.lex, stand_in_weight(legs))]).items():
-            if key in legs.pending:
-                scores[key] += s
-    return scores
+    vz, v_floor = standardised([s for _, s in legs.vec])
+    lz, l_floor = standardised([s for _, s in legs.lex], floor=0.0)
+    vec = {key: vz[i] for i, (key, _) in enumerate(legs.vec)}
+    lex = {key: lz[i] for i, (key, _) in enumerate(legs.lex)}
+    w, stand_in = lex_weight(legs), stand_in_weight(legs)
+    out: dict[Hashable, float] = {
+        key: math.exp(z + w * lex.get(key, l_floor)) for key, z in vec.items()
+    }
+    rank, last = 0, legs.lex[0][1] if legs.lex else None
+    for at, (key, score) in enumerate(legs.lex):
+        if score != last:  # equal BM25 scores share a rank, as in rrf
+            rank, last = at, score
+        if key in vec:
+            continue
+        v = v_floor
+        if key in legs.pending:  # the vector z the vector leg has at its lexical rank
+            v += stand_in * ((vz[rank] if rank < len(vz) else v_floor) - v_floor)
+        out[key] = math.exp(v + w * lex[key])
+    return out
 
 
 PHRASINGS_VERSION = "max-of-fused-v1"
