@@ -92,11 +92,32 @@ def ask(lib: Library, target: str, q: dict) -> dict:
         "cyr_words": sum(bool(re.match("[а-яё]", w)) for w in words),
         "lat_words": sum(bool(re.match("[a-z]", w)) for w in words),
     }
+    # exploring: the vector leg's best candidate written in the question's own alphabet
+    legs = next(
+        (lg for lg, x in zip(ranking.phrasings, every, strict=True) if not x["languages_differ"]),
+        ranking.phrasings[0],
+    )
+    top = [key for key, _ in legs.vec[:20]]
+    rows = ranking.reader.rows(top)
+    own = None
+    for key, cos in legs.vec[:20]:
+        row = rows.get(key)
+        if row is not None and legs.query_script and _script(row.text) == legs.query_script:
+            own = cos
+            break
+    s["own_best"] = own
+    s["own_gap"] = None if own is None or not legs.vec else legs.vec[0][1] - own
     first = hits[0] if hits else None
     s["correct"] = bool(
         first and first.path == q["path"] and q["line_start"] <= first.line <= q["line_end"]
     )
     return s
+
+
+def _script(text: str) -> str | None:
+    low = text.lower()
+    cyr, lat = len(re.findall("[а-яё]", low)), len(re.findall("[a-z]", low))
+    return None if cyr == lat else ("cyrl" if cyr > lat else "latn")
 
 
 def without(src: Path, topic: str, dst: Path) -> None:

@@ -125,7 +125,7 @@ MODULES: dict[str, Module] = {
     "fusion": Module(
         "src/memo/search/fusion.py",
         ("tests/test_fusion_rules.py", "tests/test_two_stage.py", "tests/test_ranking.py"),
-        0.97,
+        0.99,
     ),
     "lexical": Module(
         "src/memo/collection/lexical.py",

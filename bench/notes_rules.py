@@ -1019,7 +1019,8 @@ def zship_rule(lex_w: float = 1.0, xl: bool = True, lex_floor: str = "zero") -> 
             vs = vs or 1.0
             zv = {k: (s - vm) / vs for k, s in legs.vec}
             vlast = (legs.vec[-1][1] - vm) / vs
-            lvals = [s for _, s in legs.lex] + ([0.0] if lex_floor == "zero" else [])
+            pad = {"zero": 1, "last": 0, "pad": max(1, 100 - len(legs.lex))}[lex_floor]
+            lvals = [s for _, s in legs.lex] + [0.0] * pad
             zl: dict = {}
             lfloor = 0.0
             if legs.lex:
@@ -1046,5 +1047,98 @@ RULES.update(
         "zs last": zship_rule(lex_floor="last"),
         "zs .8": zship_rule(0.8),
         "zs noxl": zship_rule(xl=False),
+        "zs pad": zship_rule(lex_floor="pad"),
+    }
+)
+
+
+def zphrasings_rule(how: str = "sum") -> Any:
+    """Several phrasings under the standardised fusion: each phrasing's z-sum (the log of its
+    fused score) summed (`sum`) or averaged (`mean`) over the phrasings that hold the chunk,
+    instead of the best of them."""
+    import math
+
+    from memo.search.fusion import fuse
+
+    def f(r: Ranking) -> dict:
+        if len(r.phrasings) == 1:
+            return r.scores
+        every = [fuse(legs, "hybrid") for legs in r.phrasings]
+        keys = set().union(*every)
+        out = {}
+        for key in keys:
+            logs = [math.log(s[key]) for s in every if key in s]
+            total = sum(logs) if how == "sum" else sum(logs) / len(logs)
+            out[key] = math.exp(total)
+        return out
+
+    return f
+
+
+RULES.update({"zph sum": zphrasings_rule("sum"), "zph mean": zphrasings_rule("mean")})
+
+
+# --- note-level evidence as a third standardised leg (after the fusion became z-scores): each
+# candidate note's evidence standardised over the candidate notes, added to every chunk of the
+# note's log-score with weight w ---
+
+
+def znote_rule(what: str, w: float) -> Any:
+    """`vec`: the note's mean vector's cosine to the question (the best phrasing); `title`:
+    the IDF-weighted share of the question's stems its title, aliases and file name hold
+    (× coverage², × 0.3 across languages, as the lexical leg); `best`: the note's second-best
+    chunk's fused z-sum (a note with two good sections)."""
+    import math
+
+    from memo.search.fusion import COVERAGE_POWER, CROSS_LINGUAL_FACTOR, standardised
+
+    def f(r: Ranking) -> dict:
+        notes = sorted({note_of(r, key) for key in r.scores})
+        ev: dict = {}
+        if what == "vec":
+            for q in QUERIES[id(r)]:
+                v = qvec(q)
+                if v is None:
+                    continue
+                for n in notes:
+                    m = NOTES[n]["mean"]
+                    if m is not None:
+                        ev[n] = max(ev.get(n, -1.0), float(m @ v))
+        elif what == "title":
+            for legs in r.phrasings:
+                total = sum(legs.idf)
+                if not legs.terms or total <= 0:
+                    continue
+                scale = legs.coverage**COVERAGE_POWER
+                scale *= CROSS_LINGUAL_FACTOR if legs.cross_lingual else 1.0
+                for n in notes:
+                    held = NOTES[n]["title_stems"]
+                    s = sum(x for t, x in zip(legs.terms, legs.idf, strict=True) if t in held)
+                    ev[n] = max(ev.get(n, 0.0), scale * s / total)
+        else:
+            per: dict = defaultdict(list)
+            for key, s in r.scores.items():
+                per[note_of(r, key)].append(math.log(s))
+            ev = {n: (sorted(v, reverse=True) + [min(v)])[1] for n, v in per.items()}
+        if not ev:
+            return r.scores
+        order = sorted(ev)
+        z, floor = standardised([ev[n] for n in order])
+        zn = dict(zip(order, z, strict=True))
+        return {
+            key: s * math.exp(w * zn.get(note_of(r, key), floor)) for key, s in r.scores.items()
+        }
+
+    return f
+
+
+RULES.update(
+    {
+        "zn vec.25": znote_rule("vec", 0.25),
+        "zn vec.5": znote_rule("vec", 0.5),
+        "zn title.25": znote_rule("title", 0.25),
+        "zn title.5": znote_rule("title", 0.5),
+        "zn best.25": znote_rule("best", 0.25),
+        "zn best.5": znote_rule("best", 0.5),
     }
 )

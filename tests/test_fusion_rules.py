@@ -76,6 +76,9 @@ def test_each_score_is_its_z_over_the_leg_and_a_value_outside_gets_the_floors_z(
     assert standardised([2.0, 2.0]) == ([0.0, 0.0], 0.0)  # no spread: nobody stands out
     assert standardised([]) == ([], 0.0)
     assert standardised([], floor=0.0) == ([], 0.0)
+    z, floor = standardised([4.0], floor=0.0, count=3)  # one match among four chunks
+    assert z == pytest.approx(_z([4.0, 0.0, 0.0, 0.0])[:1]) and z[0] == pytest.approx(math.sqrt(3))
+    assert floor == pytest.approx(-1 / math.sqrt(3))
 
 
 def test_a_hybrid_score_is_exp_of_the_vector_z_plus_the_weighted_lexical_z():
@@ -84,8 +87,8 @@ def test_a_hybrid_score_is_exp_of_the_vector_z_plus_the_weighted_lexical_z():
     legs = Legs(lex=lex, vec=vec, coverage=0.5)
     got = fuse(legs, "hybrid")
     vz = _z([s for _, s in vec])
-    lz = _z([s for _, s in lex], 0.0)
-    l_floor = _z([s for _, s in lex] + [0.0])[-1]
+    padded = [s for _, s in lex] + [0.0] * (len(vec) - len(lex))  # as many as the vector leg
+    lz, l_floor = _z(padded)[: len(lex)], _z(padded)[-1]
     w = 0.5**COVERAGE_POWER
     assert got[B] == pytest.approx(math.exp(vz[0] + w * lz[2]))
     assert got[A] == pytest.approx(math.exp(vz[1] + w * lz[0]))
@@ -105,6 +108,15 @@ def test_an_exact_lexical_match_overtakes_the_vector_leg_only_when_it_stands_out
     assert max(fuse(half, "hybrid"), key=fuse(half, "hybrid").get) == B
 
 
+def test_the_one_chunk_holding_a_rare_word_comes_first_whatever_the_vector_leg_prefers():
+    """An error code, a name: one match of the lexical leg among the vector leg's 32 chunks is
+    the strongest evidence either leg has (its z is √31 over the chunks holding none of it)."""
+    vec = _vec((B, 0.95), (C, 0.93))  # A is the vector leg's 31st
+    legs = Legs(lex=[(A, 3.0)], vec=[*vec[:-1], (A, 0.60)], coverage=1.0)
+    got = fuse(legs, "hybrid")
+    assert max(got, key=got.get) == A
+
+
 def test_fusion_hears_how_far_a_leg_stands_out_not_only_its_order():
     """The case ranks cannot tell: both legs put a different chunk first; the vector leg's
     first stands far above its crowd, the lexical leg's a hair above its second."""
@@ -116,6 +128,13 @@ def test_fusion_hears_how_far_a_leg_stands_out_not_only_its_order():
     flipped.coverage = 1.0
     got = fuse(flipped, "hybrid")
     assert max(got, key=got.get) == A
+
+
+def test_a_question_without_a_known_word_ranks_by_the_vector_leg_alone():
+    vec = _vec((B, 0.9), (A, 0.85))
+    vz = _z([x for _, x in vec])
+    got = fuse(Legs(vec=vec, coverage=0.0), "hybrid")
+    assert got == pytest.approx({key: math.exp(z) for (key, _), z in zip(vec, vz, strict=True)})
 
 
 def test_each_mode_reads_its_own_legs():
@@ -133,7 +152,7 @@ def test_a_pending_chunk_stands_in_with_its_lexical_rank_as_far_as_the_words_are
     vec = _vec((B, 0.9))
     lex = [(A, 9.0), (B, 8.9), (C, 8.8), (D, 8.8)]
     vz, v_floor = standardised([s for _, s in vec])
-    lz, _ = standardised([s for _, s in lex], floor=0.0)
+    lz, _ = standardised([s for _, s in lex], floor=0.0, count=len(vec) - len(lex))
     base = Legs(lex=lex, vec=vec, coverage=1.0, pending={A, C, D})
     assert stand_in_weight(base) == VEC_WEIGHT
     got = fuse(base, "hybrid")
@@ -155,7 +174,7 @@ def test_a_pending_chunk_stands_in_with_its_lexical_rank_as_far_as_the_words_are
     far = Legs(lex=[*((k, 9.0 - 0.1 * i) for i, k in enumerate(CROWD)), (A, 1.0)], vec=vec[:3])
     far.coverage, far.pending = 1.0, {A}  # below every vector rank: nothing to stand in with
     _, far_floor = standardised([s for _, s in far.vec])
-    far_z, _ = standardised([s for _, s in far.lex], floor=0.0)
+    far_z, _ = standardised([s for _, s in far.lex], floor=0.0)  # more matches than vectors
     assert fuse(far, "hybrid")[A] == pytest.approx(math.exp(far_floor + far_z[-1]))
     assert fuse(Legs(lex=lex, vec=vec, coverage=1.0), "lex") == fuse(base, "lex")
 

@@ -12,8 +12,9 @@ is its vector z plus its lexical z weighted by what the lexical leg knows of the
   chunk (an English question answered by a Russian note: the lexical leg can only match
   names and code);
 - a chunk below a leg's candidates has what that leg's last candidate has (the vector leg: the
-  most it can have), or a BM25 of 0 (the lexical leg: it holds none of the question's words;
-  the 0 counts among the values standardised, so a leg of one or two matches still lifts them);
+  most it can have), or a BM25 of 0 (the lexical leg: it holds none of the question's words).
+  The lexical leg is standardised over as many chunks as the vector leg saw, those it did not
+  return at 0, so a rare word's one or two matches stand far out, as they should;
 - the hybrid score is exp of the sum, so the diversity cap's "comparable" (a ratio, 0.9) is a
   difference of 0.1 standard deviations; only order and ratios mean anything;
 - ties break by file mtime, newer first.
@@ -67,12 +68,19 @@ def rrf(
     for ranked, weight in legs:
         if weight <= 0:
             continue
-        rank, last = 0, None
-        for pos, (key, leg_score) in enumerate(ranked, start=1):
-            if leg_score != last:
-                rank, last = pos, leg_score
-            scores[key] = scores.get(key, 0.0) + weight / (k + rank)
+        ranks = shared_ranks(ranked)
+        for at, (key, _) in enumerate(ranked):
+            scores[key] = scores.get(key, 0.0) + weight / (k + ranks[at] + 1)
     return scores
+
+
+def shared_ranks(ranked: Sequence[tuple[Hashable, float]]) -> list[int]:
+    """Each candidate's 0-based rank in a best-first leg, equal scores sharing the first one's
+    (0, 1, 1, 3…)."""
+    ranks: list[int] = []
+    for at, (_, score) in enumerate(ranked):
+        ranks.append(ranks[-1] if at and score == ranked[at - 1][1] else at)
+    return ranks
 
 
 @dataclass(slots=True)
@@ -119,10 +127,13 @@ def stand_in_weight(legs: Legs) -> float:
     return w * CROSS_LINGUAL_FACTOR if legs.cross_lingual else w
 
 
-def standardised(scores: Sequence[float], floor: float | None = None) -> tuple[list[float], float]:
-    """Each score's z over `scores` (and `floor`, when given, among them), and the z a value
-    outside the list gets: `floor`'s, else the last score's. Equal scores all have z 0."""
-    values = [*scores, floor] if floor is not None else list(scores)
+def standardised(
+    scores: Sequence[float], floor: float | None = None, count: int = 1
+) -> tuple[list[float], float]:
+    """Each score's z over `scores` (and `count` values of `floor`, when given, among them),
+    and the z a value outside the list gets: `floor`'s, else the last score's. Equal scores
+    all have z 0."""
+    values = [*scores, *[floor] * count] if floor is not None else list(scores)
     if not values:
         return [], 0.0
     mean = math.fsum(values) / len(values)
@@ -140,21 +151,24 @@ def fuse(legs: Legs, mode: str) -> dict[Hashable, float]:
     if mode == "vec":
         return rrf([(legs.vec, 1.0)])
     vz, v_floor = standardised([s for _, s in legs.vec])
-    lz, l_floor = standardised([s for _, s in legs.lex], floor=0.0)
+    # the lexical leg over as many chunks as the vector leg saw: those it did not return hold
+    # none of the question's words (BM25 0), so one rare word's one match stands far out
+    lz, l_floor = standardised(
+        [s for _, s in legs.lex], floor=0.0, count=max(1, len(legs.vec) - len(legs.lex))
+    )
     vec = {key: vz[i] for i, (key, _) in enumerate(legs.vec)}
     lex = {key: lz[i] for i, (key, _) in enumerate(legs.lex)}
     w, stand_in = lex_weight(legs), stand_in_weight(legs)
     out: dict[Hashable, float] = {
         key: math.exp(z + w * lex.get(key, l_floor)) for key, z in vec.items()
     }
-    rank, last = 0, legs.lex[0][1] if legs.lex else None
-    for at, (key, score) in enumerate(legs.lex):
-        if score != last:  # equal BM25 scores share a rank, as in rrf
-            rank, last = at, score
+    ranks = shared_ranks(legs.lex)
+    for at, (key, _) in enumerate(legs.lex):
         if key in vec:
             continue
         v = v_floor
         if key in legs.pending:  # the vector z the vector leg has at its lexical rank
+            rank = ranks[at]
             v += stand_in * ((vz[rank] if rank < len(vz) else v_floor) - v_floor)
         out[key] = math.exp(v + w * lex[key])
     return out
