@@ -1,4 +1,11 @@
-"""The note-level rules bench/notes.py scores (kept apart so a rule is quick to edit)."""
+"""The note-level rules bench/notes.py scores (kept apart so a rule is quick to edit).
+
+The rules that add an RRF-shaped bonus to memo's fused score (title_rule, note_vec_rule,
+note_sum_rule, both, consts, lexshare_rule, the fused-source prf) were measured when memo fused
+by RRF (until d6f07b7: `rrf_rule` reproduces it); over the standardised scores (exp of a
+z-sum) such a bonus is too small to move anything, so read them as history, or rebuild them on
+`rrf_rule`'s scores. The z rules (zship_rule, znote_rule, zphrasings_rule) are the current form.
+"""
 
 from __future__ import annotations
 
@@ -89,18 +96,23 @@ def rrf_notes(values: dict, k: float) -> dict:
     return {n: 1.0 / (k + i) for i, n in enumerate(order, start=1)}
 
 
+def note_cosines(r: Ranking, notes: Any) -> dict:
+    """Each note's mean vector's cosine to the question, the best over its phrasings."""
+    best: dict = {}
+    for q in QUERIES[id(r)]:
+        v = qvec(q)
+        if v is None:
+            continue
+        for n in notes:
+            m = NOTES[n]["mean"]
+            if m is not None:
+                best[n] = max(best.get(n, -1.0), float(m @ v))
+    return best
+
+
 def note_vec_rule(w: float, k: float = 10, top: int = 0) -> Any:
     def f(r: Ranking) -> dict:
-        notes = {note_of(r, key) for key in r.scores}
-        best: dict = {}
-        for _legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
-            v = qvec(q)
-            if v is None:
-                continue
-            for n in notes:
-                m = NOTES[n]["mean"]
-                if m is not None:
-                    best[n] = max(best.get(n, -1), float(m @ v))
+        best = note_cosines(r, {note_of(r, key) for key in r.scores})
         bonus = rrf_notes(best, k)
         if top:
             keep = sorted(bonus, key=lambda n: -bonus[n])[:top]
@@ -1096,14 +1108,7 @@ def znote_rule(what: str, w: float) -> Any:
         notes = sorted({note_of(r, key) for key in r.scores})
         ev: dict = {}
         if what == "vec":
-            for q in QUERIES[id(r)]:
-                v = qvec(q)
-                if v is None:
-                    continue
-                for n in notes:
-                    m = NOTES[n]["mean"]
-                    if m is not None:
-                        ev[n] = max(ev.get(n, -1.0), float(m @ v))
+            ev = note_cosines(r, notes)
         elif what == "title":
             for legs in r.phrasings:
                 total = sum(legs.idf)
