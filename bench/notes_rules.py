@@ -492,6 +492,8 @@ RULES.update(
         "lexw1.2": consts(LEX_WEIGHT=1.2),
         "lexw0.6": consts(LEX_WEIGHT=0.6),
         "lexw0.4": consts(LEX_WEIGHT=0.4),
+        "xl0.2": consts(CROSS_LINGUAL_FACTOR=0.2),
+        "xl0.1": consts(CROSS_LINGUAL_FACTOR=0.1),
     }
 )
 
