@@ -1013,7 +1013,9 @@ RULES.update(
 )
 
 
-def zship_rule(lex_w: float = 1.0, xl: bool = True, lex_floor: str = "zero") -> Any:
+def zship_rule(
+    lex_w: float = 1.0, xl: bool = True, lex_floor: str = "zero", clip: bool = False
+) -> Any:
     """The form that would ship: z(vec) over the vector leg (a chunk below it: its last z),
     z(lex) over the lexical leg with a BM25 of 0 among its values (a chunk outside it: z(0),
     `lex_floor` zero; or its last z: `last`), s = z(vec) + lex_w · coverage² (· 0.3 across
@@ -1041,6 +1043,9 @@ def zship_rule(lex_w: float = 1.0, xl: bool = True, lex_floor: str = "zero") -> 
                 lm, ls = std(lvals)
                 ls = ls or 1.0
                 zl = {k: (s - lm) / ls for k, s in legs.lex}
+                if clip and zv:  # no leg stands further out than the other's best
+                    top = max(zv.values())
+                    zl = {k: min(x, top) for k, x in zl.items()}
                 lfloor = (lvals[-1] - lm) / ls
             w = lex_w * legs.coverage**COVERAGE_POWER
             if xl and legs.cross_lingual:
@@ -1062,6 +1067,7 @@ RULES.update(
         "zs .8": zship_rule(0.8),
         "zs noxl": zship_rule(xl=False),
         "zs pad": zship_rule(lex_floor="pad"),
+        "zs pad clip": zship_rule(lex_floor="pad", clip=True),
     }
 )
 
