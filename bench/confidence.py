@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from federation import Reuse, stored_vectors  # noqa: E402  (bench/ is on sys.path)
 from judged import inside, smoke_args, smoke_eval  # noqa: E402
 
+from memo.collection.lexical import letters  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
@@ -115,8 +116,9 @@ def ask(lib: Library, target: str, q: dict) -> dict:
 
 
 def _script(text: str) -> str | None:
-    low = text.lower()
-    cyr, lat = len(re.findall("[а-яё]", low)), len(re.findall("[a-z]", low))
+    """The alphabet most of a text is in, by the bare majority confidence's languages_differ
+    reads (not lexical.dominant's twice: a hit counts as foreign on a majority)."""
+    cyr, lat = letters(text)
     return None if cyr == lat else ("cyrl" if cyr > lat else "latn")
 
 

@@ -702,6 +702,19 @@ def _win_table(size: int, stride: int = 1) -> dict[str, Any]:
     return LEX[key]
 
 
+def _chunk_best(
+    t: dict[str, Any], w: dict[str, Any], v: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per row of _vec_table: its chunk's own cosine to v, the best of it and its windows'
+    (w: a window table, `owner` its chunk's row), and every window's cosine."""
+    base = t["mat"] @ v
+    wins = w["mat"] @ v
+    best = base.copy()
+    if len(w["owner"]):
+        np.maximum.at(best, w["owner"], wins)
+    return base, best, wins
+
+
 def _best_of_windows(score: Any, size: int = 0, stride: int = 1) -> Any:
     """The vector leg over every chunk of the scope by `score(base, best, idx)`: base each
     chunk's own cosine, best the best of it and its windows' (_win_table(size, stride)), idx
@@ -715,10 +728,7 @@ def _best_of_windows(score: Any, size: int = 0, stride: int = 1) -> Any:
         def sims(legs: Any, v: np.ndarray) -> np.ndarray | None:
             if not legs.vec:
                 return None
-            base = t["mat"] @ v
-            best = base.copy()
-            if len(w["owner"]):
-                np.maximum.at(best, w["owner"], w["mat"] @ v)
+            base, best, _ = _chunk_best(t, w, v)
             return score(base, best, idx)[idx]
 
         return _fused_with(r, at, idx, sims)
@@ -825,11 +835,7 @@ def prf_rule(alpha: float, m: int = 3, source: str = "vec", part: str = "best") 
         def sims(legs: Any, v: np.ndarray) -> np.ndarray | None:
             if not legs.vec:
                 return None
-            base = t["mat"] @ v
-            wins = w["mat"] @ v
-            best = base.copy()
-            if len(w["owner"]):
-                np.maximum.at(best, w["owner"], wins)
+            base, best, wins = _chunk_best(t, w, v)
             tops = legs.vec_ranked[:m] if source == "vec" else fused_top
             rows = [t["at"].get((folders[ci], cid)) for ci, cid in tops]
             vecs = []
@@ -846,11 +852,7 @@ def prf_rule(alpha: float, m: int = 3, source: str = "vec", part: str = "best") 
                 return best[idx]
             q2 = v + alpha * np.mean(vecs, axis=0)
             q2 /= np.linalg.norm(q2)
-            base2 = t["mat"] @ q2
-            best2 = base2.copy()
-            if len(w["owner"]):
-                np.maximum.at(best2, w["owner"], w["mat"] @ q2)
-            return best2[idx]
+            return _chunk_best(t, w, q2)[1][idx]
 
         return _fused_with(r, at, idx, sims)
 
@@ -911,10 +913,7 @@ def heading_rule(how: str = "max", w: float = 0.5, k: float = 10) -> Any:
                 every.append(legs)
                 extra.append({})
                 continue
-            base = t["mat"] @ v
-            best = base.copy()
-            if len(w_["owner"]):
-                np.maximum.at(best, w_["owner"], w_["mat"] @ v)
+            best = _chunk_best(t, w_, v)[1]
             hs = h["mat"] @ v
             if how == "max":
                 got = np.maximum(best, hs)

@@ -124,8 +124,9 @@ def test_fusion_hears_how_far_a_leg_stands_out_not_only_its_order():
     legs = Legs(lex=[(A, 6.0), (B, 5.99), *words], vec=_vec((B, 0.95), (A, 0.81)), coverage=1.0)
     got = fuse(legs, "hybrid")
     assert max(got, key=got.get) == B
-    flipped = Legs(lex=[(A, 30.0), (B, 5.99), *words], vec=_vec((B, 0.81), (A, 0.805)))
-    flipped.coverage = 1.0
+    flipped = Legs(
+        lex=[(A, 30.0), (B, 5.99), *words], vec=_vec((B, 0.81), (A, 0.805)), coverage=1.0
+    )
     got = fuse(flipped, "hybrid")
     assert max(got, key=got.get) == A
 
