@@ -124,7 +124,12 @@ MODULES: dict[str, Module] = {
     ),
     "fusion": Module(
         "src/memo/search/fusion.py",
-        ("tests/test_fusion_rules.py", "tests/test_two_stage.py", "tests/test_ranking.py"),
+        (
+            "tests/test_fusion_rules.py",
+            "tests/test_two_stage.py",
+            "tests/test_ranking.py",
+            "tests/test_note_witness.py",
+        ),
         0.99,
     ),
     "lexical": Module(
@@ -147,7 +152,12 @@ MODULES: dict[str, Module] = {
     ),
     "ranking": Module(
         "src/memo/library/ranking.py",
-        ("tests/test_ranking_rules.py", "tests/test_ranking.py", "tests/test_focus.py"),
+        (
+            "tests/test_ranking_rules.py",
+            "tests/test_ranking.py",
+            "tests/test_focus.py",
+            "tests/test_note_witness.py",
+        ),
         0.97,
     ),
     "requests": Module(

@@ -34,9 +34,10 @@ from vault import QUESTIONS, half, qrels, rank_of, spans_of  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import embedder_for  # noqa: E402
 from memo.library import Library  # noqa: E402
+from memo.library.federated import note_cosines  # noqa: E402
 from memo.library.ranking import Ranking, rank  # noqa: E402
 from memo.search.diversity import notes_cap  # noqa: E402
-from memo.search.fusion import CANDIDATES  # noqa: E402
+from memo.search.fusion import CANDIDATES, with_notes  # noqa: E402
 
 K = 10
 QUERIES: dict[int, list[str]] = {}  # id(ranking) -> its phrasings
@@ -73,15 +74,43 @@ def asked_distract(folder: Path) -> list[tuple[str, str, list[dict[str, Any]]]]:
     return out
 
 
+SPENT: dict[int, float] = {}  # id(ranking) -> seconds its rank() took
+
+
 def collect(lib: Library, questions: list[dict[str, Any]]) -> list[tuple[dict, Ranking]]:
     scope = inside(lib).resolve(".")
     out = []
     for q in questions:
         also = tuple(q.get("also", ()))
+        t = time.perf_counter()
         r = rank(scope, q["question"], "hybrid", inside(lib).vectors, CANDIDATES, also=also)
+        SPENT[id(r)] = time.perf_counter() - t
         QUERIES[id(r)] = [q["question"], *also]
         out.append((q, r))
     return out
+
+
+def note_cost(label: str, items: list[tuple[dict, Ranking]]) -> str:
+    """The note step's share of a search (search/fusion.py with_notes): the median ms of the
+    whole rank() and of the note step run again on the same ranking (its reads and its z),
+    and the median of their ratio. Query vectors are cached by then, so rank() here is the
+    legs' SQL, the fusion and the note step; a search that embeds its question costs more."""
+    whole, step = [], []
+    for _, r in items:
+        qvecs = [lg.qvec for lg in r.phrasings if lg.qvec is not None and lg.vec]
+        if not qvecs:
+            continue
+        t = time.perf_counter()
+        with_notes(r.scores, *note_cosines(r.reader, r.scores, qvecs))
+        step.append(time.perf_counter() - t)
+        whole.append(SPENT[id(r)])
+    if not step:
+        return f"{label}: no hybrid searches"
+    ratio = float(np.median(np.array(step) / np.array(whole)))
+    return (
+        f"{label}: rank {1000 * float(np.median(whole)):.2f} ms, note step"
+        f" {1000 * float(np.median(step)):.2f} ms (median share {ratio:.3f}), {len(step)} searches"
+    )
 
 
 Rule = Callable[[Ranking], dict]
@@ -166,6 +195,7 @@ def main() -> None:
         help="where the indexes go (MEMO_INDEX_DIR; never beside the eval's own notes)",
     )
     ap.add_argument("--signals", type=Path, help="write each vault search's confidence signals")
+    ap.add_argument("--cost", action="store_true", help="time the note step against rank()")
     smoke_args(ap)
     args = ap.parse_args()
     if args.smoke:  # every rule over a tiny distract-shaped set made here
@@ -195,6 +225,10 @@ def main() -> None:
                 rules.prepare(libs[sub])
             sets.append((label, collect(libs[sub], qs[: args.limit or None]), False))
     print(f"# ranked in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+    if args.cost or args.smoke:
+        print(f"# load {os.getloadavg()[0]:.2f}")
+        for label, items, _ in sets:
+            print(note_cost(label, items))
     if args.signals:
         with args.signals.open("w") as out:
             for label, items, halves in sets:

@@ -1154,3 +1154,41 @@ RULES.update(
         "zn best.5": znote_rule("best", 0.5),
     }
 )
+
+
+# --- the note witness as shipped (search/fusion.py with_notes), rebuilt on the rule before it
+# (`zs pad`) so its variants compare on the same candidates ---
+
+
+def znote_on(w: float, xl: bool = False) -> Any:
+    """`zs pad`, then each chunk × exp(w · its note's z) (the note's mean-vector cosine, the
+    best phrasing, standardised over the candidates' notes; a note without a vector: z 0);
+    `xl`: w × the cross-lingual factor when the first phrasing is across languages."""
+    import math
+
+    from memo.search.fusion import CROSS_LINGUAL_FACTOR, standardised
+
+    base = zship_rule(lex_floor="pad")
+
+    def f(r: Ranking) -> dict:
+        scores = base(r)
+        notes = sorted({note_of(r, key) for key in scores})
+        ev = note_cosines(r, notes)
+        if not ev:
+            return scores
+        order = list(ev)
+        z, _ = standardised([ev[n] for n in order])
+        zn = dict(zip(order, z, strict=True))
+        wt = w * (CROSS_LINGUAL_FACTOR if xl and r.phrasings[0].cross_lingual else 1.0)
+        return {k: s * math.exp(wt * zn.get(note_of(r, k), 0.0)) for k, s in scores.items()}
+
+    return f
+
+
+RULES.update(
+    {
+        "zon.25": znote_on(0.25),
+        "zon.15": znote_on(0.15),
+        "zon.25 xl": znote_on(0.25, xl=True),
+    }
+)

@@ -15,6 +15,7 @@ from memo.search.fusion import (
     COVERAGE_POWER,
     CROSS_LINGUAL_FACTOR,
     LEX_WEIGHT,
+    NOTE_WEIGHT,
     SEARCH_FUSION_K,
     VEC_WEIGHT,
     Legs,
@@ -24,6 +25,7 @@ from memo.search.fusion import (
     rrf,
     stand_in_weight,
     standardised,
+    with_notes,
 )
 
 A, B, C, D = (0, 1), (0, 2), (1, 3), (1, 4)
@@ -229,3 +231,34 @@ def test_the_best_phrasing_wins_whichever_comes_first():
         got = fuse_phrasings(every, "hybrid")
         assert got[B] == max(fuse(strong, "hybrid")[B], fuse(weak, "hybrid")[B])
         assert got[B] == fuse(strong, "hybrid")[B]
+
+
+def test_a_chunk_gains_a_quarter_of_its_notes_z_over_the_candidates_notes():
+    scores = {A: 2.0, B: 2.0, C: 1.0}
+    note_of = {A: "links", B: "tags", C: "links"}
+    got = with_notes(scores, note_of, {"links": 0.9, "tags": 0.7})
+    assert got[A] == pytest.approx(2.0 * math.exp(NOTE_WEIGHT * 1.0))  # z of 0.9 among two: +1
+    assert got[B] == pytest.approx(2.0 * math.exp(NOTE_WEIGHT * -1.0))
+    assert got[C] == pytest.approx(1.0 * math.exp(NOTE_WEIGHT * 1.0))
+    assert NOTE_WEIGHT == 0.25
+
+
+def test_the_note_about_the_question_settles_two_sections_the_chunks_cannot():
+    # two near sections, a hair apart: the one in the note about the question comes first
+    scores = {A: 2.00, B: 2.02}
+    got = with_notes(scores, {A: "links", B: "tags"}, {"links": 0.85, "tags": 0.80})
+    assert max(got, key=got.__getitem__) == A
+    # a chunk that stands clearly out keeps its place whatever its note
+    clear = with_notes({A: 2.0, B: 9.0}, {A: "links", B: "tags"}, {"links": 0.85, "tags": 0.80})
+    assert max(clear, key=clear.__getitem__) == B
+
+
+def test_a_note_without_vectors_or_one_note_alone_changes_nothing():
+    scores = {A: 2.0, B: 1.5, C: 1.0}
+    # C's note has no vector yet: neither punished nor lifted (z 0, the notes' mean)
+    got = with_notes(scores, {A: "x", B: "y", C: "z"}, {"x": 0.9, "y": 0.7})
+    assert got[C] == scores[C]
+    assert with_notes(scores, {A: "x", B: "x", C: "x"}, {"x": 0.9}) == scores
+    assert with_notes(scores, {}, {}) == scores
+    flat = {"x": 0.8, "y": 0.8}  # nothing stands out
+    assert with_notes(scores, {A: "x", B: "y"}, flat) == scores

@@ -199,6 +199,35 @@ def pending_among(store: IndexStore, ids: Sequence[int]) -> set[int]:
     return {r[0] for r in rows}
 
 
+def note_means(
+    store: IndexStore, ids: Sequence[int]
+) -> tuple[dict[int, str], dict[str, np.ndarray]]:
+    """Each of these chunks' note, and each such note's mean vector: the unit mean of every
+    chunk of it that has a vector (a note none of whose chunks has one yet is left out)."""
+    if not ids:
+        return {}, {}
+    marks = ",".join("?" * len(ids))
+    notes = dict(store.conn.execute(f"SELECT id, path FROM chunks WHERE id IN ({marks})", ids))
+    if not store.has_vec or not notes:
+        return notes, {}
+    paths = sorted(set(notes.values()))
+    rows = store.conn.execute(
+        "SELECT c.path, v.embedding FROM chunks c JOIN chunks_vec v ON v.rowid = c.id"
+        f" WHERE c.vec = 1 AND c.path IN ({','.join('?' * len(paths))})",
+        paths,
+    ).fetchall()
+    by_note: dict[str, list[bytes]] = {}
+    for path, blob in rows:
+        by_note.setdefault(path, []).append(bytes(blob))
+    means = {}
+    for path, blobs in by_note.items():
+        mean = dequantize_rows(blobs).astype(np.float64).mean(axis=0)
+        norm = np.linalg.norm(mean)
+        if norm > 0:
+            means[path] = mean / norm
+    return notes, means
+
+
 def vector_debt(store: IndexStore) -> tuple[int, int]:
     """(chunks, of them without a vector yet)."""
     return store.chunk_count(), store.pending()

@@ -9,7 +9,7 @@ holds more collections than the pool keeps open.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from functools import partial
 from typing import TypeVar
 
@@ -158,6 +158,25 @@ def gather_legs(
     if want_vec and (any_vectors or waiting):
         _pending(reader, legs)
     return legs
+
+
+def note_cosines(
+    reader: Reader, keys: Iterable[Key], qvecs: Sequence[np.ndarray]
+) -> tuple[dict[Key, tuple[int, str]], dict[tuple[int, str], float]]:
+    """Each candidate's note (collection position, path), and each such note's mean vector's
+    cosine to the question: the best over its phrasings' vectors (search/fusion.py
+    with_notes). Notes with no vector yet have none."""
+    by_coll: dict[int, list[int]] = {}
+    for ci, cid in keys:
+        by_coll.setdefault(ci, []).append(cid)
+    q = np.asarray(qvecs, dtype=np.float64)
+    note_of: dict[Key, tuple[int, str]] = {}
+    cosines: dict[tuple[int, str], float] = {}
+    for ci, ids in by_coll.items():
+        paths, means = reader.read(ci, partial(queries.note_means, ids=ids))
+        note_of.update({(ci, cid): (ci, path) for cid, path in paths.items()})
+        cosines.update({(ci, path): float(np.max(q @ m)) for path, m in means.items()})
+    return note_of, cosines
 
 
 def _pending(reader: Reader, legs: Legs) -> None:

@@ -1,11 +1,12 @@
 """One ranking of a scope: both legs over every collection, fused once, read as hits.
 
 The one pipeline search and route share: the legs (federated.gather_legs: every collection's
-candidates, ranked with the statistics of the whole scope) → fusion (search/fusion.py) → the
-best rows → hits → the passage confidence reads → confidence. A search reads its hits from a
-Ranking; a route reads each collection's best chunks from one; `search(route=K)` ranks the
-routed scope once and keeps the hits of its K best collections. Whatever went wrong on the way
-(an index rebuilt, no model) is in `warnings`.
+candidates, ranked with the statistics of the whole scope) → fusion, with the candidates'
+notes as witnesses too (search/fusion.py) → the best rows → hits → the passage confidence
+reads → confidence. A search reads its hits from a Ranking; a route reads each collection's
+best chunks from one; `search(route=K)` ranks the routed scope once and keeps the hits of its
+K best collections. Whatever went wrong on the way (an index rebuilt, no model) is in
+`warnings`.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from ..search import focus
 from ..search.confidence import confidence, signals
 from ..search.diversity import DIVERSITY_POOL, DIVERSITY_RATIO, cap_per_note
 from ..search.excerpt import cite_range
-from ..search.fusion import CANDIDATES, Legs, fuse, fuse_phrasings
+from ..search.fusion import CANDIDATES, Legs, fuse, fuse_phrasings, with_notes
 from ..search.results import Hit
-from .federated import Key, QueryVectors, Reader, gather_legs
+from .federated import Key, QueryVectors, Reader, gather_legs, note_cosines
 from .targets import Scope
 
 
@@ -215,4 +216,7 @@ def rank(
     every = [gather_legs(reader, q, mode, depth, vectors, flt) for q in (query, *also)]
     fused = fuse(every[0], mode) if not also else fuse_phrasings(every, mode)
     scores = cast(dict[Key, float], fused)  # the legs' keys: (collection, chunk id)
+    qvecs = [legs.qvec for legs in every if legs.qvec is not None and legs.vec]
+    if mode == "hybrid" and qvecs:  # the notes as witnesses (search/fusion.py with_notes)
+        scores = with_notes(scores, *note_cosines(reader, scores, qvecs))
     return Ranking(reader, every[0], scores, phrasings=every)

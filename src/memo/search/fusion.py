@@ -36,6 +36,15 @@ holds the question's words ranks as if the legs agreed, and one matched across l
 name gets little. A chunk with a vector keeps its score whoever else waits for theirs; with no
 chunk pending the rule is the plain one above.
 
+A chunk is also a section of a note, and the note as a whole is a witness of what it is
+about: a hybrid search adds a quarter of the chunk's note's z, the cosine of the note's mean
+vector (the mean of its chunks') standardised over the candidates' notes (`with_notes`). A
+question about links should find its answer among the sections of the note about links
+rather than in a near section of a note about something else; the note's vector is the
+weaker witness (most of its sections do not answer), hence a quarter. Measured
+(docs/benchmarks.md, "Ranking on a real vault"): level or up on every set of the vault and of
+xquad-dev-distract at 0.25; at 0.5 English questions lost.
+
 A search of one leg (`lex`, `vec`, or hybrid before any vector exists) ranks by that leg alone,
 as plain RRF: 1 / (k + rank).
 """
@@ -43,16 +52,20 @@ as plain RRF: 1 / (k + rank).
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
-FUSION_VERSION = "zscore-cov2-script-v4"
+K = TypeVar("K", bound=Hashable)  # a candidate chunk's key
+N = TypeVar("N", bound=Hashable)  # a note's key
+
+FUSION_VERSION = "zscore-cov2-script-note.25-v5"
 SEARCH_FUSION_K = 10  # the k of a one-leg search's RRF
 VEC_WEIGHT = 1.0
 LEX_WEIGHT = 1.0
 COVERAGE_POWER = 2
 CROSS_LINGUAL_FACTOR = 0.3
+NOTE_WEIGHT = 0.25  # the share of the note's z a chunk gains (module docstring)
 CANDIDATES = 100  # depth of each leg before fusion (the depth the rule was tuned at)
 
 
@@ -172,6 +185,20 @@ def fuse(legs: Legs, mode: str) -> dict[Hashable, float]:
             v += stand_in * ((vz[rank] if rank < len(vz) else v_floor) - v_floor)
         out[key] = math.exp(v + w * lex[key])
     return out
+
+
+def with_notes(
+    scores: Mapping[K, float], note_of: Mapping[K, N], cosines: Mapping[N, float]
+) -> dict[K, float]:
+    """Hybrid scores with each chunk's note's evidence added (module docstring): `cosines`
+    holds each candidate note's mean-vector cosine to the question, standardised here over
+    those notes; a chunk whose note has no vector yet gains nothing (z 0, the notes' mean)."""
+    order = list(cosines)
+    z, _ = standardised([cosines[n] for n in order])
+    zn: dict[N | None, float] = {note: z[i] for i, note in enumerate(order)}
+    return {
+        key: s * math.exp(NOTE_WEIGHT * zn.get(note_of.get(key), 0.0)) for key, s in scores.items()
+    }
 
 
 PHRASINGS_VERSION = "max-of-fused-v1"

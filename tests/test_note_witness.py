@@ -1,0 +1,117 @@
+"""A note is a witness of what its sections are about (search/fusion.py with_notes): a hybrid
+search adds a quarter of each candidate's note's z, the cosine of the note's mean vector. Real
+indexes, the real model; the means are recomputed here from the stored vectors, not trusted."""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memo.collection import queries
+from memo.collection.vectors import dequantize
+from memo.config import Settings
+from memo.library import Library
+from memo.library.ranking import rank
+from memo.search.fusion import NOTE_WEIGHT, fuse, standardised
+
+from .watch_helpers import make_collection
+
+NOTES = {
+    "links.md": "# Internal links\n\nLink to another note with double brackets.\n\n"
+    "## Link to a heading\n\nAdd a hash after the note's name to link to one of its headings."
+    "\n\n## Link to a block\n\nA caret and a block id link to one paragraph.\n",
+    "tags.md": "# Tags\n\nA tag is a word after a hash sign.\n\n## Nested tags\n\n"
+    "A slash inside a tag makes a hierarchy of tags.\n",
+    "bread.md": "# Bread\n\nBake the loaf in a cast iron pot for forty minutes.\n",
+}
+QUESTION = "how do I link to a heading of another note"
+
+
+def _stored(lib: Library) -> dict[str, np.ndarray]:
+    """Each note's mean vector, computed from the index's rows by hand."""
+
+    def read(store):
+        return store.conn.execute(
+            "SELECT c.path, v.embedding FROM chunks c JOIN chunks_vec v ON v.rowid = c.id"
+        ).fetchall()
+
+    rows, _ = lib.collections()[0].read(read)
+    by: dict[str, list[np.ndarray]] = {}
+    for path, blob in rows:
+        by.setdefault(path, []).append(dequantize(bytes(blob)).astype(np.float64))
+    return {p: (m := np.mean(v, axis=0)) / np.linalg.norm(m) for p, v in by.items()}
+
+
+def _ids(lib: Library) -> dict[int, str]:
+    rows, _ = lib.collections()[0].read(
+        lambda store: store.conn.execute("SELECT id, path FROM chunks").fetchall()
+    )
+    return dict(rows)
+
+
+@pytest.mark.edits_notes
+def test_each_candidates_note_and_the_mean_of_its_chunks_that_have_a_vector(
+    tmp_path: Path, embedder
+):
+    root = tmp_path / "lib"
+    folder = make_collection(root / "c", NOTES)
+    lib = Library(root, embedder, Settings())
+    try:
+        lib.index()
+        coll = lib.collections()[0]
+        ids = _ids(lib)
+        (paths, means), _ = coll.read(partial(queries.note_means, ids=list(ids)))
+        assert paths == ids
+        want = _stored(lib)
+        assert set(means) == set(NOTES)
+        for path, mean in means.items():
+            assert np.linalg.norm(mean) == pytest.approx(1.0)
+            assert np.allclose(mean, want[path], atol=1e-6)
+        # a new section and a new note, read for their words only: their chunks wait for
+        # vectors, the note's mean stays that of its chunks with one, the new note has none
+        with (folder / "links.md").open("a") as f:
+            f.write("\n## Display text\n\nA pipe after the link changes the text shown.\n")
+        (folder / "new.md").write_text("# Fresh\n\nA note nobody embedded yet.\n")
+        coll.sync()
+        ids = _ids(lib)
+        (paths, means), _ = coll.read(partial(queries.note_means, ids=list(ids)))
+        assert set(paths.values()) == {*NOTES, "new.md"}
+        assert "new.md" not in means
+        assert np.allclose(means["links.md"], want["links.md"], atol=1e-6)
+        assert coll.read(partial(queries.note_means, ids=[]))[0] == ({}, {})
+    finally:
+        lib.close()
+
+
+def test_a_hybrid_search_adds_a_quarter_of_its_notes_z_and_one_leg_searches_none(
+    tmp_path: Path, embedder
+):
+    root = tmp_path / "lib"
+    make_collection(root / "c", NOTES)
+    lib = Library(root, embedder, Settings())
+    try:
+        lib.index()
+        scope = lib._resolve(None)
+        ranking = rank(scope, QUESTION, "hybrid", lib._vectors)
+        plain = fuse(ranking.legs, "hybrid")
+        assert set(ranking.scores) == set(plain)
+        ids, means = _ids(lib), _stored(lib)
+        q = np.asarray(ranking.legs.qvec, dtype=np.float64)
+        notes = sorted({ids[cid] for _, cid in plain})
+        z, _ = standardised([float(means[n] @ q) for n in notes])
+        zn = dict(zip(notes, z, strict=True))
+        for key, s in plain.items():
+            lifted = s * math.exp(NOTE_WEIGHT * zn[ids[key[1]]])
+            assert ranking.scores[key] == pytest.approx(lifted, rel=1e-9)
+        assert ranking.hits(1)[0].path.endswith("links.md")
+        # the note about the question lifts its sections; the note about bread sinks
+        assert zn["links.md"] > 0 > zn["bread.md"]
+        for mode in ("lex", "vec"):
+            one = rank(scope, QUESTION, mode, lib._vectors)
+            assert one.scores == fuse(one.legs, mode)
+    finally:
+        lib.close()
