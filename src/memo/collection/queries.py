@@ -213,18 +213,17 @@ def note_means(
     paths = sorted(set(notes.values()))
     rows = store.conn.execute(
         "SELECT c.path, v.embedding FROM chunks c JOIN chunks_vec v ON v.rowid = c.id"
-        f" WHERE c.vec = 1 AND c.path IN ({','.join('?' * len(paths))})",
+        f" WHERE c.vec = 1 AND c.path IN ({','.join('?' * len(paths))}) ORDER BY c.path",
         paths,
     ).fetchall()
-    by_note: dict[str, list[bytes]] = {}
-    for path, blob in rows:
-        by_note.setdefault(path, []).append(bytes(blob))
-    means = {}
-    for path, blobs in by_note.items():
-        mean = dequantize_rows(blobs).astype(np.float64).mean(axis=0)
-        norm = np.linalg.norm(mean)
-        if norm > 0:
-            means[path] = mean / norm
+    if not rows:
+        return notes, {}
+    # one dequantize for every row, then each note's rows summed (they come path by path)
+    vecs = dequantize_rows([bytes(r[1]) for r in rows]).astype(np.float64)
+    starts = [i for i in range(len(rows)) if i == 0 or rows[i][0] != rows[i - 1][0]]
+    sums = np.add.reduceat(vecs, starts, axis=0)
+    norms = np.linalg.norm(sums, axis=1)
+    means = {rows[i][0]: sums[j] / norms[j] for j, i in enumerate(starts) if norms[j] > 0}
     return notes, means
 
 

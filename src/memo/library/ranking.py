@@ -216,7 +216,7 @@ def rank(
     every = [gather_legs(reader, q, mode, depth, vectors, flt) for q in (query, *also)]
     fused = fuse(every[0], mode) if not also else fuse_phrasings(every, mode)
     scores = cast(dict[Key, float], fused)  # the legs' keys: (collection, chunk id)
-    qvecs = [legs.qvec for legs in every if legs.qvec is not None and legs.vec]
+    qvecs = [legs.qvec for legs in every if legs.qvec is not None]
     if mode == "hybrid" and qvecs:  # the notes as witnesses (search/fusion.py with_notes)
         scores = with_notes(scores, *note_cosines(reader, scores, qvecs))
     return Ranking(reader, every[0], scores, phrasings=every)
