@@ -182,6 +182,7 @@ def collect(
 Rule = Callable[[dict], str]
 SAME_NONE_MAX, ACROSS_NONE_MAX = 0.04, 0.08  # answerable flagged none, with a margin to 5 / 10%
 HIGH_RIGHT_MIN, UNANSWERABLE_HIGH_MAX = 0.97, 0.02  # margins to the targets 95% and 3%
+KINDS = {"en>ru": "across", "en>ru+also": "also"}  # the pairs across languages (else "same")
 
 
 def ways(rows: list[dict]) -> dict[str, list[dict]]:
@@ -208,7 +209,7 @@ def fit(rows: list[dict]) -> dict[str, float]:
     differ = np.array([r["languages_differ"] for r in rows])
     answerable = np.array([r["answerable"] for r in rows])
     across = np.array([r["pair"].startswith("en>ru") for r in rows])
-    kind = {"en>ru": "across", "en>ru+also": "also"}
+    kind = KINDS
     names = [(r["answerable"], r["way"], kind.get(r["pair"], "same")) for r in rows]
     neg = [np.array([n == g for n in names]) for g in sorted(set(names)) if not g[0]]
     high_share = 1.0
@@ -285,7 +286,7 @@ def held_out_gap(rows: list[dict]) -> list[tuple[str, float, dict[str, float]]]:
             groups: dict[tuple, list[bool]] = {}
             for r in moved:
                 if not r["answerable"]:
-                    kind = {"en>ru": "across", "en>ru+also": "also"}.get(r["pair"], "same")
+                    kind = KINDS.get(r["pair"], "same")
                     groups.setdefault((r["way"], kind), []).append(confidence(r, **p) == "none")
             found = [sum(v) / len(v) for v in groups.values()]
             score = min(found) + sum(found) / len(found)

@@ -34,10 +34,9 @@ from vault import QUESTIONS, half, qrels, rank_of, spans_of  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import embedder_for  # noqa: E402
 from memo.library import Library  # noqa: E402
-from memo.library.federated import note_cosines  # noqa: E402
-from memo.library.ranking import Ranking, rank  # noqa: E402
+from memo.library.ranking import Ranking, rank, witnessed  # noqa: E402
 from memo.search.diversity import notes_cap  # noqa: E402
-from memo.search.fusion import CANDIDATES, with_notes  # noqa: E402
+from memo.search.fusion import CANDIDATES  # noqa: E402
 
 K = 10
 QUERIES: dict[int, list[str]] = {}  # id(ranking) -> its phrasings
@@ -97,11 +96,10 @@ def note_cost(label: str, items: list[tuple[dict, Ranking]]) -> str:
     legs' SQL, the fusion and the note step; a search that embeds its question costs more."""
     whole, step = [], []
     for _, r in items:
-        qvecs = [lg.qvec for lg in r.phrasings if lg.qvec is not None and lg.vec]
-        if not qvecs:
+        if all(lg.qvec is None for lg in r.phrasings):
             continue
         t = time.perf_counter()
-        with_notes(r.scores, *note_cosines(r.reader, r.scores, qvecs))
+        witnessed(r.reader, r.scores, r.phrasings)
         step.append(time.perf_counter() - t)
         whole.append(SPENT[id(r)])
     if not step:

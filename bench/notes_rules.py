@@ -1164,23 +1164,15 @@ def znote_on(w: float, xl: bool = False) -> Any:
     """`zs pad`, then each chunk × exp(w · its note's z) (the note's mean-vector cosine, the
     best phrasing, standardised over the candidates' notes; a note without a vector: z 0);
     `xl`: w × the cross-lingual factor when the first phrasing is across languages."""
-    import math
-
-    from memo.search.fusion import CROSS_LINGUAL_FACTOR, standardised
+    from memo.search.fusion import CROSS_LINGUAL_FACTOR, with_notes
 
     base = zship_rule(lex_floor="pad")
 
     def f(r: Ranking) -> dict:
         scores = base(r)
-        notes = sorted({note_of(r, key) for key in scores})
-        ev = note_cosines(r, notes)
-        if not ev:
-            return scores
-        order = list(ev)
-        z, _ = standardised([ev[n] for n in order])
-        zn = dict(zip(order, z, strict=True))
+        of = {key: note_of(r, key) for key in scores}
         wt = w * (CROSS_LINGUAL_FACTOR if xl and r.phrasings[0].cross_lingual else 1.0)
-        return {k: s * math.exp(wt * zn.get(note_of(r, k), 0.0)) for k, s in scores.items()}
+        return with_notes(scores, of, note_cosines(r, sorted(set(of.values()))), wt)
 
     return f
 

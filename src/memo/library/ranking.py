@@ -216,7 +216,13 @@ def rank(
     every = [gather_legs(reader, q, mode, depth, vectors, flt) for q in (query, *also)]
     fused = fuse(every[0], mode) if not also else fuse_phrasings(every, mode)
     scores = cast(dict[Key, float], fused)  # the legs' keys: (collection, chunk id)
-    qvecs = [legs.qvec for legs in every if legs.qvec is not None]
-    if mode == "hybrid" and qvecs:  # the notes as witnesses (search/fusion.py with_notes)
-        scores = with_notes(scores, *note_cosines(reader, scores, qvecs))
+    if mode == "hybrid":
+        scores = witnessed(reader, scores, every)
     return Ranking(reader, every[0], scores, phrasings=every)
+
+
+def witnessed(reader: Reader, scores: dict[Key, float], phrasings: list[Legs]) -> dict[Key, float]:
+    """Hybrid scores with the candidates' notes as witnesses (search/fusion.py with_notes), as
+    far as a phrasing has a query vector; the scores as they are without one."""
+    qvecs = [legs.qvec for legs in phrasings if legs.qvec is not None]
+    return with_notes(scores, *note_cosines(reader, scores, qvecs)) if qvecs else scores

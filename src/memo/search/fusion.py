@@ -42,8 +42,11 @@ vector (the mean of its chunks') standardised over the candidates' notes (`with_
 question about links should find its answer among the sections of the note about links
 rather than in a near section of a note about something else; the note's vector is the
 weaker witness (most of its sections do not answer), hence a quarter. Measured
-(docs/benchmarks.md, "Ranking on a real vault"): level or up on every set of the vault and of
-xquad-dev-distract at 0.25; at 0.5 English questions lost.
+(docs/benchmarks.md, "Ranking on a real vault"): at 0.25 recall@5 level or up on both halves
+of every vault set and on every xquad-dev-distract task, recall@1 within two questions either
+way; at 0.5 English questions lost. Its cost is a detail an article mentions in passing
+(xquad-dev without distractors, en→ru recall@5 .983 → .976): the note about the question's
+subject then outranks the note that holds the answer.
 
 A search of one leg (`lex`, `vec`, or hybrid before any vector exists) ranks by that leg alone,
 as plain RRF: 1 / (k + rank).
@@ -188,17 +191,19 @@ def fuse(legs: Legs, mode: str) -> dict[Hashable, float]:
 
 
 def with_notes(
-    scores: Mapping[K, float], note_of: Mapping[K, N], cosines: Mapping[N, float]
+    scores: Mapping[K, float],
+    note_of: Mapping[K, N],
+    cosines: Mapping[N, float],
+    weight: float = NOTE_WEIGHT,
 ) -> dict[K, float]:
     """Hybrid scores with each chunk's note's evidence added (module docstring): `cosines`
     holds each candidate note's mean-vector cosine to the question, standardised here over
-    those notes; a chunk whose note has no vector yet gains nothing (z 0, the notes' mean)."""
+    those notes; a chunk whose note has no vector yet gains nothing (z 0, the notes' mean).
+    `weight`: the share of the note's z (another one only to measure it)."""
     order = list(cosines)
     z, _ = standardised([cosines[n] for n in order])
     zn: dict[N | None, float] = {note: z[i] for i, note in enumerate(order)}
-    return {
-        key: s * math.exp(NOTE_WEIGHT * zn.get(note_of.get(key), 0.0)) for key, s in scores.items()
-    }
+    return {key: s * math.exp(weight * zn.get(note_of.get(key), 0.0)) for key, s in scores.items()}
 
 
 PHRASINGS_VERSION = "max-of-fused-v1"
