@@ -1184,3 +1184,91 @@ RULES.update(
         "zon.25 xl": znote_on(0.25, xl=True),
     }
 )
+
+
+def _lead(text: str, words: int) -> str:
+    """A section's lead: its first paragraph, cut to `words` words."""
+    first = text.strip().split("\n\n", 1)[0].split()
+    return " ".join(first[:words])
+
+
+def _led_vectors(short: int, words: int) -> dict[tuple[str, int], np.ndarray]:
+    """Each short chunk (at most `short` words, with a parent section) embedded again as the
+    index would embed it with its parent section's lead before its own text: the real form of
+    "a short section carrying its parent's lead", not a mix of stored vectors."""
+    key = ("led", short, words)
+    if key not in LEX:
+        par = _parents()
+        picked = [
+            ck
+            for ck, c in CHUNK.items()
+            if c[3] is not None and ck in par and len(c[2].split()) <= short
+        ]
+        from memo.collection.chunker import passage_text
+
+        texts = []
+        for ck in picked:
+            path, heading, text, _ = CHUNK[ck]
+            lead = _lead(CHUNK[par[ck]][2], words)
+            texts.append(passage_text(heading, f"{lead}\n\n{text}" if lead else text))
+        mat = LIB[0].embedder.embed_passages(texts) if texts else np.zeros((0, 384))
+        LEX[key] = {ck: np.asarray(v, dtype=np.float64) for ck, v in zip(picked, mat, strict=True)}
+        print(f"# re-embedded {len(picked)} short chunks with their parent's lead", file=sys.stderr)
+    return LEX[key]
+
+
+def led_rule(short: int = 30, words: int = 40, how: str = "replace") -> Any:
+    """The vector leg as memo reads it (a chunk at the best of its own cosine and its
+    windows'), with each short chunk's own vector replaced by (or maxed with) its vector
+    embedded with its parent's lead."""
+    from dataclasses import replace
+
+    def f(r: Ranking) -> dict:
+        led = _led_vectors(short, words)
+        at = {str(c.folder): i for i, (c, _) in enumerate(r.scope.parts)}
+        mine = [ck for ck in led if ck[0] in at]
+        mat = np.array([led[ck] for ck in mine]) if mine else np.zeros((0, 384))
+        every = []
+        for legs, q in zip(r.phrasings, QUERIES[id(r)], strict=True):
+            v = qvec(q)
+            if v is None or not legs.vec:
+                every.append(legs)
+                continue
+            got = dict(legs.vec)
+            for ck, s in zip(mine, mat @ v, strict=True):
+                k = (at[ck[0]], ck[1])
+                got[k] = float(s) if how == "replace" else max(float(s), got.get(k, -1.0))
+            vec = sorted(got.items(), key=lambda kv: -kv[1])[: len(legs.vec)]
+            every.append(replace(legs, vec=vec))
+        return _refused(every)
+
+    return witnessing(f)
+
+
+def _refused(every: list) -> dict:
+    """Phrasings' legs fused as memo fuses them."""
+    from memo.search.fusion import fuse, fuse_phrasings
+
+    return fuse(every[0], "hybrid") if len(every) == 1 else fuse_phrasings(every, "hybrid")
+
+
+def witnessing(f: Any) -> Any:
+    """A rule's fused scores through memo's note step (library/ranking.py witnessed), so it is
+    compared with memo as memo ranks, not with the fusion alone."""
+    from memo.library.ranking import witnessed
+
+    def g(r: Ranking) -> dict:
+        return witnessed(r.reader, f(r), r.phrasings)
+
+    return g
+
+
+RULES.update(
+    {
+        "led same": witnessing(lambda r: _refused(list(r.phrasings))),
+        "led30": led_rule(30, 40),
+        "led30 max": led_rule(30, 40, "max"),
+        "led50": led_rule(50, 40),
+        "led30 w20": led_rule(30, 20),
+    }
+)

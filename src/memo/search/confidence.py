@@ -32,7 +32,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from ..collection.lexical import terms
+from ..collection.lexical import letters, terms
 from .fusion import Legs
 
 # The median of the thresholds fitted on each pair of topics (bench/confidence.py), fitted
@@ -85,12 +85,13 @@ def _strength(vec: list[float]) -> float | None:
 
 
 def _languages_differ(legs: Legs, top_text: str) -> bool:
-    """The question is written in another alphabet than most of the first hit."""
+    """The question is written in another alphabet than most of the first hit (a bare
+    majority, not lexical.dominant's twice: a hit is one passage, and which alphabet holds more
+    of it is all this asks)."""
     q = legs.query_script
     if q is None or not top_text:
         return False
-    cyr = sum("а" <= c <= "я" or c == "ё" for c in top_text.lower())
-    lat = sum("a" <= c <= "z" for c in top_text.lower())
+    cyr, lat = letters(top_text)
     if cyr == lat:
         return False
     return q != ("cyrl" if cyr > lat else "latn")
