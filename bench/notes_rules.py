@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -677,10 +678,12 @@ def _shipped(heading: str, text: str) -> list[str]:
     return windows(heading, text)
 
 
-def _win_table(size: int, stride: int = 1) -> dict[str, Any]:
+def _win_table(size: int, stride: int = 1, head: str = "path") -> dict[str, Any]:
     """Every chunk's sentence windows (int8 round trip, as an index would store them):
-    the window matrix and, per window, its chunk's row in _vec_table."""
-    key = f"win{size},{stride}"
+    the window matrix and, per window, its chunk's row in _vec_table. `head`: what heads each
+    window: its chunk's heading path (`path`, as the index has it), the path without the
+    note's title (`section`: the chunk's own headings), or nothing (`none`)."""
+    key = f"win{size},{stride},{head}"
     if key in LEX:
         return LEX[key]
     from memo.collection.vectors import dequantize, quantize
@@ -689,6 +692,8 @@ def _win_table(size: int, stride: int = 1) -> dict[str, Any]:
     owner, texts = [], []
     for i, ck in enumerate(t["keys"]):
         _path, heading, text, _v = CHUNK[ck]
+        if head != "path":
+            heading = " > ".join(heading.split(" > ")[1:]) if head == "section" else ""
         for w in _windows(heading, text, size, stride) if size else _shipped(heading, text):
             owner.append(i)
             texts.append(w)
@@ -715,14 +720,14 @@ def _chunk_best(
     return base, best, wins
 
 
-def _best_of_windows(score: Any, size: int = 0, stride: int = 1) -> Any:
+def _best_of_windows(score: Any, size: int = 0, stride: int = 1, head: str = "path") -> Any:
     """The vector leg over every chunk of the scope by `score(base, best, idx)`: base each
     chunk's own cosine, best the best of it and its windows' (_win_table(size, stride)), idx
     the scope's rows of _vec_table."""
 
     def f(r: Ranking) -> dict:
         t = _vec_table()
-        w = _win_table(size, stride)
+        w = _win_table(size, stride, head)
         at, idx = _scope_rows(r, t)
 
         def sims(legs: Any, v: np.ndarray) -> np.ndarray | None:
@@ -1270,5 +1275,193 @@ RULES.update(
         "led30 max": led_rule(30, 40, "max"),
         "led50": led_rule(50, 40),
         "led30 w20": led_rule(30, 20),
+    }
+)
+
+
+# --- the note's own summary: frontmatter `description` (Obsidian Publish's meta description),
+# embedded as a passage under the note's title, as note-level evidence ---
+
+DESC: dict[tuple[str, str], np.ndarray] = {}
+
+
+def _descriptions() -> None:
+    """Each note's `description` (or `summary`) from its frontmatter, embedded once."""
+    import yaml
+
+    if DESC:
+        return
+    want: list[tuple[tuple[str, str], str]] = []
+    for folder, path in NOTES:
+        text = (Path(folder) / path).read_text(encoding="utf-8", errors="replace")
+        if not text.startswith("---"):
+            continue
+        end = text.find("\n---", 3)
+        try:
+            meta = yaml.safe_load(text[3:end]) if end > 0 else None
+        except yaml.YAMLError:
+            meta = None
+        if not isinstance(meta, dict):
+            continue
+        said = meta.get("description") or meta.get("summary")
+        if isinstance(said, str) and said.strip():
+            want.append(((folder, path), f"{NOTES[(folder, path)]['title']}\n\n{said.strip()}"))
+    emb = LIB[0]._vectors
+    vecs = emb.embedder.embed_passages([t for _, t in want]) if want else []
+    for (n, _), v in zip(want, vecs, strict=True):
+        DESC[n] = np.asarray(v, dtype=np.float64)
+    print(f"# descriptions: {len(DESC)} of {len(NOTES)} notes", file=sys.stderr)
+
+
+def zdesc_rule(w: float, mode: str = "add") -> Any:
+    """`add`: each chunk gains w · z of its note's description cosine (z over the candidate
+    notes that have one; the others 0). `mean`: the note witness's mean vector with the
+    description as one more of its vectors, weighted like `w` chunks."""
+    import math
+
+    from memo.search.fusion import NOTE_WEIGHT, fuse, fuse_phrasings, standardised
+
+    def f(r: Ranking) -> dict:
+        _descriptions()
+        notes = sorted({note_of(r, key) for key in r.scores})
+        qs = [v for v in (qvec(q) for q in QUERIES[id(r)]) if v is not None]
+        if not qs:
+            return r.scores
+        if mode == "add":
+            ev = {n: max(float(DESC[n] @ q) for q in qs) for n in notes if n in DESC}
+            if len(ev) < 2:
+                return r.scores
+            order = sorted(ev)
+            z, _ = standardised([ev[n] for n in order])
+            zn = dict(zip(order, z, strict=True))
+            return {k: s * math.exp(w * zn.get(note_of(r, k), 0.0)) for k, s in r.scores.items()}
+        base = (
+            fuse(r.phrasings[0], "hybrid")
+            if len(r.phrasings) == 1
+            else fuse_phrasings(r.phrasings, "hybrid")
+        )
+        ev = {}
+        for n in notes:
+            m = NOTES[n]["mean"]
+            if m is None:
+                continue
+            if n in DESC:
+                m = NOTES[n]["n"] * m + w * DESC[n]
+                m = m / (np.linalg.norm(m) or 1.0)
+            ev[n] = max(float(m @ q) for q in qs)
+        order = sorted(ev)
+        z, _ = standardised([ev[n] for n in order])
+        zn = dict(zip(order, z, strict=True))
+        return {k: s * math.exp(NOTE_WEIGHT * zn.get(note_of(r, k), 0.0)) for k, s in base.items()}
+
+    return f
+
+
+RULES.update(
+    {
+        "zdesc.25": zdesc_rule(0.25),
+        "zdesc.5": zdesc_rule(0.5),
+        "zdesc.15": zdesc_rule(0.15),
+        "dmean0": zdesc_rule(0.0, "mean"),
+        "dmean1": zdesc_rule(1.0, "mean"),
+        "dmean3": zdesc_rule(3.0, "mean"),
+    }
+)
+
+
+# --- anchor text: the words other notes use when they link to a note ([[Ribbon|vertical
+# bar]]): how people name it elsewhere, the web's oldest evidence of what a page is about ---
+
+ANCHORS: dict[tuple[str, str], dict[str, set[str]]] = {}  # note -> {heading or "": stems}
+_LINK = __import__("re").compile(r"(?<!!)\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\\?\|([^\]]*))?\]\]")
+
+
+def _anchors() -> None:
+    """Every wikilink's display text, filed under the note (and heading) it points to."""
+    if ANCHORS:
+        return
+    by_stem: dict[tuple[str, str], tuple[str, str]] = {}  # (library, file stem) -> note
+    for folder, path in NOTES:
+        by_stem[(_library_of(folder), Path(path).stem)] = (folder, path)
+    n = 0
+    for folder, path in list(NOTES):
+        text = (Path(folder) / path).read_text(encoding="utf-8", errors="replace")
+        for target, heading, shown in _LINK.findall(text):
+            name = Path(target.strip()).stem if target.strip() else Path(path).stem
+            note = by_stem.get((_library_of(folder), name))
+            if note is None or not shown.strip() or note == (folder, path):
+                continue
+            words = set(stems(shown)) - NOTES[note]["title_stems"]
+            if words:
+                ANCHORS.setdefault(note, {}).setdefault(heading.strip(), set()).update(words)
+                n += 1
+    print(f"# anchors: {n} links with words of their own, to {len(ANCHORS)} notes", file=sys.stderr)
+
+
+def _library_of(folder: str) -> str:
+    for lib in LIB:
+        if folder.startswith(str(lib.root)):
+            return str(lib.root)
+    return ""
+
+
+def anchor_rule(w: float, section: bool = False) -> Any:
+    """Each chunk gains w · z of the IDF-weighted share of the question's stems that the
+    anchors of links to its note hold (with `section`: only the links naming no heading or
+    the chunk's own heading), z over the candidates, × coverage² and the cross-lingual factor
+    as the lexical leg."""
+    import math
+
+    from memo.search.fusion import lex_weight, standardised
+
+    def f(r: Ranking) -> dict:
+        _anchors()
+        ev: dict = {}
+        for legs in r.phrasings:
+            total = sum(legs.idf)
+            if not legs.terms or total <= 0:
+                continue
+            scale = lex_weight(legs)
+            for key in r.scores:
+                note = note_of(r, key)
+                got = ANCHORS.get(note)
+                if not got:
+                    continue
+                if section:
+                    head = CHUNK[(str(r.scope.parts[key[0]][0].folder), key[1])][1]
+                    last = head.split(" > ")[-1] if " > " in head else ""
+                    held = got.get("", set()) | got.get(last, set())
+                else:
+                    held = set().union(*got.values())
+                s = sum(x for t, x in zip(legs.terms, legs.idf, strict=True) if t in held)
+                ev[key] = max(ev.get(key, 0.0), scale * s / total)
+        if not ev:
+            return r.scores
+        keys = list(r.scores)
+        z, _ = standardised([ev.get(k, 0.0) for k in keys])
+        return {k: r.scores[k] * math.exp(w * z[i]) for i, k in enumerate(keys)}
+
+    return f
+
+
+RULES.update(
+    {
+        "anchor.25": anchor_rule(0.25),
+        "anchor.5": anchor_rule(0.5),
+        "anchor1": anchor_rule(1.0),
+        "anchor sec.25": anchor_rule(0.25, section=True),
+        "anchor sec.5": anchor_rule(0.5, section=True),
+        "anchor sec1": anchor_rule(1.0, section=True),
+    }
+)
+
+
+# --- the windows without the note's title at their head: a window's vector then tells a
+# section from its siblings by the section's own words (the chunk's own vector keeps the
+# whole heading path); fused as `shipped` (without the note step) to compare with it ---
+RULES.update(
+    {
+        "win section": _best_of_windows(lambda base, best, idx: best, head="section"),
+        "win none": _best_of_windows(lambda base, best, idx: best, head="none"),
     }
 )
