@@ -50,13 +50,13 @@ from judged import smoke_args, smoke_eval  # noqa: E402
 from notes import asked_distract, asked_vault, collect  # noqa: E402
 from vault import half, rank_of, spans_of  # noqa: E402
 
-from memo.collection.lexical import terms as stems  # noqa: E402
 from memo.collection.vectors import dequantize_rows  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import embedder_for  # noqa: E402
 from memo.library import Library  # noqa: E402
 from memo.library.federated import note_cosines  # noqa: E402
 from memo.library.ranking import Ranking  # noqa: E402
+from memo.search.confidence import _top_share as held  # noqa: E402
 from memo.search.diversity import notes_cap  # noqa: E402
 from memo.search.fusion import lex_weight, standardised  # noqa: E402
 
@@ -94,11 +94,6 @@ def _own_and_neighbours(store: Any, ids: list[int]) -> dict[int, tuple[bytes | N
     return out
 
 
-def _share(have: set[str], terms: list[str], idf: list[float]) -> float:
-    total = sum(idf)
-    return sum(w for t, w in zip(terms, idf, strict=True) if t in have) / total if total else 0.0
-
-
 def features(r: Ranking) -> tuple[list[Any], np.ndarray, dict]:
     """The pool's keys, one row of evidence per key, and their rows."""
     order, rows = r._ordered(POOL)
@@ -126,10 +121,9 @@ def features(r: Ranking) -> tuple[list[Any], np.ndarray, dict]:
             for name, value in (("cos", c), ("vz", z), ("lz", lzk), ("lw", w), ("lwlz", w * lzk)):
                 per[name][key] = max(per[name].get(key, -1e9), value)
             parts = rows[key].heading.split(" > ")
-            said = _share(set(stems(parts[0])), legs.terms, legs.idf)
-            title[key] = max(title.get(key, 0.0), said)
-            said = _share(set(stems(" ".join(parts[1:]))), legs.terms, legs.idf)
-            heads[key] = max(heads.get(key, 0.0), said)
+            # the IDF-weighted share of the question held, as confidence's top_share counts it
+            title[key] = max(title.get(key, 0.0), held(legs, parts[0]))
+            heads[key] = max(heads.get(key, 0.0), held(legs, " ".join(parts[1:])))
     own: dict[Any, float] = {}
     around: dict[Any, float] = {}
     q = np.asarray(qvecs, dtype=np.float64) if qvecs else None
