@@ -13,9 +13,16 @@ Each search records the signals `search/confidence.py` reads, the confidence mem
 whether the first hit is the qrel's section. Rules are fitted on the questions of two topics and
 reported on the third (rotating), so no figure below comes from the questions it was fitted on.
 
+The real vault's questions (bench/vault/) join with `--vault-signals FILE` (what `bench/notes.py
+--signals FILE` wrote for them): the answerable questions of its `tune` half hold the same
+bound as XQuAD's (few answerable questions flagged `none`) in every fit, and both halves are
+reported apart, the held-back half never fitted on. Its unanswerable questions (3 a set in the
+tune half) are reported, not fitted: too few to aim at.
+
     MEMO_MODEL_DIR=../shared/models/multilingual-e5-small python bench/confidence.py \\
         --index-dir /tmp/memo-bench --dump /tmp/conf.jsonl      # search and record
     python bench/confidence.py --load /tmp/conf.jsonl            # the tables again
+    python bench/confidence.py --load /tmp/conf.jsonl --vault-signals /tmp/signals.jsonl
 """
 
 from __future__ import annotations
@@ -192,9 +199,35 @@ def ways(rows: list[dict]) -> dict[str, list[dict]]:
         lang = {"en>ru": "cross-language", "en>ru+also": "cross-language, also=[ru]"}.get(
             r["pair"], "same-language"
         )
+        if r["way"] == "vault":  # per set and half: the vault's questions are not XQuAD's
+            kind = "answerable" if r["answerable"] else "unanswerable"
+            out.setdefault(f"vault {r['pair']} {r['half']}, {kind}", []).append(r)
+            continue
         kind = "answerable" if r["answerable"] else f"unanswerable, {r['way']}"
         out.setdefault(f"{kind} ({lang})", []).append(r)
     return dict(sorted(out.items()))
+
+
+VAULT_PAIRS = {"ru": "ru>ru", "en": "en>en", "en>ru": "en>ru", "en>ru+also": "en>ru+also"}
+
+
+def vault_rows(path: Path) -> list[dict]:
+    """`bench/notes.py --signals` rows as this script's rows: way `vault`, no topic."""
+    out = []
+    for line in path.read_text().splitlines():
+        if line.strip():
+            r = json.loads(line)
+            out.append(
+                {**r, "pair": VAULT_PAIRS[r["set"]], "way": "vault", "topic": None, "qid": r["id"]}
+            )
+            out[-1]["library"] = f"vault-{r['set']}"
+    return out
+
+
+def fitted_on(r: dict) -> bool:
+    """May a fit see this row? Not the vault's held-back half, nor its few unanswerable
+    questions (reported only)."""
+    return r["way"] != "vault" or (r["half"] == "tune" and r["answerable"])
 
 
 def share(rows: list[dict], rule: Rule, level: str) -> float:
@@ -212,25 +245,32 @@ def fit(rows: list[dict]) -> dict[str, float]:
     kind = KINDS
     names = [(r["answerable"], r["way"], kind.get(r["pair"], "same")) for r in rows]
     neg = [np.array([n == g for n in names]) for g in sorted(set(names)) if not g[0]]
+    # the vault's questions hold the `none` bound only: `high` is fitted on XQuAD's, as before
+    vault = np.array([r["way"] == "vault" for r in rows])
+    asked = answerable & ~vault
     high_share = 1.0
     for h in np.arange(0.30, 1.001, 0.02):
         high = col["agree"] & (col["top_share"] >= h)
-        right = col["correct"][high & answerable].mean() if (high & answerable).any() else 1.0
+        right = col["correct"][high & asked].mean() if (high & asked).any() else 1.0
         if right >= HIGH_RIGHT_MIN and all(high[g].mean() <= UNANSWERABLE_HIGH_MAX for g in neg):
             high_share = round(float(h), 2)
             break
     high = col["agree"] & (col["top_share"] >= high_share)
-    same_pos = answerable & ~across
-    # each cross-language way on its own: the agent's translation must not hide a rule that
-    # flags English questions alone `none` too often
-    across_pos = [answerable & np.array([r["pair"] == p for r in rows]) for p in kind]
+    # each set of questions on its own (XQuAD's, the vault's: questions asked another way must
+    # not hide behind more of the first), and each cross-language way on its own: the agent's
+    # translation must not hide a rule that flags English questions alone `none` too often
+    sources = [s for s in (~vault, vault) if (s & answerable).any()]
+    same_pos = [answerable & ~across & s for s in sources]
+    across_pos = [
+        answerable & s & np.array([r["pair"] == p for r in rows]) for p in kind for s in sources
+    ]
     best: tuple[float, dict[str, float]] | None = None
     for ns in np.arange(0.10, 0.601, 0.02):
         weak_share = (col["top_share"] < ns) & ~high
         for st in [*np.arange(0.80, 0.951, 0.01), 9.0]:
             for sa in np.arange(0.74, 0.861, 0.005):
                 none = weak_share & (strength < np.where(differ, sa, st))
-                if none[same_pos].mean() > SAME_NONE_MAX or any(
+                if any(none[a].mean() > SAME_NONE_MAX for a in same_pos if a.any()) or any(
                     none[a].mean() > ACROSS_NONE_MAX for a in across_pos if a.any()
                 ):
                     continue
@@ -248,13 +288,19 @@ def held_out(rows: list[dict]) -> tuple[dict[str, str], list[dict[str, float]]]:
     flags: dict[str, str] = {}
     fits = []
     for topic in TOPICS:
-        p = fit([r for r in rows if r["topic"] != topic])
+        p = fit([r for r in rows if r["topic"] != topic and fitted_on(r)])
         fits.append(p)
         for r in rows:
             if r["topic"] == topic:
                 flags[f"{r['library']}|{r['pair']}|{r['way']}|{r['answerable']}|{r['qid']}"] = (
                     confidence(r, **p)
                 )
+    # the vault's questions have no topic: the median of the three fits, as memo would ship it
+    median = {k: float(np.median([p[k] for p in fits])) for k in fits[0]}
+    for r in rows:
+        if r["topic"] is None:
+            key = f"{r['library']}|{r['pair']}|{r['way']}|{r['answerable']}|{r['qid']}"
+            flags[key] = confidence(r, **median)
     return flags, fits
 
 
@@ -321,6 +367,7 @@ def main() -> None:
     ap.add_argument("--load", type=Path, help="reuse a dump instead of searching")
     ap.add_argument("--only", default="", help="one eval set: xquad-dev or xquad-dev-distract")
     ap.add_argument("--gap", action="store_true", help="fit the own-language gap rule held out")
+    ap.add_argument("--vault-signals", type=Path, help="bench/notes.py --signals of the vault")
     smoke_args(ap)
     args = ap.parse_args()
     if args.smoke:
@@ -337,6 +384,14 @@ def main() -> None:
             shutil.rmtree(scratch, ignore_errors=True)
     if args.dump:
         args.dump.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    if args.smoke and not args.vault_signals:  # the vault's path too, on rows made here
+        args.vault_signals = args.eval.parent / "vault-signals.jsonl"
+        sets = {v: k for k, v in VAULT_PAIRS.items()}
+        made = [{**r, "set": sets[r["pair"]], "id": r["qid"], "half": "tune"} for r in rows]
+        made += [{**r, "half": "held-back"} for r in made]
+        args.vault_signals.write_text("".join(json.dumps(r) + "\n" for r in made))
+    if args.vault_signals:
+        rows += vault_rows(args.vault_signals)
     table(rows, confidence, "The rule memo ships (its constants), every way of asking")
     flags, fits = held_out(rows)
 
