@@ -13,6 +13,7 @@ from memo.search.confidence import (
     NONE_SHARE,
     NONE_STRENGTH,
     NONE_STRENGTH_ACROSS,
+    SAME_FIRST_STRENGTH,
     UNSEEN_SHARE,
     confidence,
     signals,
@@ -35,10 +36,14 @@ def test_high_needs_both_legs_agreeing_and_the_hit_holding_the_question():
 
 def test_high_too_when_both_legs_put_one_chunk_first_near_the_question():
     """A paraphrase holds few of the note's words: two legs agreeing on the first chunk, with
-    vector evidence above the weak floor, is high without the share."""
+    strong vector evidence, is high without the share; its floor is its own, above the weak
+    floor of `none` (the vault's unanswerable questions reach between them)."""
     first = {"same_first": True}
-    assert said(0.1, NONE_STRENGTH, **first) == "high"
-    weak = NONE_STRENGTH - 1e-6  # vectors below the floor: agreement is not enough
+    assert NONE_STRENGTH < SAME_FIRST_STRENGTH
+    assert said(0.1, SAME_FIRST_STRENGTH, **first) == "high"
+    below = SAME_FIRST_STRENGTH - 1e-6  # vectors below its floor: agreement is not enough
+    assert said(0.1, below, **first) == "low"  # nor weak: between the two floors
+    weak = NONE_STRENGTH - 1e-6
     assert said(0.1, weak, **first) == "none"  # nor is the question in the hit: as before
     assert said(0.9, weak, **first, agree=False) == "low"
     assert said(0.1, 0.99, **first, languages_differ=True) == "low"  # across: cosines overlap
