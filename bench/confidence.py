@@ -217,11 +217,14 @@ def vault_rows(path: Path) -> list[dict]:
     for line in path.read_text().splitlines():
         if line.strip():
             r = json.loads(line)
-            out.append(
-                {**r, "pair": VAULT_PAIRS[r["set"]], "way": "vault", "topic": None, "qid": r["id"]}
-            )
-            out[-1]["library"] = f"vault-{r['set']}"
+            tag = {"pair": VAULT_PAIRS[r["set"]], "library": f"vault-{r['set']}", "qid": r["id"]}
+            out.append({**r, **tag, "way": "vault", "topic": None})
     return out
+
+
+def row_key(r: dict) -> str:
+    """One search of a dump: its library, way of asking and question."""
+    return f"{r['library']}|{r['pair']}|{r['way']}|{r['answerable']}|{r['qid']}"
 
 
 def fitted_on(r: dict) -> bool:
@@ -292,15 +295,12 @@ def held_out(rows: list[dict]) -> tuple[dict[str, str], list[dict[str, float]]]:
         fits.append(p)
         for r in rows:
             if r["topic"] == topic:
-                flags[f"{r['library']}|{r['pair']}|{r['way']}|{r['answerable']}|{r['qid']}"] = (
-                    confidence(r, **p)
-                )
+                flags[row_key(r)] = confidence(r, **p)
     # the vault's questions have no topic: the median of the three fits, as memo would ship it
     median = {k: float(np.median([p[k] for p in fits])) for k in fits[0]}
     for r in rows:
         if r["topic"] is None:
-            key = f"{r['library']}|{r['pair']}|{r['way']}|{r['answerable']}|{r['qid']}"
-            flags[key] = confidence(r, **median)
+            flags[row_key(r)] = confidence(r, **median)
     return flags, fits
 
 
@@ -321,7 +321,7 @@ def held_out_gap(rows: list[dict]) -> list[tuple[str, float, dict[str, float]]]:
     thresholds fit is passed over."""
     out = []
     for topic in TOPICS:
-        train = [r for r in rows if r["topic"] != topic]
+        train = [r for r in rows if r["topic"] != topic and fitted_on(r)]
         best: tuple[float, float, dict[str, float]] | None = None
         for gap in GAPS:
             moved = [gapped(r, gap) for r in train]
@@ -394,11 +394,7 @@ def main() -> None:
         rows += vault_rows(args.vault_signals)
     table(rows, confidence, "The rule memo ships (its constants), every way of asking")
     flags, fits = held_out(rows)
-
-    def key(r: dict) -> str:
-        return f"{r['library']}|{r['pair']}|{r['way']}|{r['answerable']}|{r['qid']}"
-
-    table(rows, lambda r: flags[key(r)], "Fitted on two topics, scored on the third (rotating)")
+    table(rows, lambda r: flags[row_key(r)], "Fitted on two topics, scored on the third (rotating)")
     print("\nthresholds fitted per held-out topic:")
     for topic, p in zip(TOPICS, fits, strict=True):
         print(f"  without {topic}: " + ", ".join(f"{k} {v:g}" for k, v in p.items()))
