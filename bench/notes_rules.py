@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from memo.collection.lexical import terms as stems
+from memo.collection.markdown import _WIKILINK
 from memo.collection.store import unpack_text
 from memo.collection.vectors import dequantize_rows
 from memo.library.ranking import Ranking
@@ -1373,7 +1374,6 @@ RULES.update(
 # bar]]): how people name it elsewhere, the web's oldest evidence of what a page is about ---
 
 ANCHORS: dict[tuple[str, str], dict[str, set[str]]] = {}  # note -> {heading or "": stems}
-_LINK = __import__("re").compile(r"(?<!!)\[\[([^\]|#]*)(?:#([^\]|]*))?(?:\\?\|([^\]]*))?\]\]")
 
 
 def _anchors() -> None:
@@ -1386,7 +1386,12 @@ def _anchors() -> None:
     n = 0
     for folder, path in list(NOTES):
         text = (Path(folder) / path).read_text(encoding="utf-8", errors="replace")
-        for target, heading, shown in _LINK.findall(text):
+        for bang, inner in _WIKILINK.findall(text):  # memo's own reading of a wikilink
+            target, _, shown = inner.replace("\\|", "|").partition("|")
+            target, _, heading = target.partition("#")
+            heading = heading.split("#")[0]
+            if bang or heading.startswith("^"):
+                continue  # an embed, or a block: no heading to file the words under
             name = Path(target.strip()).stem if target.strip() else Path(path).stem
             note = by_stem.get((_library_of(folder), name))
             if note is None or not shown.strip() or note == (folder, path):
