@@ -273,9 +273,9 @@ def _rank(r: Ranking, keys: list, rows: dict, y: np.ndarray, s: np.ndarray | Non
         scores = {k: math.exp(float(v)) for k, v in zip(keys, s, strict=True)}
     again = Ranking(r.reader, r.legs, scores, phrasings=r.phrasings, _rows=rows)
     hits = again.hits(K, notes_cap(K))
-    right = {(h_key) for h_key, yy in zip(keys, y, strict=True) if yy}
+    right = {(_hit_of(r, k, rows).path, rows[k].line) for k, yy in zip(keys, y, strict=True) if yy}
     for i, h in enumerate(hits, start=1):
-        if any(h.path == _hit_of(r, k, rows).path and h.line == rows[k].line for k in right):
+        if (h.path, h.line) in right:
             return i
     return None
 

@@ -38,13 +38,13 @@ def transcripts() -> list[tuple[str, list[str]]]:
     return out
 
 
+SCORE = re.compile(r"\((\d+\.\d{4})\)$")  # a hit's or a collection's score ends its line
+
+
 def normal(line: str) -> str:
     """Times differ run to run, and a hit's score in its last digits from one processor to
     another (`scores`); everything else must match."""
     return SCORE.sub("(<score>)", re.sub(r"\d+(\.\d+)? (s|ms)\b", "<t> \\2", line.rstrip()))
-
-
-SCORE = re.compile(r"\((\d+\.\d{4})\)$")  # a hit's or a collection's score ends its line
 
 
 def scores(lines: list[str]) -> list[float]:

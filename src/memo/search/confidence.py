@@ -16,9 +16,9 @@ for every way of asking; docs/benchmarks.md has the tables):
 
 The rule: `high` when the legs agree and the first hit holds most of the question
 (HIGH_SHARE), or when both legs put the same chunk first, in the question's language, and the
-vector evidence is strong (SAME_FIRST_STRENGTH): a question asked in
-other words than the note's (a real vault's, bench/vault/) rarely lets the first hit hold most
-of its words, and two witnesses that agree on one chunk say as much; `none` when the first
+vector evidence is strong (SAME_FIRST_STRENGTH): a question asked in other words than the
+note's (a real vault's, bench/vault/) rarely lets the first hit hold most of its words, and
+two witnesses that agree on one chunk say as much; `none` when the first
 hit holds little of it (NONE_SHARE) and the vector evidence is weak too; `low` in between.
 A lexical-only search is never `high`. `none` says the answer is probably not in the notes,
 which nobody can say of chunks the vector leg has not seen: while UNSEEN_SHARE or more of the
