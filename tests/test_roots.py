@@ -206,3 +206,19 @@ def test_show_refuses_a_binary_note_rather_than_printing_its_bytes(tmp_path, mon
     assert "\x1b" not in out.output and "\x00" not in out.output
     shown = run("show", "lib/c/note.md", "--no-server", cwd=tmp_path, monkeypatch=monkeypatch)
     assert shown.exit_code == 0 and "zz" in shown.output
+
+
+def test_query_and_path_the_wrong_way_round_name_the_order(tmp_path, monkeypatch):
+    """`memo search QUERY PATH` read "zz apples" as a PATH and said only that the default root
+    ~/notes/memo is not a folder: the hint now gives the command the right way round (a query
+    that names no file gets no such hint)."""
+    lib = tmp_path / "lib"
+    collection(lib / "c", "some notes", "# A note\n\nzz apples\n")
+    assert run("index", str(lib), cwd=tmp_path, monkeypatch=monkeypatch).exit_code == 0
+    out = run("search", "zz apples", "lib", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert out.exit_code == 1, out.output
+    assert "hint: PATH comes before QUERY: `memo search lib 'zz apples'`" in out.output
+    right = run("search", "lib", "zz apples", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert right.exit_code == 0 and "note.md" in right.output, right.output
+    neither = run("search", "zz apples", "nowhere", cwd=tmp_path, monkeypatch=monkeypatch)
+    assert neither.exit_code == 1 and "PATH comes before" not in neither.output

@@ -8,8 +8,10 @@ in-process, print it.
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import click
@@ -45,7 +47,23 @@ def answer(
             out["warnings"] = said + out.get("warnings", [])
         return out
     except MemoError as e:
-        fail(e)
+        fail(_swapped(e, request, fields))
+
+
+def _swapped(e: MemoError, request: type[_Request], fields: dict[str, Any]) -> MemoError:
+    """`memo search QUERY PATH`: the arguments the wrong way round are read as a PATH nobody
+    has and a query naming a folder; the error then says which order the command takes."""
+    path, query = fields.get("path"), fields.get("query")
+    if not (isinstance(path, str) and isinstance(query, str) and query.strip()):
+        return e
+    try:
+        if Path(path).expanduser().exists() or not Path(query).expanduser().exists():
+            return e
+    except (OSError, ValueError):  # a query no file system could name
+        return e
+    command = request.OPERATION.command
+    again = f"memo {command} {shlex.quote(query)} {shlex.quote(path)}"
+    return type(e)(str(e), f"PATH comes before QUERY: `{again}`. {e.hint}".strip())
 
 
 def _command(
