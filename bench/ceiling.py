@@ -6,7 +6,7 @@ evidence badly, or because the evidence itself (e5-small's cosines, BM25 on stem
 mean vector, titles and headings) does not tell the answer from its neighbours?
 
 For every question of the vault benchmark (bench/vault/), memo ranks the whole library once
-(library/ranking.py `rank`, as a search does); its fused top 50 are the pool. Three figures:
+(search/ranking.py `rank`, as a search does); its fused top 50 are the pool. Three figures:
 
 1. **memo**: memo's own order (the diversity cap as a search applies it);
 2. **pool recall**: R@10 / R@20 / R@50 of memo's order, whatever reorders the pool can reach
@@ -54,11 +54,11 @@ from memo.collection.vectors import dequantize_rows  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import embedder_for  # noqa: E402
 from memo.library import Library  # noqa: E402
-from memo.library.federated import note_cosines  # noqa: E402
-from memo.library.ranking import Ranking  # noqa: E402
 from memo.search.confidence import _top_share as held  # noqa: E402
 from memo.search.diversity import notes_cap  # noqa: E402
 from memo.search.fusion import lex_weight, standardised  # noqa: E402
+from memo.search.legs import note_cosines  # noqa: E402
+from memo.search.ranking import Ranking  # noqa: E402
 
 K = 10
 POOL = 50

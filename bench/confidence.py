@@ -50,10 +50,10 @@ from memo.collection.lexical import letters  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
-from memo.library.ranking import rank  # noqa: E402
 from memo.search.confidence import confidence, signals  # noqa: E402
 from memo.search.diversity import notes_cap  # noqa: E402
 from memo.search.fusion import CANDIDATES  # noqa: E402
+from memo.search.ranking import rank  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 K = 5
@@ -78,7 +78,7 @@ SETS = [  # (library, qrels, language pair, qrels of the `also` phrasing: same i
 def ask(lib: Library, target: str, q: dict) -> dict:
     """One search as memo runs it (hybrid, k=5), with its signals and whether it is right. With
     `also` (the agent's translation), the signals recorded are those of the phrasing that
-    decides confidence (library/ranking.py: the first in the first hit's own language)."""
+    decides confidence (search/ranking.py: the first in the first hit's own language)."""
     also = tuple(q.get("also", ()))
     ranking = rank(
         inside(lib).resolve(target),

@@ -81,8 +81,8 @@ def depth_study(lib: Library, questions: list[str], depths: Sequence[int]) -> No
     rescored with the scope's statistics. How much of the exhaustive top 10 / top 100 does it
     keep, and what does each cost?"""
     from memo.collection import queries
-    from memo.collection.bm25 import Corpus
     from memo.collection.lexical import fts_query, query_terms
+    from memo.search.bm25 import Corpus
 
     colls = lib.collections()
     stores = [c.store()[0] for c in colls]

@@ -41,9 +41,9 @@ from memo.collection import windows  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import embedder_for  # noqa: E402
 from memo.library import Library  # noqa: E402
-from memo.library.ranking import rank  # noqa: E402
 from memo.search import focus  # noqa: E402
 from memo.search.fusion import CANDIDATES  # noqa: E402
+from memo.search.ranking import rank  # noqa: E402
 from memo.search.results import cut_text  # noqa: E402
 
 SEED = "focus-2026"

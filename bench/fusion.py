@@ -20,13 +20,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from judged import inside, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
+from judged import smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
 
 from memo.collection import queries  # noqa: E402
 from memo.collection.lexical import script  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import get_embedder  # noqa: E402
-from memo.library import Library, federated  # noqa: E402
+from memo.library import Library
+from memo.search import legs as federated  # noqa: E402
 from memo.search.fusion import Legs, fuse, rrf  # noqa: E402
 
 TASKS = [  # (name, library, qrels)
@@ -53,7 +54,8 @@ def collect(lib: Library, qrels: list[dict]) -> list[dict]:
     lib.index()
     out = []
     for q in qrels:
-        scope, legs = inside(lib).legs(None, q["question"], "hybrid", DEPTH)
+        r = lib.rank(".", q["question"], depth=DEPTH)
+        scope, legs = r.scope, r.legs
         keys = {k for k, _ in legs.lex} | {k for k, _ in legs.vec}
         rows = {}
         for ci in {k[0] for k in keys}:

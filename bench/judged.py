@@ -174,17 +174,16 @@ def smoke_args(ap: argparse.ArgumentParser) -> None:
 @dataclass(frozen=True)
 class Inside:
     """What a benchmark reads past `memo.Library`'s public face: the collections it holds
-    (`colls`), its query-vector memo (`vectors`), how it resolves a target (`resolve`) and its
-    legs before fusion (`legs`). The one hook: a renamed internal breaks here, not in 17 places."""
+    (`colls`), its query-vector memo (`vectors`) and how it resolves a target (`resolve`).
+    The one hook: a renamed internal breaks here, not in 17 places."""
 
     colls: Any
     vectors: Any
     resolve: Any
-    legs: Any
 
 
 def inside(lib: Any) -> Inside:
-    return Inside(lib._colls, lib._vectors, lib._resolve, lib._legs)
+    return Inside(lib._colls, lib._vectors, lib._resolve)
 
 
 # ---------------------------------------------------------------------- measuring

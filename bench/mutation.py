@@ -144,14 +144,14 @@ MODULES: dict[str, Module] = {
         0.97,
     ),
     "bm25": Module(
-        "src/memo/collection/bm25.py",
+        "src/memo/search/bm25.py",
         ("tests/test_bm25_rules.py", "tests/test_ranking.py"),
         # under 0.90: its 25 survivors are all equivalent (bench/mutation_survivors.md), dtypes
         # numpy infers the same and zip's strict on lists always as long
         0.82,
     ),
     "ranking": Module(
-        "src/memo/library/ranking.py",
+        "src/memo/search/ranking.py",
         (
             "tests/test_ranking_rules.py",
             "tests/test_ranking.py",

@@ -1,6 +1,6 @@
 """Note-level evidence, measured on stored rankings (issue 31, item 3).
 
-Each question is ranked once as memo ranks it (library/ranking.py `rank`, depth 100); then
+Each question is ranked once as memo ranks it (search/ranking.py `rank`, depth 100); then
 every rule re-scores the same candidates with evidence about their notes as a whole, and the
 hits are read through the same diversity cap (`Ranking.hits`): the table compares rules, not
 noise. Sets: the vault benchmark (bench/vault/, per half) on libraries bench/vault.py adopted,
@@ -34,9 +34,9 @@ from vault import QUESTIONS, half, qrels, rank_of, spans_of  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import embedder_for  # noqa: E402
 from memo.library import Library  # noqa: E402
-from memo.library.ranking import Ranking, rank, witnessed  # noqa: E402
 from memo.search.diversity import notes_cap  # noqa: E402
 from memo.search.fusion import CANDIDATES  # noqa: E402
+from memo.search.ranking import Ranking, rank, witnessed  # noqa: E402
 
 K = 10
 QUERIES: dict[int, list[str]] = {}  # id(ranking) -> its phrasings

@@ -20,7 +20,7 @@ from memo.collection.lexical import terms as stems
 from memo.collection.markdown import _WIKILINK
 from memo.collection.store import unpack_text
 from memo.collection.vectors import dequantize_rows
-from memo.library.ranking import Ranking
+from memo.search.ranking import Ranking
 
 # (collection folder, chunk id) -> note key; note key -> data
 CHUNK_NOTE: dict[tuple[str, int], tuple[str, str]] = {}
@@ -229,7 +229,7 @@ def relexed(r: Ranking, legs: Any, notitle: bool) -> Any:
     """The lexical leg recomputed over every chunk of the scope's collections."""
     from dataclasses import replace
 
-    from memo.collection.bm25 import K1, B
+    from memo.search.bm25 import K1, B
 
     t = _lex_tables(notitle)
     folders = [str(c.folder) for c, _ in r.scope.parts]
@@ -357,7 +357,7 @@ def lexwin_rule(mode: str = "max", c: float = 1.0) -> Any:
     window's score alone; `sum`: the chunk's own BM25 plus c times its best window's."""
     from dataclasses import replace
 
-    from memo.collection.bm25 import K1, B
+    from memo.search.bm25 import K1, B
     from memo.search.fusion import fuse, fuse_phrasings
 
     def bm25(counts: Any, n: int, avg: float, terms: list[str], idf: dict) -> float:
@@ -1259,9 +1259,9 @@ def _refused(every: list) -> dict:
 
 
 def witnessing(f: Any) -> Any:
-    """A rule's fused scores through memo's note step (library/ranking.py witnessed), so it is
+    """A rule's fused scores through memo's note step (search/ranking.py witnessed), so it is
     compared with memo as memo ranks, not with the fusion alone."""
-    from memo.library.ranking import witnessed
+    from memo.search.ranking import witnessed
 
     def g(r: Ranking) -> dict:
         return witnessed(r.reader, f(r), r.phrasings)

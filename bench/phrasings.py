@@ -37,8 +37,8 @@ from judged import inside, rank_of, scores, smoke_args, smoke_eval  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import embedder_for  # noqa: E402
 from memo.library import Library  # noqa: E402
-from memo.library.ranking import Ranking, rank  # noqa: E402
 from memo.search.fusion import CANDIDATES, Legs, fuse, rrf  # noqa: E402
+from memo.search.ranking import Ranking, rank  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SETS = {"dev": "xquad-dev", "distract": "xquad-dev-distract"}

@@ -122,8 +122,8 @@ def study(lib: Library, qrels: list[dict], name: str) -> None:
     """Rules for ranking collections from one search's fused list, compared on the same
     questions: the collection of the best chunk (max), or every collection's chunks in the top
     N summed as 1/(k + rank), with and without the summary router's rank."""
-    from memo.library import federated
     from memo.router.route import summary_rank
+    from memo.search import legs as federated
     from memo.search.fusion import CANDIDATES, fuse
 
     colls, vectors = inside(lib).colls, inside(lib).vectors

@@ -1,5 +1,5 @@
-"""BM25 over many collections as if they were one (collection/bm25.py), as its caller (the
-lexical leg, library/federated.py) meets it: which rows come back, in which order, under whose
+"""BM25 over many collections as if they were one (search/bm25.py), as its caller (the
+lexical leg, search/legs.py) meets it: which rows come back, in which order, under whose
 collection (issue 32: pinned, not restated). Postings as collection/queries.py reads them from
 FTS5: chunk ids, term positions, counts and lengths as SQLite's integers."""
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memo.collection.bm25 import Corpus, Postings
+from memo.search.bm25 import Corpus, Postings
 
 
 def test_depth_keeps_the_best_rows_and_no_more():

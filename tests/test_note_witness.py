@@ -15,8 +15,8 @@ from memo.collection import queries
 from memo.collection.vectors import dequantize
 from memo.config import Settings
 from memo.library import Library
-from memo.library.ranking import rank
 from memo.search.fusion import NOTE_WEIGHT, fuse, standardised
+from memo.search.ranking import rank
 
 from .watch_helpers import make_collection
 

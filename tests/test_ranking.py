@@ -82,7 +82,8 @@ def libs(tmp_path_factory: pytest.TempPathFactory):
 
 def _leg(lib: Library, query: str) -> list[tuple[str, int, float]]:
     """The lexical leg's candidates as (path, line, BM25 score), best first."""
-    scope, legs = lib._legs(".", query, "lex", 1000)
+    r = lib.rank(".", query, mode="lex", depth=1000)
+    scope, legs = r.scope, r.legs
     rows = {}
     for ci in {ci for (ci, _), _ in legs.lex}:
         coll = scope.parts[ci][0]
@@ -168,7 +169,8 @@ def test_narrowed_search_uses_the_statistics_of_the_collections_it_touches(libs,
     hits = split.search(narrow, "kafka lag", k=10, mode="lex").hits
     assert hits and all(h.path.startswith(narrow.split("/n")[0]) for h in hits)
     if narrow == "big":  # a whole collection: its own statistics, the same as searching it
-        scope, legs = split._legs("big", "kafka lag", "lex", 1000)
+        r = split.rank("big", "kafka lag", mode="lex", depth=1000)
+        scope, legs = r.scope, r.legs
         coll = scope.parts[0][0]
         own = (
             coll.store()[0]
@@ -234,7 +236,7 @@ def test_scoring_every_collection_at_once_equals_scoring_each_apart():
     order (ties by collection, then row) as FTS5's formula applied row by row."""
     import numpy as np
 
-    from memo.collection.bm25 import Corpus, Postings
+    from memo.search.bm25 import Corpus, Postings
 
     rng = np.random.default_rng(5)
     corpus = Corpus(["a", "b", "c"])

@@ -1,4 +1,4 @@
-"""The ranking of a scope (library/ranking.py) as a search meets it: which hits come first,
+"""The ranking of a scope (search/ranking.py) as a search meets it: which hits come first,
 which are held back for variety, what each hit carries, what a narrowed ranking keeps and how
 sure the first hit is (issue 32: pinned, not restated). Each test ranks the chunks of a small
 real library (two collections, SQLite on disk) under scores it chooses, so the rule under test
@@ -17,9 +17,9 @@ from memo.collection.filters import Filter
 from memo.collection.lexical import terms
 from memo.config import Settings
 from memo.library import Library
-from memo.library.federated import QueryVectors, Reader
-from memo.library.ranking import Ranking, rank
 from memo.search.fusion import SEARCH_FUSION_K, Legs
+from memo.search.legs import QueryVectors, Reader
+from memo.search.ranking import Ranking, rank
 from memo.search.results import TEXT_LIMIT
 
 OLD, NEW = 1_000_000_000, 2_000_000_000  # mtimes (s): a/x.md is older than b/x.md

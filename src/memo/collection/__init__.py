@@ -1,16 +1,19 @@
 """A collection: one folder of notes (a `_meta.yaml` makes it one) and its rebuildable index.
+This package stores and reads; how a search ranks what it reads is search/.
 
-    meta.py      _meta.yaml -> CollectionMeta          files.py    which files are its notes
-    chunker.py   markdown -> heading-scoped chunks     lexical.py  stems for the lexical leg
-    store.py     the index database and its profile    pool.py     the bound on open indexes
-    sync.py      notes -> index (incremental)          queries.py  what a search reads
-    status.py    what `memo status` says               summary.py  what the registry is told
-    skips.py     why a note is not indexed (kinds)     site.py     what sync and status read
-    bm25.py      FTS5's BM25 over many indexes' sums  collection.py  Collection: one folder
-    staleness.py which notes an index is behind on                  tied to its index
-    lease.py     who computes an index's vectors      excluded.py what is left out on purpose
-    markdown.py  Obsidian/Logseq syntax as read       coverage.py what a note's lines in no
-                                                                  chunk are, told to people
+    collection.py  Collection: one folder tied to its index
+    meta.py        _meta.yaml -> CollectionMeta
+    files.py       which files are its notes          excluded.py  what is left out on purpose
+    markdown.py    Obsidian/Logseq syntax as read     chunker.py   markdown -> heading chunks
+    windows.py     each chunk's sentence windows      lexical.py   stems for the lexical leg
+    stopwords.py   words the lexical leg skips        coverage.py  lines in no chunk, and why
+    store.py       the index database and profile     vectors.py   int8 vectors and back
+    pool.py        the bound on open indexes          queries.py   what a search reads
+    sync.py        notes -> index, in two stages      progress.py  what sync reports as it goes
+    staleness.py   which notes an index is behind     lease.py     who computes its vectors
+    site.py        what sync and status read          skips.py     why a note is not indexed
+    filters.py     frontmatter filters (tags, dates)  status.py    what `memo status` says
+    summary.py     what the registry is told
 
 Nothing is imported here: `memo.collection.meta` or `.files` stay cheap to import alone.
 """

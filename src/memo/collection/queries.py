@@ -1,7 +1,7 @@
 """The SQL a search runs against one index: each leg's candidates and the chunks they name.
 
 The lexical leg reads statistics and postings, not FTS5's own `bm25()`: scores must be computed
-with the statistics of every collection searched (collection/bm25.py).
+with the statistics of every collection searched (search/bm25.py).
 
 Pure reads on an open `IndexStore`; healing a damaged index is the caller's business
 (`Collection.read`). A sub-path (`prefix`) and frontmatter filters narrow both legs inside
@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 
 from . import windows
-from .bm25 import Postings
 from .filters import Filter
 from .store import IndexStore, has_windows, unpack_text, window_rows
 from .vectors import dequantize, dequantize_rows, quantize
@@ -33,6 +32,24 @@ class ChunkRow:
     text: str
     mtime_ns: int
     wins: int = 0  # its sentence windows with a vector (collection/windows.py)
+
+
+@dataclass(slots=True)
+class Postings:
+    """One collection's rows holding any query term: one entry per (row, term).
+
+    Plain sequences, made into arrays once for all collections (`Corpus.best`): most
+    collections of a wide scope hold a handful, and numpy's cost per call (a few µs) was most
+    of what reading a small collection's share cost."""
+
+    docs: Sequence[int]  # chunk ids
+    terms: Sequence[int]  # the term's position in the query's term list
+    tf: Sequence[float]  # how often the term occurs in the row
+    length: Sequence[float]  # the row's length in tokens
+
+    @classmethod
+    def empty(cls) -> Postings:
+        return cls([], [], [], [])
 
 
 def lex_share(

@@ -1,10 +1,15 @@
 """The library: a root folder of collections, and the operations on any path inside it.
 
-library.py      Library: the public face (index, sync, search, route, read, status)
+library.py      Library: the public face (index, sync, search, rank, route, read, status)
 targets.py      what a path names: confinement to the root, the collections it covers
 collections.py  the registry kept fresh, one Collection object per folder
 syncing.py      the one way indexes follow the notes (index, catch-up, watcher)
-federated.py    one search over many collections, ranked as one list
+routing.py      a route's candidates re-ranked by the search itself (its evidence)
+adopt.py        `memo init`: collections proposed from the folders a vault has
+plan.py         the work an index pass will do, counted first
+
+How a search ranks is search/ (legs, fusion, ranking); the library resolves the path, catches
+the indexes up and hands search/ the scope.
 """
 
 from .library import Library, StatusReport

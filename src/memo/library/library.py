@@ -10,8 +10,8 @@ same arguments as keywords, and returns a typed result whose `to_dict()` is what
             print(f"{hit.path}:{hit.line}", hit.heading)
 
 Where the work is done: targets.py (what a path names), syncing.py (indexes follow notes),
-federated.py (one search over many collections), collections.py (the registry and the
-Collection objects). Warnings travel in the results, never in shared state.
+collections.py (the registry and the Collection objects), routing.py (a route's evidence);
+the ranking itself is search/. Warnings travel in the results, never in shared state.
 """
 
 from __future__ import annotations
@@ -45,15 +45,16 @@ from ..router.route import RouteResult
 from ..search import budget
 from ..search.diversity import DIVERSITY_MIN_K, notes_cap
 from ..search.excerpt import Excerpt, read_excerpt
-from ..search.fusion import CANDIDATES, FUSION_VERSION, Legs
+from ..search.fusion import CANDIDATES, FUSION_VERSION
 from ..search.languages import translate_warning
+from ..search.legs import QueryVectors, Scope
+from ..search.ranking import Ranking, rank
 from ..search.results import Freshness, SearchResult
-from . import federated, syncing, targets
+from . import syncing, targets
 from .collections import Collections
-from .ranking import Ranking, rank
 from .routing import ROUTED_BREADTH, SHORTLIST, route_by_evidence
 from .syncing import IndexReport, pending_warning
-from .targets import Scope, confine, label, resolve
+from .targets import confine, label, resolve
 
 
 @dataclass(slots=True)
@@ -95,7 +96,7 @@ class Library:
         self.embedder = embedder
         self.settings = settings or Settings()
         self._colls = Collections(self.root, embedder, self.settings)
-        self._vectors = federated.QueryVectors(embedder)
+        self._vectors = QueryVectors(embedder)
 
     @classmethod
     def from_env(cls, root: str | os.PathLike[str] | None = None) -> Library:
@@ -289,7 +290,7 @@ class Library:
             routed = [scope.parts[0][0].rel]  # one note or sub-folder: nothing to route
         if req.route is None or routed is not None:
             fresh, caught = self._catch_up(scope.parts, scope.target)
-            ranking = rank(scope, req.query, req.mode, self._vectors, depth, flt, req.also)
+            ranking = self._rank(scope, req, depth, flt)
         else:
             ranking, fresh, caught, routed, more = self._routed(scope, req, depth, flt)
             warnings += [w for w in more if w not in warnings]
@@ -316,6 +317,32 @@ class Library:
             confidence=ranking.confidence() if hits else "none",
             routed=routed,
         )
+
+    def rank(
+        self,
+        path: str | SearchRequest = ".",
+        query: str = "",
+        depth: int | None = None,
+        **options: Any,
+    ) -> Ranking:
+        """The ranking a search reads its hits from, for whoever asks why a hit ranks where it
+        does: each leg's candidates (`legs`, one per phrasing in `phrasings`), the fused
+        `scores` best first (`ranked`), the rows and `hits`. Takes what `search` takes (the
+        target is caught up first, as a search does; `route` is not applied) and `depth`, the
+        candidates per leg (default: the search's)."""
+        req = (
+            path if isinstance(path, SearchRequest) else SearchRequest.make(path, query, **options)
+        )
+        flt = Filter.make(req.tags, req.since, req.until)
+        scope = self._resolve(req.path)
+        _, caught = self._catch_up(scope.parts, scope.target)
+        ranking = self._rank(scope, req, depth or max(CANDIDATES, 2 * req.k), flt)
+        for warning in caught:
+            ranking.reader.note(warning)
+        return ranking
+
+    def _rank(self, scope: Scope, req: SearchRequest, depth: int, flt: Filter | None) -> Ranking:
+        return rank(scope, req.query, req.mode, self._vectors, depth, flt, req.also)
 
     def _routed(
         self, scope: Scope, req: SearchRequest, depth: int, flt: Filter | None
@@ -439,12 +466,6 @@ class Library:
         )
 
     # ------------------------------------------------------------------ helpers
-    def _legs(self, target: str | None, query: str, mode: str, depth: int) -> tuple[Scope, Legs]:
-        """Both legs for a query over a target, unfused (bench/fusion.py and bench/confidence.py
-        score rules on them)."""
-        scope = self._resolve(target)
-        return scope, rank(scope, query, mode, self._vectors, depth).legs
-
     def _resolve(self, target: str | os.PathLike[str] | None) -> Scope:
         return resolve(self._colls, target)
 

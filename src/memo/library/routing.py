@@ -40,11 +40,10 @@ from ..collection.filters import Filter
 from ..requests import RouteRequest
 from ..router.route import Candidate, RouteResult, strategy_for, subtree, summary_rank
 from ..search.fusion import CANDIDATES
+from ..search.legs import QueryVectors, Scope
+from ..search.ranking import Ranking, rank
 from ..search.results import cut_text
 from .collections import Collections
-from .federated import QueryVectors
-from .ranking import Ranking, rank
-from .targets import Scope
 
 SHORTLIST = 100  # the summary router's best this many are searched, beyond EVIDENCE_ALL
 EVIDENCE_ALL = SHORTLIST  # up to this many collections, the evidence search covers every one

@@ -11,22 +11,14 @@ import os
 import re
 import shlex
 import unicodedata
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..collection.collection import Collection
 from ..collection.meta import META_FILE
 from ..errors import MemoError, TargetError
 from ..roots import WHOLE
+from ..search.legs import Scope
 from .collections import Collections
-
-
-@dataclass(frozen=True, slots=True)
-class Scope:
-    """Which collections a target covers, and the sub-path inside each (''=all of it)."""
-
-    target: str  # the target as shown in results: relative to the root, '.' for all
-    parts: list[tuple[Collection, str]]
 
 
 def confine(root: Path, target: str | os.PathLike[str] | None) -> Path:

@@ -10,7 +10,7 @@ statistics, then scores each collection's candidates with those sums.
 The formula is FTS5's own (k1 = 1.2, b = 0.75, IDF floored at 1e-6), so over one collection the
 scores equal FTS5's `bm25()` to the last digits; over several they equal what one index holding
 all their notes would give. Statistics and postings come from FTS5's own tables
-(collection/queries.py), so nothing extra is stored or kept in step.
+(collection/queries.py, as `Postings`), so nothing extra is stored or kept in step.
 """
 
 from __future__ import annotations
@@ -21,27 +21,11 @@ from itertools import chain
 
 import numpy as np
 
+from ..collection.queries import Postings
+
 K1 = 1.2
 B = 0.75
 IDF_FLOOR = 1e-6  # FTS5: a term in more than half the rows still counts a little
-
-
-@dataclass(slots=True)
-class Postings:
-    """One collection's rows holding any query term: one entry per (row, term).
-
-    Plain sequences, made into arrays once for all collections (`Corpus.best`): most
-    collections of a wide scope hold a handful, and numpy's cost per call (a few µs) was most
-    of what reading a small collection's share cost."""
-
-    docs: Sequence[int]  # chunk ids
-    terms: Sequence[int]  # the term's position in the query's term list
-    tf: Sequence[float]  # how often the term occurs in the row
-    length: Sequence[float]  # the row's length in tokens
-
-    @classmethod
-    def empty(cls) -> Postings:
-        return cls([], [], [], [])
 
 
 def _joined(parts: Iterable[Sequence[float]], dtype: type) -> np.ndarray:

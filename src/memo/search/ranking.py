@@ -1,6 +1,6 @@
 """One ranking of a scope: both legs over every collection, fused once, read as hits.
 
-The one pipeline search and route share: the legs (federated.gather_legs: every collection's
+The one pipeline search and route share: the legs (legs.gather_legs: every collection's
 candidates, ranked with the statistics of the whole scope) → fusion, with the candidates'
 notes as witnesses too (search/fusion.py) → the best rows → hits → the passage confidence
 reads → confidence. A search reads its hits from a Ranking; a route reads each collection's
@@ -21,14 +21,13 @@ from ..collection.collection import Collection
 from ..collection.filters import Filter
 from ..collection.queries import ChunkRow
 from ..collection.store import IndexStore, window_codes_of
-from ..search import focus
-from ..search.confidence import confidence, signals
-from ..search.diversity import DIVERSITY_POOL, DIVERSITY_RATIO, cap_per_note
-from ..search.excerpt import cite_range
-from ..search.fusion import CANDIDATES, Legs, fuse, fuse_phrasings, with_notes
-from ..search.results import Hit
-from .federated import Key, QueryVectors, Reader, gather_legs, note_cosines
-from .targets import Scope
+from . import focus
+from .confidence import confidence, signals
+from .diversity import DIVERSITY_POOL, DIVERSITY_RATIO, cap_per_note
+from .excerpt import cite_range
+from .fusion import CANDIDATES, Legs, fuse, fuse_phrasings, with_notes
+from .legs import Key, QueryVectors, Reader, Scope, gather_legs, note_cosines
+from .results import Hit
 
 
 @dataclass(slots=True)
@@ -64,7 +63,7 @@ class Ranking:
     def hits(self, k: int, per_note: int | None = None) -> list[Hit]:
         """The best k candidates as hits (ties: the newer file first), at most `per_note` per
         note while other notes match comparably."""
-        order, rows = self._ordered(k * DIVERSITY_POOL if per_note else k)
+        order, rows = self.ordered(k * DIVERSITY_POOL if per_note else k)
         if per_note:
             # A chunk either leg ranks in its top 3 is never held back: that much agreement
             # outweighs variety (measured: otherwise cross-lingual answers got pushed out).
@@ -77,11 +76,11 @@ class Ranking:
                 self.scores.__getitem__,
                 DIVERSITY_RATIO,
             )
-        return self._hits(order[:k], rows)
+        return self.hits_of(order[:k], rows)
 
     def top_passage(self) -> str:
         """The first hit's heading path and text as the model read them ('' without hits)."""
-        order, rows = self._ordered(1)
+        order, rows = self.ordered(1)
         return passage_text(rows[order[0]].heading, rows[order[0]].text) if order else ""
 
     def confidence(self) -> str:
@@ -108,6 +107,11 @@ class Ranking:
                 keys.append(key)
         return list(best.items())
 
+    def rescored(self, scores: dict[Key, float]) -> Ranking:
+        """The same candidates under other scores (a rule measured against memo's), sharing
+        the rows read so far."""
+        return Ranking(self.reader, self.legs, scores, phrasings=self.phrasings, _rows=self._rows)
+
     def within(self, collections: set[int]) -> Ranking:
         """The same ranking, holding only the candidates of these collections (by position
         in the scope): what a search of just them reads, under the statistics of all."""
@@ -117,8 +121,8 @@ class Ranking:
             self.reader, every[0], scores, only=collections, phrasings=every, _rows=self._rows
         )
 
-    # ------------------------------------------------------------------ helpers
-    def _ordered(self, pool: int) -> tuple[list[Key], dict[Key, ChunkRow]]:
+    # ------------------------------------------------------------------ reads
+    def ordered(self, pool: int) -> tuple[list[Key], dict[Key, ChunkRow]]:
         """The best `pool` candidates and whatever ties with the last of them, in order
         (ties: the newer file first), with their rows. Only those rows are read: all ~100
         fused candidates cost more than both legs' SQL."""
@@ -134,11 +138,11 @@ class Ranking:
         )
         return order, rows
 
-    def _hits(self, keys: list[Key], rows: dict[Key, ChunkRow]) -> list[Hit]:
+    def hits_of(self, keys: list[Key], rows: dict[Key, ChunkRow]) -> list[Hit]:
         lex_pos = {key: r for r, key in enumerate(self.legs.lex_ranked, start=1)}
         vec_pos = {key: r for r, key in enumerate(self.legs.vec_ranked, start=1)}
         read: dict[Path, list[str] | None] = {}  # each cited note read once per search
-        nearest = self._focus(keys, rows)
+        nearest = self.focus_of(keys, rows)
         out = []
         for key in keys:
             coll = self.scope.parts[key[0]][0]
@@ -164,7 +168,7 @@ class Ranking:
             )
         return out
 
-    def _focus(self, keys: list[Key], rows: dict[Key, ChunkRow]) -> dict[Key, int | None]:
+    def focus_of(self, keys: list[Key], rows: dict[Key, ChunkRow]) -> dict[Key, int | None]:
         """Each hit's sentence window nearest the question, None for the whole chunk
         (search/focus.py): by the windows' vectors where the question and the chunk have
         them, else by the question's stems."""

@@ -10,25 +10,35 @@ holds more collections than the pool keeps open.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
 import numpy as np
 
 from ..collection import queries
-from ..collection.bm25 import Corpus, Postings
+from ..collection.collection import Collection
 from ..collection.filters import Filter
 from ..collection.lexical import query_terms, script
 from ..collection.lexical import terms as stems
+from ..collection.queries import Postings
 from ..collection.store import IndexStore
 from ..embed import Embedder
 from ..errors import EmbedderUnavailableError
-from ..search.fusion import Legs
-from .targets import Scope
+from .bm25 import Corpus
+from .fusion import Legs
 
 T = TypeVar("T")
 QUERY_CACHE = 256  # recent query embeddings kept: route then search embeds a question once
 Key = tuple[int, int]  # (position of the collection in the scope, chunk id)
+
+
+@dataclass(frozen=True, slots=True)
+class Scope:
+    """Which collections a target covers, and the sub-path inside each (''=all of it)."""
+
+    target: str  # the target as shown in results: relative to the root, '.' for all
+    parts: list[tuple[Collection, str]]
 
 
 class QueryVectors:
@@ -108,7 +118,7 @@ def gather_legs(
 
     The query is embedded once, when the first collection with vectors comes up. The lexical
     leg first gathers every collection's statistics and postings, then scores them all with
-    the sums (collection/bm25.py): its scores mean the same in every collection.
+    the sums (search/bm25.py): its scores mean the same in every collection.
     """
     legs = Legs(words=bool(stems(query)))
     terms = query_terms(query) if mode in ("hybrid", "lex") else []
