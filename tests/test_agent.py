@@ -43,9 +43,10 @@ def test_an_edit_changes_the_citation_hash(library: Library, notes: Path) -> Non
 
 def test_read_whole_note_and_ranges(library: Library) -> None:
     whole = library.read("work/jira/jql.md")
-    assert whole.line == 1 and whole.end_line == whole.total_lines and not whole.truncated
+    assert whole.line == 1 and whole.end_line == whole.total_lines and not whole.more_lines
     part = library.read("work/jira/jql.md", 2, 3)
-    assert part.text == "\n".join(whole.text.split("\n")[1:4]) and part.truncated
+    assert part.text == "\n".join(whole.text.split("\n")[1:4]) and part.next_line == 5
+    assert part.more_lines == whole.total_lines - 4
     with pytest.raises(TargetError) as past:  # a range past the end is an error, not empty
         library.read("work/jira/jql.md", 10_000)
     assert f"has {whole.total_lines} lines" in str(past.value) and past.value.hint

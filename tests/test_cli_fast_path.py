@@ -86,3 +86,66 @@ def test_a_listener_that_is_not_a_memo_server_means_answer_in_process():
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]  # bound, never listening: refused
     assert _call(f"http://127.0.0.1:{port}/health", "GET", {}, None, 2.0) is None
+
+
+# ---------------------------------------------------------------------- issue 42 and 43
+def _run(notes, *args, ask=("--no-server", "--root")):
+    """`memo ARGS` in-process, lexical only, without looking for a server."""
+    from click.testing import CliRunner
+
+    env = {"MEMO_EMBEDDER": "none", "MEMO_INDEX_DIR": str(notes.parent / "idx")}
+    return CliRunner().invoke(cli, [*args, *ask, str(notes)], env=env)
+
+
+def test_an_empty_query_is_an_error_that_says_what_to_send(notes):
+    """Issue 42: `memo search PATH ""` exited 0 with a warning; now exit 1, as over HTTP/MCP."""
+    for args in (("search", ".", ""), ("search", "   "), ("route", " ")):
+        out = _run(notes, *args)
+        assert out.exit_code == 1, out.output
+        assert "error: query is empty: there is nothing to search for" in out.output
+        assert "hint: Send the question in words" in out.output
+
+
+def test_a_bad_date_gets_the_forms_a_date_takes(notes):
+    """Issue 42: `--since yesterday` got the hint about query, k and mode."""
+    out = _run(notes, "search", "vlan", "--since", "yesterday")
+    assert out.exit_code == 1
+    assert "got 'yesterday'" in out.output and "1d (since yesterday)" in out.output
+    assert "mode" not in out.output.split("hint:")[1]
+
+
+def test_the_words_on_the_command_line(notes):
+    """Issue 43: `--also` and `--keywords` repeat, `--keywords` splits at commas, `--answer`
+    once; all reach the request (`--json` echoes nothing of them, the answer is the search's)."""
+    from memo.cli import queries
+
+    seen = []
+    real = queries.answer
+
+    def spy(request, fields, root, no_server):
+        seen.append(request.make(**fields))
+        return real(request, fields, root, no_server)
+
+    queries.answer = spy
+    try:
+        out = _run(
+            notes, "search", "vlan", "--also", "VLAN на Linux", "--keywords", "802.1Q",
+            "--keywords", "trunk, eth0", "--answer", "Интерфейс создаётся командой ip link.",
+        )  # fmt: skip
+    finally:
+        queries.answer = real
+    assert out.exit_code == 0, out.output
+    (req,) = seen
+    assert req.also == ("VLAN на Linux",) and req.keywords == ("802.1Q", "trunk", "eth0")
+    assert req.answer == "Интерфейс создаётся командой ip link."
+    bad = _run(notes, "route", "vlan", "--keywords", "!!")
+    assert bad.exit_code == 1 and "keywords[0] ('!!') is only punctuation" in bad.output
+
+
+def test_the_route_map_names_each_collections_language(notes):
+    """Issue 43: the agent writes its words in the notes' language; the route says which."""
+    assert _run(notes, "index", ask=()).exit_code == 0
+    out = _run(notes, "route", "bread")
+    assert out.exit_code == 0, out.output
+    assert "home/cooking  [cooking]  (notes in ru, " in out.output
+    assert "work/jira  [jira]  (notes in en, " in out.output

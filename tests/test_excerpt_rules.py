@@ -32,14 +32,15 @@ def numbered(n: int) -> str:
 
 def test_the_whole_note_by_default(tmp_path: Path) -> None:
     e = read_excerpt(note(tmp_path, "a\nb\nc\n"), "c/n.md")
-    assert (e.path, e.line, e.end_line, e.total_lines, e.text, e.truncated) == (
+    assert (e.path, e.line, e.end_line, e.total_lines, e.text, e.more_lines) == (
         "c/n.md",
         1,
         3,
         3,
         "a\nb\nc",
-        False,
+        0,
     )
+    assert e.next_line is None
     assert e.abs_path == str(tmp_path / "n.md")
     assert e.cite == cite_hash(["a", "b", "c"])
 
@@ -52,12 +53,13 @@ def test_a_last_line_without_newline_counts_the_same(tmp_path: Path) -> None:
 def test_from_a_line_reads_default_lines(tmp_path: Path) -> None:
     p = note(tmp_path, numbered(100))
     e = read_excerpt(p, "n", line=10)
-    assert (e.line, e.end_line, e.truncated) == (10, 10 + DEFAULT_LINES - 1, True)
+    assert (e.line, e.end_line, e.more_lines) == (10, 10 + DEFAULT_LINES - 1, 100 - 49)
+    assert e.next_line == 10 + DEFAULT_LINES  # where to go on reading
     assert e.text.split("\n")[0] == "line 10"
     e = read_excerpt(p, "n", line=90)
-    assert (e.end_line, e.truncated) == (100, False)  # up to the end, not past it
+    assert (e.end_line, e.more_lines, e.next_line) == (100, 0, None)  # up to the end
     e = read_excerpt(p, "n", line=3, lines=2)
-    assert (e.text, e.end_line, e.truncated) == ("line 3\nline 4", 4, True)
+    assert (e.text, e.end_line, e.more_lines, e.next_line) == ("line 3\nline 4", 4, 96, 5)
     e = read_excerpt(p, "n", lines=5)
     assert (e.line, e.end_line) == (1, 5)
 
@@ -71,14 +73,14 @@ def test_a_line_before_the_first_reads_from_the_first(tmp_path: Path) -> None:
 def test_no_more_than_max_lines(tmp_path: Path) -> None:
     p = note(tmp_path, numbered(MAX_LINES + 5))
     e = read_excerpt(p, "n")
-    assert (e.end_line, e.total_lines, e.truncated) == (MAX_LINES, MAX_LINES + 5, True)
+    assert (e.end_line, e.total_lines, e.more_lines) == (MAX_LINES, MAX_LINES + 5, 5)
     assert read_excerpt(p, "n", line=2, lines=MAX_LINES + 50).end_line == MAX_LINES + 1
 
 
 def test_zero_lines_is_an_empty_range(tmp_path: Path) -> None:
     p = note(tmp_path, numbered(3))
     e = read_excerpt(p, "n", line=2, lines=0)
-    assert (e.line, e.end_line, e.text, e.truncated) == (2, 1, "", True)
+    assert (e.line, e.end_line, e.text, e.more_lines, e.next_line) == (2, 1, "", 2, 2)
     assert e.cite == cite_hash([]) == cite_range(p, 2, 1)
     first = read_excerpt(p, "n", line=1, lines=0)  # an empty range before the first line
     assert first.end_line == 0 and first.cite == cite_range(p, 1, 0) == cite_hash([])
@@ -157,7 +159,7 @@ def test_a_read_range_and_its_cite_agree(tmp_path_factory, lines, line, n) -> No
     e = read_excerpt(p, "n", line=line, lines=n)
     assert e.text.split("\n") == lines[line - 1 : line - 1 + n] or (n == 0 and e.text == "")
     assert e.cite == cite_range(p, e.line, e.end_line)
-    assert e.truncated == (e.end_line < len(lines))
+    assert e.more_lines == len(lines) - e.end_line
 
 
 def test_the_citation_hash_of_a_range_is_the_same_in_every_version() -> None:
@@ -176,7 +178,8 @@ def test_an_excerpt_as_a_dict_is_what_the_servers_send(tmp_path: Path) -> None:
         "total_lines": 2,
         "text": "b",
         "cite": cite_hash(["b"]),
-        "truncated": False,
+        "more_lines": 0,
+        "next_line": None,
     }
 
 

@@ -23,17 +23,11 @@ def _http_models(kind: str) -> dict[str, type]:
     return {m: routes.MODELS[kind, m] for m, _ in rq.REQUESTS[kind].OPERATION.endpoints}
 
 
+INTERNAL = {"said", "cut_from"}  # what a request says itself; no client sets it
+
+
 def _fields(request) -> set[str]:
-    return {f.name for f in dataclasses.fields(request)} - set(request.INTERNAL)
-
-
-def _bounds(field) -> dict:
-    out = {}
-    for m in field.metadata:
-        for name in ("ge", "le", "min_length", "max_length", "pattern"):
-            if getattr(m, name, None) is not None:
-                out[name] = getattr(m, name)
-    return out
+    return {f.name for f in dataclasses.fields(request)} - INTERNAL
 
 
 class _NoService(Service):  # schemas only: no library is opened
@@ -51,14 +45,35 @@ def _mcp_schemas() -> dict:
     return anyio.run(schemas)
 
 
+BOUNDS = ("minimum", "maximum", "minLength", "maxLength", "pattern", "maxItems")
+
+
 def _json_bounds(prop: dict) -> dict:
-    """minimum/maximum/maxLength/minLength of a property, through `anyOf [T, null]`."""
+    """The bounds of a property (through `anyOf [T, null]`), its items' too."""
     out = {}
     for part in [prop, *prop.get("anyOf", [])]:
-        for key in ("minimum", "maximum", "minLength", "maxLength", "pattern"):
-            if key in part:
-                out[key] = part[key]
+        out |= {key: part[key] for key in BOUNDS if key in part}
+        if isinstance(part.get("items"), dict) and (items := _json_bounds(part["items"])):
+            out["items"] = items
     return out
+
+
+def _published(p: rq.Param) -> dict:
+    """The bounds every schema must publish for a Param: each one `check` applies."""
+    pattern = rq.pattern_of(p)
+    anchored = {"pattern": f"^(?:{pattern})$"} if pattern else {}
+    if p.kind == "int":
+        out = {"minimum": p.low, "maximum": p.high}
+    elif p.kind in ("tags", "phrasings", "keywords"):
+        out = {"maxItems": p.high}
+        if p.kind != "tags":
+            out["items"] = {"maxLength": p.longest, **anchored}
+    elif p.kind in ("bool", "choice"):
+        out = {}
+    else:
+        out = {"maxLength": p.longest if p.kind == "answer" else p.high, **anchored}
+        out["minLength"] = 1 if p.kind == "location" else None
+    return {k: v for k, v in out.items() if v is not None}
 
 
 @pytest.mark.parametrize("kind", sorted(rq.REQUESTS))
@@ -79,39 +94,33 @@ def test_every_field_of_every_request_reaches_every_driver(kind):
         if p.kind == "int":
             assert (o.type.min, o.type.max) == (p.low, p.high), p.name
         if p.kind == "choice":
-            assert list(o.type.choices) == list(p.choices)
+            assert list(o.type.choices) == list(p.accepted)
         if p.flag is not None:
             assert p.flag in o.opts and o.help == p.help
     # HTTP: every model of the request
     for name, http_model in _http_models(kind).items():
         fields = http_model.model_fields
         assert set(fields) == set(params), name
+        props = http_model.model_json_schema()["properties"]
         for p in params.values():
+            assert _json_bounds(props[p.name]) == _published(p), (name, p.name)
             f = fields[p.name]
-            want = {}
-            if p.kind == "int":
-                want = {k: v for k, v in (("ge", p.low), ("le", p.high)) if v is not None}
-            elif p.kind in ("path", "location", "query", "text"):
-                want = {"max_length": p.high} if p.high else {}
-                if p.schema_min_length:
-                    want["min_length"] = p.schema_min_length
-                if rq.pattern_of(p):
-                    want["pattern"] = f"^(?:{rq.pattern_of(p)})$"
-            elif p.kind == "phrasings":
-                want = {"max_length": rq.MAX_ALSO}
-            assert _bounds(f) == want, (name, p.name)
             assert f.description == p.help
             if not p.required:
-                assert f.default == (None if p.kind == "tags" else p.default)
+                assert f.default == (None if p.default == () else p.default)
             for alias in p.aliases:  # an alias fills its field
                 probe = {
                     q.name: "x" if q.kind in ("query", "location") else None
                     for q in params.values()
                     if q.required
                 }
-                value = {"int": p.low or 1, "bool": True, "tags": ["a"], "phrasings": ["a"]}.get(
-                    p.kind, "v"
-                )
+                value = {
+                    "int": p.low or 1,
+                    "bool": True,
+                    "tags": ["a"],
+                    "phrasings": ["a"],
+                    "keywords": ["a"],
+                }.get(p.kind, "v")
                 if p.kind == "choice":
                     value = p.choices[-1]
                 probe = {k: v for k, v in probe.items() if k != p.name}
@@ -123,13 +132,7 @@ def test_every_field_of_every_request_reaches_every_driver(kind):
     assert set(schema.get("required", [])) == {p.name for p in params.values() if p.required}
     for p in params.values():
         prop = schema["properties"][p.name]
-        b = _json_bounds(prop)
-        if p.kind == "int":
-            assert (b.get("minimum"), b.get("maximum")) == (p.low, p.high), p.name
-        if p.kind in ("path", "location", "query", "text") and p.high:
-            assert b["maxLength"] == p.high
-        if rq.pattern_of(p):
-            assert b["pattern"] == f"^(?:{rq.pattern_of(p)})$", p.name
+        assert _json_bounds(prop) == _published(p), p.name
         assert prop.get("description") == p.help
     assert mcp_tools.ALIASES[op.tool] == {a: p.name for p in params.values() for a in p.aliases}
 
@@ -232,8 +235,7 @@ def test_every_driver_names_each_operation_as_declared():
 
     ops = [r.OPERATION for r in rq.REQUESTS.values()]
     assert list(rq.REQUESTS) == [op.name for op in ops]
-    for op in ops:  # the Service and the Library answer it under its one name
-        assert callable(getattr(Service, op.name)) and callable(getattr(Library, op.name))
+    for op in ops:
         assert cli.get_command(None, op.command) is not None, op.command
     tools = {t.name: t for t in mcp_tools.TOOLS}
     assert set(tools) == {op.tool for op in ops}
@@ -246,6 +248,61 @@ def test_every_driver_names_each_operation_as_declared():
     served = {r.path for r in pages.pages_router(_NoLibrary(), None, []).routes}
     assert served == {op.page for op in ops if op.page}
     assert served <= auth.PAGE_PATHS
+
+
+class _Asked:
+    """Answers (requests.Answers) that say which of their methods a request called."""
+
+    def search(self, req):
+        return "search", req
+
+    def route(self, req):
+        return "route", req
+
+    def read(self, req):
+        return "read", req
+
+    def status(self, req):
+        return "status", req
+
+    def index(self, req):
+        return "index", req
+
+
+@pytest.mark.parametrize(
+    "req",
+    [
+        SearchRequest.make(".", "q"),
+        RouteRequest.make("q"),
+        ReadRequest.make("a.md"),
+        rq.StatusRequest.make(),
+        rq.IndexRequest.make(),
+    ],
+    ids=lambda r: type(r).__name__,
+)
+def test_each_request_calls_the_method_its_operation_names(req):
+    """Issue 42: a request is answered by one method a reader can grep (`sent_to` spells it),
+    the one its Operation names; the Library and the Service both have it."""
+    assert req.sent_to(_Asked()) == (req.OPERATION.name, req)
+    assert req.OPERATION.name in vars(Library) and req.OPERATION.name in vars(Service)
+
+
+def test_no_driver_looks_an_operation_up_by_its_name():
+    """Issue 42: no `getattr(x, op.name)` in the CLI or the servers; the one getattr left is
+    click's lazy loading of a command's module (cli/__init__.py) and progress.py's flag."""
+    from .conftest import REPO
+
+    src = REPO / "src" / "memo"
+    found = [
+        f"{path.relative_to(REPO)}:{n}"
+        for path in sorted([*(src / "cli").rglob("*.py"), *(src / "server").rglob("*.py")])
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "getattr(" in line
+    ]
+    assert [where.split(":")[0] for where in found] == [
+        "src/memo/cli/__init__.py",
+        "src/memo/cli/progress.py",
+    ], found
 
 
 def test_a_name_means_one_thing_in_every_request():
@@ -310,7 +367,7 @@ def test_mcp_refuses_bad_arguments_in_a_sentence():
 
     said = anyio.run(calls)
     assert all(is_error for is_error, _ in said)
-    assert said[0][1].startswith("query is empty: ask with the question") and "hint:" in said[0][1]
+    assert said[0][1].startswith("query is empty: there is nothing to search for\nhint: Send")
     assert said[1][1].startswith("query is empty")  # by its alias too
     assert said[2][1].startswith("k must be an integer from 1 to 50, got 0")
     assert said[3][1].startswith("unknown argument 'z'")

@@ -17,13 +17,15 @@ from memo.requests import (
     RouteRequest,
     SearchRequest,
     StatusRequest,
+    pattern_of,
 )
 
 
 def _refused(make, *args, **kwargs) -> str:
+    """The sentence a refusal says; every refusal says what to send instead, too."""
     with pytest.raises(RequestError) as e:
         make(*args, **kwargs)
-    assert e.value.hint.startswith("Check the arguments")
+    assert e.value.hint.strip()
     return str(e.value)
 
 
@@ -103,11 +105,13 @@ def test_an_integer_is_an_int_not_a_bool_a_string_or_a_float(bad):
 
 
 def test_defaults_apply_where_nothing_or_nothing_much_is_given():
-    s = SearchRequest.make(None, "q", k=None, mode="", tags="", also="", since="")
+    s = SearchRequest.make(None, "q", k=None, mode="", tags="", also="", since="", answer="")
     assert (s.path, s.k, s.mode, s.tags, s.also, s.since) == (".", 8, "hybrid", (), (), None)
     assert (s.route, s.max_tokens, s.diverse, s.until) == (None, None, None, None)
-    r = RouteRequest.make("q", strategy="", prefix="")
+    assert (s.keywords, s.answer) == ((), None)
+    r = RouteRequest.make("q", strategy="", prefix="", keywords="")
     assert (r.k, r.strategy, r.prefix, r.also) == (rq.DEFAULT_ROUTE_K, "auto", None, ())
+    assert (r.keywords, r.answer) == ((), None)
     assert StatusRequest.make().path == "." and StatusRequest.make("").path == "."
     assert IndexRequest.make().full is False and IndexRequest.make(".", True).full is True
     assert SearchRequest.make("   ", "q").path == "."  # blank: the whole library
@@ -124,7 +128,20 @@ def test_a_query_or_location_must_be_given_and_be_a_string():
     said = _refused(ReadRequest.make, 5)
     assert said == "path must be a string, e.g. 'work/jira' or '.'"
     assert _refused(ReadRequest.make, "   ").startswith("path is required: a note's path")
-    assert SearchRequest.make(".", "").query == ""  # empty: valid, no hits (HTTP/MCP refuse)
+
+
+@pytest.mark.parametrize("request_", [SearchRequest, RouteRequest])
+@pytest.mark.parametrize("blank", ["", " ", "\t\n", "\u3000"])
+def test_an_empty_query_is_refused_with_what_to_send(request_, blank):
+    """Issue 42: an empty query was a CLI exit 0 with a warning, an HTTP `invalid_request` and
+    an MCP `isError`; now one rule everywhere, the Python API included: refused, saying what
+    to send."""
+    args = (".",) if request_ is SearchRequest else ()
+    with pytest.raises(RequestError) as e:
+        request_.make(*args, blank)
+    assert str(e.value) == "query is empty: there is nothing to search for"
+    assert e.value.hint.startswith("Send the question in words, e.g. query=")
+    assert request_.make(*args, " x ").query == " x "  # words with spaces around: as sent
 
 
 def test_a_path_is_refused_past_its_length_and_cleaned_within_it():
@@ -171,7 +188,7 @@ def test_a_form_without_words_is_named_by_its_pattern():
     assert rq.pattern_of(SearchRequest.param("path")) == rq.PATH_PATTERN
     assert rq.pattern_of(ReadRequest.param("path")) == rq.PATH_PATTERN
     assert rq.pattern_of(RouteRequest.param("prefix")) == rq.TEXT_PATTERN
-    assert rq.pattern_of(SearchRequest.param("query")) is None
+    assert rq.pattern_of(SearchRequest.param("query")) == rq.QUERY_PATTERN
     assert rq.pattern_of(SearchRequest.param("k")) is None
 
 
@@ -190,21 +207,122 @@ def test_a_choice_a_flag_and_a_list_refuse_what_they_are_not():
 
 
 def test_phrasings_are_cleaned_and_bounded():
-    s = SearchRequest.make(".", "q", also=["  kafka   lag ", "kafka lag", " ", "очередь"])
-    assert s.also == ("kafka lag", "очередь")  # spaces folded, blanks and repeats dropped
+    s = SearchRequest.make(".", "q", also=["  kafka   lag ", "Kafka lag", "очередь"])
+    assert s.also == ("kafka lag", "очередь")  # spaces folded; a repeat in other case dropped
     assert SearchRequest.make(".", "q", also="one phrasing").also == ("one phrasing",)
     assert RouteRequest.make("q", also=("a", "b", "c")).also == ("a", "b", "c")
     assert _refused(SearchRequest.make, ".", "q", also=["a", "b", "c", "d"]) == (
-        "also holds 4 phrasings; at most 3"
+        "also holds 4 different ones; at most 3"
     )
-    assert SearchRequest.make(".", "q", also=["a", "b", "c", "a"]).also == ("a", "b", "c")
+    assert SearchRequest.make(".", "q", also=["a", "b", "c", "A"]).also == ("a", "b", "c")
     longest = "x" * rq.MAX_QUERY_CHARS
     assert SearchRequest.make(".", "q", also=[longest]).also == (longest,)
-    said = _refused(SearchRequest.make, ".", "q", also=[longest + "x"])
-    assert said == "a phrasing in also is longer than 2000 characters"
+    said = _refused(SearchRequest.make, ".", "q", also=["a", longest + "x"])
+    assert said == "also[1] is 2001 characters long; the limit is 2000"
     said = _refused(SearchRequest.make, ".", "q", also=[1])
-    assert said == "also must be a list of strings: other phrasings"
+    assert said == "also must be a list of strings"
     assert _refused(SearchRequest.make, ".", "q", also=7) == said
+
+
+# ---------------------------------------------------------------------- the agent's words
+def test_the_words_are_normalised_and_repeats_of_the_query_dropped():
+    """Issue 43: duplicates after normalisation (NFC, casefold, whitespace collapsed), and a
+    phrasing or keyword equal to the query, are dropped before any work."""
+    decomposed = "e\u0301te\u0301"  # "été" as e + combining accent
+    s = SearchRequest.make(
+        ".",
+        "How do I pin a tab",
+        also=["how do I  pin a TAB", "закрепить вкладку", decomposed, "\u00e9t\u00e9"],
+        keywords=["Pin", "pin", " PIN ", "how do i pin a tab"],
+        answer="  Вкладку   закрепляют\nв её меню. ",
+    )
+    assert s.also == ("закрепить вкладку", "\u00e9t\u00e9")  # NFC: the composed form
+    assert s.keywords == ("Pin",)
+    assert s.answer == "Вкладку закрепляют в её меню."
+    r = RouteRequest.make("vlan", also=["VLAN"], keywords="802.1Q, trunk,, vlan")
+    assert (r.also, r.keywords) == ((), ("802.1Q", "trunk"))
+
+
+def test_keywords_and_an_answer_are_bounded_as_published():
+    eight = [f"k{i}" for i in range(rq.MAX_KEYWORDS)]
+    assert SearchRequest.make(".", "q", keywords=eight).keywords == tuple(eight)
+    said = _refused(SearchRequest.make, ".", "q", keywords=[*eight, "k9"])
+    assert said == "keywords holds 9 different ones; at most 8"
+    assert _refused(SearchRequest.make, ".", "q", keywords="a,b,c,d,e,f,g,h,i") == said
+    longest = "k" * rq.MAX_KEYWORD_CHARS
+    assert SearchRequest.make(".", "q", keywords=[longest]).keywords == (longest,)
+    said = _refused(SearchRequest.make, ".", "q", keywords=[longest + "k"])
+    assert said == "keywords[0] is 101 characters long; the limit is 100"
+    answer = "a" * rq.MAX_ANSWER_CHARS
+    assert RouteRequest.make("q", answer=answer).answer == answer
+    said = _refused(RouteRequest.make, "q", answer=answer + ".")
+    assert said == "answer is 1001 characters long; the limit is 1000"
+    assert _refused(RouteRequest.make, "q", answer=["a"]) == "answer must be a string, got list"
+
+
+@pytest.mark.parametrize(
+    ("words", "said"),
+    [
+        ({"also": ["ok", "  "]}, "also[1] is empty: it has no word to search for"),
+        ({"also": ["?!"]}, "also[0] ('?!') is only punctuation: it has no word to search for"),
+        (
+            {"keywords": ["«—»"]},
+            "keywords[0] ('«—»') is only punctuation: it has no word to search for",
+        ),
+        (
+            {"keywords": ",,,"},
+            "keywords[0] (',,,') is only punctuation: it has no word to search for",
+        ),
+        ({"answer": " \n "}, "answer is empty: it has no word to search for"),
+        ({"answer": "..."}, "answer ('...') is only punctuation: it has no word to search for"),
+    ],
+)
+def test_a_word_with_nothing_to_search_for_is_refused_saying_why_and_what_to_send(words, said):
+    with pytest.raises(RequestError) as e:
+        SearchRequest.make(".", "q", **words)
+    assert str(e.value) == said
+    (name,) = words
+    assert e.value.hint == f"{name}: {SearchRequest.param(name).help}"  # what to send
+
+
+@given(st.text(max_size=30))
+def test_the_published_form_of_a_word_is_the_one_memo_checks(text):
+    """A word is refused exactly when the pattern the schemas publish refuses it, so a
+    schema-valid request is never refused for its form (.ci/schemathesis-probe)."""
+    import re
+
+    published = re.fullmatch(pattern_of(SearchRequest.param("answer")), text) is not None
+    try:
+        SearchRequest.make(".", "q", answer=text)
+        taken = True
+    except RequestError:
+        taken = False
+    assert taken == (published or text == "")  # '' is no answer at all
+
+
+def test_an_old_strategy_name_is_read_and_named():
+    """`hybrid` named both a search mode and a route strategy: the strategy is `summary` now;
+    the old name still works and the answer says the new one."""
+    r = RouteRequest.make("q", strategy="hybrid")
+    assert r.strategy == "summary" and r.to_dict()["strategy"] == "summary"
+    assert r.warnings() == ["strategy 'hybrid' is now called 'summary': send strategy='summary'"]
+    assert RouteRequest.make("q", strategy="summary").warnings() == []
+    said = _refused(RouteRequest.make, "q", strategy="best")
+    assert said == "strategy must be one of auto, flat, tree, summary, got 'best'"
+
+
+def test_a_refusal_says_what_the_field_takes():
+    """Issue 42: `--since yesterday` got the hint about the query, k and mode; a refusal now
+    carries its own field's hint (a date: the forms it takes)."""
+    with pytest.raises(RequestError) as e:
+        SearchRequest.make(".", "q", since="yesterday")
+    assert e.value.hint == rq.DATE_HINT and "1d" in e.value.hint and "YYYY-MM-DD" in e.value.hint
+    with pytest.raises(RequestError) as e:
+        SearchRequest.make(".", "q", k=0)
+    assert e.value.hint == "k: How many hits."
+    with pytest.raises(RequestError) as e:
+        SearchRequest.make(".", "q", kk=1)
+    assert e.value.hint.startswith("The arguments are path, query, k, mode")
 
 
 # ---------------------------------------------------------------------- arguments
@@ -217,6 +335,11 @@ def test_arguments_come_in_declaration_order_once_each_and_by_their_names():
     assert _refused(StatusRequest.make, "w", "x") == "too many arguments (2)"
     assert _refused(SearchRequest.make, ".", "q", kk=1) == "unknown argument 'kk'"
     assert _refused(SearchRequest.make, ".", "q", query="again") == "query given twice"
+    # the names models send instead (MCP hands them to `make` as they come)
+    s = SearchRequest.make(q="vlan", collection="work", top_k=3, phrasings=["b"], terms="T")
+    assert (s.path, s.query, s.k, s.also, s.keywords) == ("work", "vlan", 3, ("b",), ("T",))
+    said = _refused(SearchRequest.make, query="a", q="b")
+    assert said == "query given twice (as query and q)"
     assert SearchRequest.param("mode").choices == rq.MODES
 
 
@@ -237,7 +360,7 @@ def test_a_query_is_cut_past_its_bound_and_only_then(request_):
 
 
 def test_a_request_as_the_http_api_reads_it():
-    s = SearchRequest.make(".", "q", also=["b"], tags="t", diverse=False)
+    s = SearchRequest.make(".", "q", also=["b"], tags="t", diverse=False, keywords="K", answer="A")
     assert s.to_dict() == {
         "path": ".",
         "query": "q",
@@ -246,6 +369,8 @@ def test_a_request_as_the_http_api_reads_it():
         "tags": ["t"],
         "diverse": False,
         "also": ["b"],
+        "keywords": ["K"],
+        "answer": "A",
     }
     assert RouteRequest.make("q").to_dict() == {"query": "q", "k": 5, "strategy": "auto"}
     assert IndexRequest.make().to_dict() == {"path": ".", "full": False}

@@ -252,13 +252,13 @@ def test_merged_router_above_merge_min(notes, emb, monkeypatch):
         ("сколько подкармливать закваску перед тестом", "home/cooking"),
         ("JQL filter for overdue issues", "work/jira"),
     ]:
-        res = lib.route(q, k=3, strategy="hybrid")
+        res = lib.route(q, k=3, strategy="summary")
         assert _paths(res)[:1] == [home] and res.collections[0].vec_rank == 1, q
     assert "merged" in lib.registry.derived
     genlib.write_meta(notes / "home" / "astro", "astro", "Telescopes and star charts", [])
     lib.rebuild_registry(write_yaml=False)
     assert "merged" not in lib.registry.derived  # the vectors changed: derived again
-    assert _paths(lib.route("telescope star charts", k=1, strategy="hybrid")) == ["home/astro"]
+    assert _paths(lib.route("telescope star charts", k=1, strategy="summary")) == ["home/astro"]
     lib.close()
 
 
@@ -313,12 +313,12 @@ def test_merged_matrix_follows_patched_rows(notes, emb, monkeypatch):
     writer, reader = Library(notes, emb, settings), Library(notes, emb, settings)
     writer.index()
     writer.rebuild_registry(write_yaml=False)
-    assert _paths(reader.route("JQL filters", k=3, strategy="hybrid"))[:1] == ["work/jira"]
+    assert _paths(reader.route("JQL filters", k=3, strategy="summary"))[:1] == ["work/jira"]
     reg = reader.registry
     merged = reg.derived["merged"]
     genlib.write_meta(notes / "work/jira", "jira", "Astronomy: telescopes and star charts", [])
     writer.rebuild_registry(write_yaml=False)
-    top = _paths(reader.route("telescopes and star charts", k=3, strategy="hybrid"))
+    top = _paths(reader.route("telescopes and star charts", k=3, strategy="summary"))
     assert top[:1] == ["work/jira"]
     assert reg.derived["merged"] is merged and merged.drift == 1  # patched, not rebuilt
     jira = next(i for i, e in enumerate(reg.entries) if e.path == "work/jira")
@@ -375,7 +375,7 @@ def test_stem_counts_cache_never_loses_a_stem_it_needs(notes, emb, monkeypatch):
     lib.rebuild_registry(write_yaml=False)
     tops = {}
     for q in ("jira automation rules", "jira sourdough starter", "vlan routing table"):
-        res = lib.route(q, k=2, strategy="hybrid")  # before: KeyError once the cache was cleared
+        res = lib.route(q, k=2, strategy="summary")  # before: KeyError once the cache was cleared
         tops[q] = _paths(res)
     lib.close()
     assert tops["jira automation rules"][0] == "work/jira"
@@ -469,7 +469,7 @@ def test_strategy_can_be_forced(lib1000):
     lib, _ = lib1000
     assert lib.route("x", strategy="flat").strategy == "flat"
     assert len(lib.route("x", strategy="flat").collections) == 1000
-    assert lib.route("x", strategy="hybrid", k=3).strategy == "hybrid"
+    assert lib.route("x", strategy="summary", k=3).strategy == "summary"
 
 
 @pytest.mark.slow  # builds 1,000 collections
@@ -557,14 +557,14 @@ def lib100k(tmp_path_factory):
 
 
 @pytest.mark.slow
-def test_hundred_thousand_pick_hybrid_and_prefix(lib100k):
+def test_hundred_thousand_pick_summary_and_prefix(lib100k):
     lib, _, _ = lib100k
     res = lib.route("kubernetes deployment runbooks", k=5)
-    assert res.strategy == "hybrid" and len(res.collections) == 5 and res.total == 100_000
+    assert res.strategy == "summary" and len(res.collections) == 5 and res.total == 100_000
     assert any("kubernetes" in c.description for c in res.collections)
     sub = lib.route("kubernetes", k=5, prefix="team/g0007")
     assert sub.strategy == "flat" and all(p.startswith("team/g0007/") for p in _paths(sub))
-    assert lib.route("kubernetes", k=5, prefix="team/*").strategy == "hybrid"
+    assert lib.route("kubernetes", k=5, prefix="team/*").strategy == "summary"
 
 
 @pytest.mark.slow

@@ -682,3 +682,113 @@ def test_one_phrasing_in_a_query_string_is_a_list_of_one(api: Any) -> None:
         }
         many = api.get(path, params={"query": "open bugs", "also": ["a", "b", "c", "d"]})
         assert many.status_code == 422, many.text
+
+
+# ---------------------------------------------------------------------- issue 42 and 43
+def test_an_empty_query_is_one_refusal_that_says_what_to_send(api: Any) -> None:
+    """Issue 42: an empty query was an HTTP `invalid_request`, an MCP `isError` and a CLI exit 0
+    with a warning; now the same sentence everywhere (the CLI's: tests/test_cli.py)."""
+    for r in (
+        api.post("/search", json={"query": "   "}),
+        api.get("/search", params={"query": ""}),
+        api.post("/route", json={"query": "\n"}),
+    ):
+        err = the_error(r, 422, "invalid_request")
+        assert err["message"] == "query is empty: there is nothing to search for", err
+
+
+def test_a_note_read_in_part_says_how_many_lines_follow_and_where(api: Any) -> None:
+    """Issue 42: `GET /note?lines=3` answered `"truncated": true` for "more lines follow"."""
+    r = api.get("/note", params={"path": "work/jira/jql.md", "lines": 3})
+    got = r.json()
+    assert r.status_code == 200 and "truncated" not in got
+    assert (got["line"], got["end_line"], got["next_line"]) == (1, 3, 4)
+    assert got["more_lines"] == got["total_lines"] - 3 > 0
+    whole = api.get("/note", params={"path": "work/jira/jql.md"}).json()
+    assert (whole["more_lines"], whole["next_line"]) == (0, None)
+
+
+def test_the_agents_words_travel_by_get_and_post(api: Any) -> None:
+    """Issue 43: `also`, `keywords` and `answer` over HTTP, as the schema publishes them; a
+    word with nothing to search for is refused saying why."""
+    words = {"also": ["JQL open bugs"], "keywords": ["OPS", "Bug"], "answer": "Use a JQL filter."}
+    for path in ("/search", "/route"):
+        posted = api.post(path, json={"query": "open bugs", **words})
+        assert posted.status_code == 200, posted.text
+        got = api.get(path, params={"query": "open bugs", **words})
+        assert got.status_code == 200, got.text
+        err = the_error(
+            api.post(path, json={"query": "x", "keywords": ["ok", "!!"]}), 422, "invalid_request"
+        )
+        assert (
+            err["message"] == "keywords[1] ('!!') is only punctuation: it has no word to search for"
+        )
+    spec = api.get("/openapi.json").json()["components"]["schemas"]
+    props = spec["SearchBody"]["properties"]
+    assert props["keywords"]["anyOf"][0]["maxItems"] == 8
+    assert props["answer"]["anyOf"][0]["maxLength"] == 1000
+
+
+def test_the_old_strategy_name_is_answered_with_the_new(api: Any) -> None:
+    r = api.post("/route", json={"query": "vlan", "strategy": "hybrid", "k": 1})
+    assert r.status_code == 200 and r.json()["strategy"] == "summary"
+    assert "strategy 'hybrid' is now called 'summary'" in r.json()["warnings"][0]
+
+
+def _mcp_service(base: Path) -> Any:
+    from memo.config import Settings
+    from memo.server.service import Service
+
+    root = make_library(base)
+    return Service(root, Settings(embedder="none", index_dir=base / "idx"), embedder=None)
+
+
+def test_mcp_checks_a_call_once_with_memos_sentences(tmp_path: Path) -> None:
+    """Issue 42: MCP validated the same arguments three times (a middleware, the SDK, then
+    `make`); now `make` alone, with the aliases and what models send as JSON in a string."""
+    from memo.server.mcp_tools import build_mcp
+
+    service = _mcp_service(tmp_path)
+
+    async def go() -> list[tuple[bool, str]]:
+        async with Client(build_mcp(service, structured=True)) as c:
+            out = []
+            for args in (
+                {"q": "open bugs", "limit": "2"},  # an alias, a number as text
+                {"query": "open bugs", "also": '["JQL filter"]', "keywords": "OPS, Bug"},
+                {"query": "open bugs", "k": 2.0, "diverse": "false"},
+                {"query": "x", "q": "y"},
+                {"query": "x", "keywords": ["?"]},
+                {"query": "x", "k": "lots"},
+            ):
+                r = await c.call_tool("memo_search", args)
+                out.append((r.is_error, r.content[0].text, r.structured_content))
+            return out
+
+    said = anyio.run(go)
+    assert [is_error for is_error, _, _ in said] == [False, False, False, True, True, True]
+    assert len(said[0][2]["results"]) <= 2
+    assert said[3][1].startswith("query given twice (as query and q)\nhint: The arguments are")
+    assert said[4][1].startswith("keywords[0] ('?') is only punctuation")
+    assert said[5][1].startswith("k must be an integer, got 'lots'")
+    for _, text, _ in said[3:]:
+        assert "validation error" not in text and "Error executing tool" not in text
+
+
+def test_the_tools_an_agent_lists_show_the_words_with_their_descriptions(tmp_path: Path) -> None:
+    """Issue 43: memo_search and memo_route take `also`, `keywords` and `answer`, each with its
+    description and bounds, and their descriptions ask for them on every call."""
+    from memo.server.mcp_tools import build_mcp
+
+    async def go() -> dict[str, Any]:
+        async with Client(build_mcp(_mcp_service(tmp_path))) as c:
+            return {t.name: t for t in (await c.list_tools()).tools}
+
+    tools = anyio.run(go)
+    for name in ("memo_search", "memo_route"):
+        props = tools[name].input_schema["properties"]
+        assert "phrasings of the question in the notes' language" in props["also"]["description"]
+        assert props["keywords"]["description"].startswith("Names, codes or exact terms")
+        assert props["answer"]["description"].startswith("One short likely answer")
+        assert props["also"]["anyOf"][0]["maxItems"] == 3
+        assert "Every time, add in the notes' language" in tools[name].description

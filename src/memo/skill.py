@@ -113,11 +113,20 @@ def skill_text(lib: Library, hermes: bool = False, server: str = "memo") -> str:
 
 
 def _languages(lib: Library) -> dict[str, str]:
-    """Each indexed collection's main languages as the map shows them ("ru", "ru, en"): those
-    holding at least a fifth of its chunks, from the registry (no index is opened)."""
+    """Each indexed collection's languages as the map names them (`named_languages`), from
+    the registry (no index is opened)."""
     out = {}
     for e in lib.registry.ok_entries():
-        main = [lang for lang, share in e.language_shares().items() if share >= MAIN_SHARE]
-        if main:
-            out[e.path] = ", ".join(main)
+        if named := named_languages(e.language_shares()):
+            out[e.path] = named
     return out
+
+
+def named_languages(shares: dict[str, float]) -> str:
+    """The languages a collection's notes are written in, as the route map and the skill name
+    them: each holding at least a fifth of its chunks, largest first ("ru", "ru, en"). Chunks
+    of no one alphabet ("mixed": prose around code and names) are named only when no language
+    is."""
+    ranked = sorted(shares.items(), key=lambda x: -x[1])
+    named = [lang for lang, share in ranked if share >= MAIN_SHARE and lang != "mixed"]
+    return ", ".join(named) or ("mixed" if shares.get("mixed", 0) >= MAIN_SHARE else "")

@@ -107,13 +107,7 @@ def find_root(
             "Give a note, a collection or a folder of your library, or '*' for all of it.",
         )
     if root:
-        lib_root = Path(os.path.abspath(Path(root).expanduser()))
-        if given is not None and not given.is_absolute() and (here / given).exists():
-            if not (lib_root / given).exists():
-                path = str((here / given).resolve())
-        if not declaring:
-            _check_declared(lib_root, settings, "--root")
-        return lib_root, path
+        return _given_root(root, path, given, here, settings, declaring)
     if given is not None and (here / given).exists():
         full = (here / given).resolve()
         named = declared_root(full, settings)
@@ -127,21 +121,38 @@ def find_root(
     inside = declared_root(here, settings)
     if inside is not None:
         return inside, path
-    lib_root = Path(os.path.abspath(settings.library_root))
+    return _default_root(path, here, settings, declaring), path
+
+
+def _given_root(
+    root: str, path: str | None, given: Path | None, here: Path, settings: Settings, declaring: bool
+) -> tuple[Path, str | None]:
+    """Rule 1: `--root`, and PATH read from it (or from here, when only here has it)."""
+    lib_root = Path(os.path.abspath(Path(root).expanduser()))
+    if given is not None and not given.is_absolute() and (here / given).exists():
+        if not (lib_root / given).exists():
+            path = str((here / given).resolve())
     if not declaring:
-        try:
-            _check_declared(
-                lib_root, settings, "MEMO_ROOT" if settings.root else "the default root"
-            )
-        except MemoError:
-            if path == "." and not settings.root:
-                # `cd plain && memo search . q`: '.' named this folder, not ~/notes/memo
-                err = not_a_library(here, path)
-                raise NotALibraryError(
-                    f"{err}, and neither is the default root {lib_root}", err.hint
-                ) from None
-            raise
+        _check_declared(lib_root, settings, "--root")
     return lib_root, path
+
+
+def _default_root(path: str | None, here: Path, settings: Settings, declaring: bool) -> Path:
+    """Rule 4: MEMO_ROOT, else ~/notes/memo; a read command needs it declared."""
+    lib_root = Path(os.path.abspath(settings.library_root))
+    if declaring:
+        return lib_root
+    try:
+        _check_declared(lib_root, settings, "MEMO_ROOT" if settings.root else "the default root")
+    except MemoError:
+        if path == "." and not settings.root:
+            # `cd plain && memo search . q`: '.' named this folder, not ~/notes/memo
+            err = not_a_library(here, path)
+            raise NotALibraryError(
+                f"{err}, and neither is the default root {lib_root}", err.hint
+            ) from None
+        raise
+    return lib_root
 
 
 def _check_declared(lib_root: Path, settings: Settings, named_by: str) -> None:

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 
 import click
 
+from ..params import LISTS
 from ..requests import Param, _Request
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -57,17 +58,24 @@ def _shifted(f: F, lead: list[Param], last: Param) -> Callable[..., Any]:
     return run
 
 
+def _joined(ctx: click.Context, option: click.Parameter, given: tuple[str, ...]) -> str | None:
+    """`--keywords PBR --keywords "BGP, OSPF"` as the one string `make` splits at commas."""
+    return ",".join(given) if given else None
+
+
 def _option(p: Param) -> Callable[[F], F]:
     names = [p.flag, p.short] if p.short else [p.flag]
-    kw: dict[str, Any] = {"help": p.help, "default": p.default}
+    kw: dict[str, Any] = {"help": p.help, "default": None if p.kind in LISTS else p.default}
     if p.kind == "int":
         kw["type"] = click.IntRange(p.low, p.high)
         kw["show_default"] = p.default is not None
     elif p.kind == "choice":
-        kw["type"] = click.Choice(p.choices)
+        kw["type"] = click.Choice(p.accepted)  # an old name still read: `make` says the new
         kw["show_default"] = True
     elif p.kind == "phrasings":  # repeatable: --also "…" --also "…"
         kw.update(multiple=True, default=())
+    elif p.kind == "keywords":  # repeatable, each maybe comma-separated: one string for `make`
+        kw.update(multiple=True, default=(), callback=_joined)
     elif p.kind == "bool":
         if p.default is None:  # three states: on, off, or let memo decide
             assert p.flag is not None

@@ -7,7 +7,6 @@ in-process, print it.
 
 from __future__ import annotations
 
-import dataclasses
 import shlex
 import sys
 from collections.abc import Callable
@@ -29,21 +28,19 @@ def answer(
 ) -> dict[str, Any]:
     """One one-shot command: the library, the checked request, the answer as a dict (the
     server's when one runs for this library, else this process's); errors exit 1."""
-    op = request.OPERATION  # its Library method; the server's endpoint it delegates to
-    method, endpoint = op.endpoints[0]
+    method, endpoint = request.OPERATION.endpoints[0]  # the server's endpoint it delegates to
     try:
         settings = Settings.from_env()
         req = request.make(**fields)
-        path = getattr(req, "path", None)
+        path = req.to_dict().get("path")
         lib_root, target = find_root(path, root, settings)
-        if path is not None and target != path:
-            req = dataclasses.replace(req, path=target)  # type: ignore[type-var]  # every request is a dataclass; _Request is not
+        if path is not None and target is not None and target != path:
+            req = req.at(target)
         body, query = (req.to_dict(), None) if method == "POST" else (None, req.to_dict())
         out = None if no_server else delegate.ask(lib_root, settings, method, endpoint, query, body)
         if out is None:
-            return getattr(library_at(lib_root, settings), op.name)(req).to_dict()
-        said = req.warnings() if hasattr(req, "warnings") else []
-        if said:  # the server saw the query already cut: say so here too
+            return req.sent_to(library_at(lib_root, settings)).to_dict()
+        if said := req.warnings():  # what the request said (a cut query): said here too
             out["warnings"] = said + out.get("warnings", [])
         return out
     except MemoError as e:

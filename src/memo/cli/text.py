@@ -15,6 +15,7 @@ from ..collection.coverage import coverage_lines
 from ..printable import quoted, shown
 from ..roots import MARKER
 from ..search import results
+from ..skill import named_languages
 
 SNIPPET = 240
 CONFIDENCE_WORDS = {
@@ -47,7 +48,7 @@ def search(r: dict[str, Any]) -> None:
 
 def excerpt(r: dict[str, Any]) -> None:
     click.echo(r["text"])
-    more = f", {r['total_lines'] - r['end_line']} more" if r["truncated"] else ""
+    more = f", {r['more_lines']} more" if r["more_lines"] else ""
     span = f"{quoted(r['path'])}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}"
     click.echo(f"-- {span} (cite {r['cite']})", err=True)
 
@@ -62,7 +63,9 @@ def route(r: dict[str, Any]) -> None:
     )
     for c in cols:
         name = f"  [{shown(c['name'])}]"
-        click.echo(click.style(quoted(c["path"]), bold=True) + f"{name}  ({c['score']:.4f})")
+        lang = named_languages(c.get("languages") or {})
+        said = f"notes in {lang}, " if lang else ""
+        click.echo(click.style(quoted(c["path"]), bold=True) + f"{name}  ({said}{c['score']:.4f})")
         click.echo(f"    {c['description']}")
         for h in c.get("evidence") or []:
             heading = f"  {h['heading']}" if h["heading"] else ""

@@ -354,7 +354,7 @@ class Library:
         whole = {c.rel for c, p in scope.parts if not p}
         prefix = None if scope.target == "." else scope.target
         ask = RouteRequest.make(
-            req.query, k=req.route, prefix=prefix, strategy="hybrid", also=req.also
+            req.query, k=req.route, prefix=prefix, strategy="summary", also=req.also
         )
         caught: list[tuple[dict[str, Freshness], list[str]]] = []
 

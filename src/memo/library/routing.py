@@ -24,7 +24,7 @@ by the best chunk alone, 0.95 with the summary's rank fused in at half weight, 0
 each collection's chunks in the top 5 (big documentation collections hold many near misses);
 letting the summary decide whenever the search said `none` cost 1-3 points of top-1.
 
-The answer's shape (flat, tree, hybrid: router/route.py) is decided here, once, from the
+The answer's shape (flat, tree, summary: router/route.py) is decided here, once, from the
 collections the prefix covers; the summary router only ranks (`summary_rank`).
 
 No catch-up here: routing reads the indexes as they are; the search that follows catches up.

@@ -8,7 +8,7 @@ collections the prefix covers, or forced with `strategy=`:
 - `tree` (up to TREE_MAX): the prefix filter (`work/*`) narrows the name tree, the ranking
   orders what is left, top k; the answer also lists the sub-folders below the prefix with
   their collection counts, so the agent can narrow further.
-- `hybrid` (beyond): top k.
+- `summary` (beyond): top k (called `hybrid` before; requests.py still reads that name).
 
 The shape is decided once, in library/routing.py (`strategy_for` and `subtree` are its parts);
 this module ranks (`summary_rank`), with one score for all three: the lexical leg (lexical.py:
@@ -110,7 +110,7 @@ def strategy_for(requested: str, count: int) -> str:
         return "flat"
     if count <= TREE_MAX:
         return "tree"
-    return "hybrid"
+    return "summary"
 
 
 def summary_rank(

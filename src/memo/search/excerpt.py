@@ -36,10 +36,15 @@ class Excerpt:
     total_lines: int
     text: str
     cite: str  # citation hash of lines line..end_line
-    truncated: bool  # more lines follow that were not returned
+    more_lines: int  # lines of the note after end_line, not returned (0: the note ends there)
+
+    @property
+    def next_line(self) -> int | None:
+        """The line to read next, or None at the note's end."""
+        return self.end_line + 1 if self.more_lines else None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "next_line": self.next_line}
 
 
 def cite_hash(lines: list[str]) -> str:
@@ -109,5 +114,5 @@ def read_excerpt(
         total_lines=total,
         text="\n".join(chosen),
         cite=cite_hash(chosen),
-        truncated=end < total,
+        more_lines=total - end,
     )

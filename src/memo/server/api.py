@@ -271,7 +271,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
         if e.status_code == 400:  # FastAPI could not decode the body (not UTF-8): as bad JSON
             return invalid_request(f"the body is not JSON in UTF-8 ({e.detail})")
-        headers = dict(getattr(e, "headers", None) or {})
+        headers = dict(e.headers or {})
         if e.status_code == 405:  # Starlette names only the first route's methods
             headers["Allow"] = ", ".join(allowed_methods(request.app, request.scope))
         return JSONResponse(

@@ -2,8 +2,11 @@
 `memo_reindex`, which writes memo's own index cache (never a note).
 
 Each tool's name is its request's `Operation.tool` and its parameters the request's declaration
-(requests.py, via server/schemas.py); the names models send instead of ours (`q`, `limit`,
-`collection`…) come from the same table.
+(requests.py, via server/schemas.py), published as the tool's input schema. A call is checked
+once, by the request's `make`: the argument names models send instead of ours (`q`, `limit`,
+`collection`…) are the declaration's aliases, and a refusal is its sentence with a hint. The
+SDK publishes the schema but does not check arguments against it a second time (`_Unchecked`);
+it still reads a number, a flag or a list sent as JSON inside a string (`as_meant`).
 
 Every tool returns a text rendering that leads with `path:line` (render.py); with
 MEMO_MCP_STRUCTURED=1 also the structured result, validated against a published output schema.
@@ -13,22 +16,23 @@ in a sentence (an argument outside its bounds included), never as a crash of the
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
-from typing import Annotated, Any, Literal
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Annotated, Any
 
-from mcp.server.context import CallNext, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools import Tool as SdkTool
+from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel
 
 from .. import __version__
 from ..errors import MemoError
+from ..params import LISTS
 from ..requests import (
     IndexRequest,
     ReadRequest,
-    RequestError,
     RouteRequest,
     SearchRequest,
     StatusRequest,
@@ -37,7 +41,7 @@ from ..requests import (
 from ..skill import skill_text
 from . import render
 from .render import limit_for
-from .schemas import aliases, explain, model, tool_signature
+from .schemas import OUTPUTS, tool_signature
 from .service import Service
 
 # Codex announces a server by the first line of its instructions alone: a whole sentence.
@@ -45,126 +49,84 @@ INSTRUCTIONS = """\
 memo searches the user's markdown notes: memo_route finds where, memo_search what, memo_get reads.
 The library is folders of notes, each topic folder a "collection" described by its _meta.yaml.
 1. If you don't know which collection holds the answer, call memo_route(query) first: each
-   collection comes with its best hits, which may already answer.
+   collection comes with its best hits (which may already answer) and its notes' language.
 2. Otherwise call memo_search(path, query) on the best collection's path ('.' searches
    everything).
-3. Read the hit yourself: open the note (paths are under the library root the results name) at
+3. On every search and route, add your own words in the notes' language: also (up to 3
+   phrasings: a translation, the notes' own terms), answer (one likely answer, 1-3
+   sentences) and, when the question names something exact, keywords. E.g. for Russian notes:
+   query="how do I pin a tab", also=["как закрепить вкладку"],
+   answer="Вкладку закрепляют командой «Закрепить» в её контекстном меню.", keywords=["Pin"].
+4. Read the hit yourself: open the note (paths are under the library root the results name) at
    its line with your file tools, or memo_get(path:line-end). Hits are pointers; the note is
    the truth.
-4. If a result warns that the notes are in another language than your question, ask again in
-   theirs, or pass your translation as also=["..."]: memo fuses every phrasing into one ranking.
 memo never writes notes: write them with your own file tools; the index follows by itself."""
 
-
-class _Open(BaseModel):
-    model_config = ConfigDict(extra="allow")  # later versions may add keys; keep them
-
-
-class HitOut(_Open):
-    collection: str
-    path: str = Field(description="Note path relative to the library root.")
-    abs_path: str = Field(description="Absolute path, for your file-reading tool.")
-    line: int = Field(description="1-based line where the matching section's text starts.")
-    end_line: int = Field(description="Last line of the cited range.")
-    heading: str
-    score: float
-    text: str
-    cite: str = Field(description="Hash of lines line..end_line; memo_get returns it again.")
-    focus_line: int = Field(
-        0, description="First line of the sentences that match best, within line..end_line."
-    )
-    focus_end_line: int = Field(0, description="Last line of those sentences.")
-
-
-class FreshnessOut(_Open):
-    collection: str
-    caught_up: int = Field(description="Files re-indexed or removed by this call first.")
-    current: bool = Field(description="The index matched the notes before this call.")
-    last_write: float | None = Field(description="Unix time of the last index write.")
-
-
-class SearchOut(_Open):
-    query: str
-    mode: str
-    target: str
-    took_ms: float
-    confidence: Literal["high", "low", "none"] = Field(
-        description="none: no good match in the searched notes; low: read before trusting."
-    )
-    collections: list[str]
-    results: list[HitOut]
-    freshness: list[FreshnessOut]
-    warnings: list[str]
-    budget: dict[str, int] | None = Field(
-        None, description="With max_tokens: max_tokens, used, dropped, cut."
-    )
-
-
-class GetOut(_Open):
-    path: str
-    abs_path: str
-    line: int
-    end_line: int
-    total_lines: int
-    text: str
-    cite: str = Field(description="Hash of the lines returned; compare with a hit's cite.")
-    truncated: bool
-
-
-class EvidenceOut(_Open):
-    path: str = Field(description="Note path relative to the library root.")
-    line: int
-    heading: str
-    text: str = Field(description="A short excerpt of the hit.")
-
-
-class RouteHitOut(_Open):
-    name: str
-    path: str = Field(description="Pass this as memo_search's path.")
-    description: str
-    score: float
-    evidence: list[EvidenceOut] = Field(description="The collection's best hits, best first.")
-
-
-class RouteOut(_Open):
-    query: str
-    strategy: str
-    collections: list[RouteHitOut]
-
-
-class StatusOut(_Open):
-    root: str
-    collections: list[dict[str, Any]]
-    errors: list[str]
-
-
-class ReindexOut(_Open):
-    collections: int
-    new: int
-    changed: int
-    removed: int
-    unchanged: int
-    skipped: int
-    seconds: float
-    errors: list[str]
+# what memo_search and memo_route ask of every call, in the tools' own descriptions
+WORDS = (
+    "Every time, add in the notes' language: `also` (up to 3 phrasings: a translation, the "
+    "notes' own terms), `answer` (a likely answer, 1-3 sentences) and, when the question names "
+    'something exact, `keywords`; e.g. also=["как закрепить вкладку"], answer="Вкладку '
+    'закрепляют командой «Закрепить»."'
+)
 
 
 def _answer(
-    text_of: Callable[..., str],
-    produce: Callable[[], Any],
-    limit: int | None,
-    structured: bool,
+    tool: Tool, arguments: dict[str, Any], service: Service, structured: bool
 ) -> CallToolResult:
-    """Run one tool: its text rendering (within `limit` characters), plus the structured data
-    when the server was asked for it; or a tool error with the hint."""
+    """One call: the request checked once (`make`), sent to the service, its text rendering
+    (within the request's `max_tokens`) plus the structured data when the server was asked
+    for it; or a tool error with the hint."""
     try:
-        data = produce()
+        req = tool.request.make(**as_meant(tool.request, arguments))
+        data = req.sent_to(service).to_dict()
     except MemoError as e:
-        raise ToolError(f"{e}\nhint: {e.hint}" if e.hint else str(e)) from e
-    content: list[ContentBlock] = [TextContent(type="text", text=text_of(data, limit))]
+        said = f"{e}\nhint: {e.hint}" if e.hint else str(e)
+        refused: list[ContentBlock] = [TextContent(type="text", text=said)]
+        return CallToolResult(content=refused, is_error=True)
+    limit = limit_for(req.to_dict().get("max_tokens"))
+    content: list[ContentBlock] = [TextContent(type="text", text=tool.text_of(data, limit))]
     if structured:
         return CallToolResult(content=content, structured_content=data)
     return CallToolResult(content=content)
+
+
+def as_meant(request: type[_Request], arguments: dict[str, Any]) -> dict[str, Any]:
+    """A model's arguments as it meant them: a number, a flag or a list sent as JSON inside a
+    string ("5", "true", '["a", "b"]', as Claude Desktop sends lists), and a whole number sent
+    as 5.0, read as that value; anything else as sent, for `make` to judge."""
+    kinds = {p.name: p.kind for p in request.PARAMS}
+    kinds |= {alias: kinds[name] for alias, name in request.aliases().items()}
+    out = {}
+    for key, value in arguments.items():
+        kind = kinds.get(key, "")
+        if isinstance(value, str) and kind in ("int", "bool", *LISTS):
+            value = _json_of(kind, value)
+        if kind == "int" and isinstance(value, float) and value.is_integer():
+            value = int(value)
+        out[key] = value
+    return out
+
+
+def _json_of(kind: str, text: str) -> Any:
+    """`text` read as the JSON value of a Param of `kind`, when it is one; else `text`."""
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if kind == "int":
+        fits = isinstance(value, int | float) and not isinstance(value, bool)
+    else:
+        fits = isinstance(value, bool if kind == "bool" else list)
+    return value if fits else text
+
+
+class _Unchecked(FuncMetadata):
+    """The SDK's handling of a memo tool's arguments without its own check: they reach the
+    tool as sent, for `make` to check once (its aliases, its sentences)."""
+
+    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
+        return dict(arguments_to_validate)
 
 
 def build_mcp(service: Service, structured: bool | None = None) -> MCPServer:
@@ -177,11 +139,8 @@ def build_mcp(service: Service, structured: bool | None = None) -> MCPServer:
         name="memo",
         version=__version__,
         instructions=INSTRUCTIONS,
-        middleware=[_accept_aliases],
+        tools=[_sdk_tool(tool, service, structured) for tool in TOOLS],
     )
-    _add_tools(mcp, service, structured)
-    if structured:
-        _inline_output_schemas(mcp)
     _add_skill(mcp, service)
     return mcp
 
@@ -195,23 +154,21 @@ WRITES_CACHE = ToolAnnotations(
 
 @dataclass(frozen=True, slots=True)
 class Tool:
-    """An operation as an MCP tool: its name and method come from the request's Operation;
+    """An operation as an MCP tool: its name and request come from the request's Operation;
     what a model reads of it (title, description, the text rendering) is the tool's own."""
 
     request: type[_Request]
     title: str
     description: str
-    text_of: Callable[[dict[str, Any]], str]
-    output: type[BaseModel]
+    text_of: Callable[[dict[str, Any], int | None], str]
 
     @property
     def name(self) -> str:
         return self.request.OPERATION.tool
 
     @property
-    def operation(self) -> str:
-        """The Service method that answers it."""
-        return self.request.OPERATION.name
+    def output(self) -> type[BaseModel]:
+        return OUTPUTS[self.request]
 
     @property
     def annotations(self) -> ToolAnnotations:
@@ -224,10 +181,9 @@ TOOLS = (
         "Route a question to collections",
         "Find which collections of the notes library answer a question: memo searches them "
         "and ranks each by its best hit, shown with the collection (path:line, heading, an "
-        "excerpt), which often answers already. Call this first when you don't know where "
-        "to search; then memo_search with the returned `path`.",
+        "excerpt) and its notes' language, which often answers already. Call this first when "
+        "you don't know where to search; then memo_search with the returned `path`. " + WORDS,
         render.route_text,
-        RouteOut,
     ),
     Tool(
         SearchRequest,
@@ -236,9 +192,8 @@ TOOLS = (
         "library. Returns hits as `path:line` with the section heading and text; read the "
         "note at that line with your own file tools for the full context. Use mode='lex' "
         "for exact names, numbers and codes. Edits made just before the call are indexed "
-        "first, so results are never stale.",
+        "first, so results are never stale. " + WORDS,
         render.search_text,
-        SearchOut,
     ),
     Tool(
         ReadRequest,
@@ -248,7 +203,6 @@ TOOLS = (
         "the hash of those lines: if it differs from the hit's `cite`, the note changed "
         "after the search; don't quote the old hit text.",
         render.get_text,
-        GetOut,
     ),
     Tool(
         StatusRequest,
@@ -256,7 +210,6 @@ TOOLS = (
         "Per collection: files and chunks indexed, files changed since indexing, skipped "
         "files and why, last index time. Omit path for the whole library.",
         render.status_text,
-        StatusOut,
     ),
     Tool(
         IndexRequest,
@@ -265,57 +218,35 @@ TOOLS = (
         "needed: search already catches up on changed files. Only memo's own index cache is "
         "written; notes are never modified.",
         render.reindex_text,
-        ReindexOut,
     ),
 )
-ALIASES = {t.name: aliases(t.request) for t in TOOLS}  # per tool: alias -> parameter
-BY_NAME = {t.name: t for t in TOOLS}
+ALIASES = {t.name: t.request.aliases() for t in TOOLS}  # per tool: alias -> parameter
 
 
-def _add_tools(mcp: MCPServer, service: Service, structured: bool) -> None:
-    for tool in TOOLS:
-        mcp.tool(
-            name=tool.name,
-            title=tool.title,
-            description=tool.description,
-            annotations=tool.annotations,
-            structured_output=structured,
-        )(_function(tool, getattr(service, tool.operation), structured))
-
-
-ARGUMENTS = {t.name: model(t.request, f"{t.name}_arguments") for t in TOOLS}
-
-
-def refusal(tool: str, arguments: dict[str, Any]) -> str | None:
-    """Why the tool's parameters refuse these arguments, in sentences with the hint (None: they
-    take them). Asked before the SDK's own check, the same schema, whose pydantic report (error
-    types, input values, a URL) is no reading for a model."""
-    try:
-        ARGUMENTS[tool].model_validate(arguments)
-    except ValidationError as e:
-        said = [explain(err, ".".join(map(str, err["loc"])) or "arguments") for err in e.errors()]
-        return "; ".join(said) + f"\nhint: {RequestError.hint}"
-    return None
-
-
-def _function(
-    tool: Tool, call: Callable[[Any], Any], structured: bool
-) -> Callable[..., CallToolResult]:
-    """The tool as the SDK wants it: a function whose signature is the request's fields."""
+def _sdk_tool(tool: Tool, service: Service, structured: bool) -> SdkTool:
+    """The tool as the SDK lists and calls it: a function whose signature is the request's
+    fields (the published input schema), its arguments passed on unchecked (`_Unchecked`)."""
 
     def run(**arguments: Any) -> CallToolResult:
-        limit = limit_for(arguments.get("max_tokens"))
-        return _answer(
-            tool.text_of,
-            lambda: call(tool.request.make(**arguments)).to_dict(),
-            limit,
-            structured,
-        )
+        return _answer(tool, arguments, service, structured)
 
     run.__name__ = tool.name
     returns = Annotated[CallToolResult, tool.output] if structured else CallToolResult
     run.__signature__ = tool_signature(tool.request, returns)  # type: ignore[attr-defined]  # inspect reads it
-    return run
+    made = SdkTool.from_function(
+        run,
+        name=tool.name,
+        title=tool.title,
+        description=tool.description,
+        annotations=tool.annotations,
+        structured_output=structured,
+    )
+    meta = made.fn_metadata
+    output = meta.output_schema
+    if output and "$defs" in output:
+        output = _inline(output, output["$defs"])
+    made.fn_metadata = _Unchecked.model_construct(**{**dict(meta), "output_schema": output})
+    return made
 
 
 def _add_skill(mcp: MCPServer, service: Service) -> None:
@@ -336,6 +267,11 @@ def _add_skill(mcp: MCPServer, service: Service) -> None:
 
 
 def _inline(schema: Any, defs: dict[str, Any]) -> Any:
+    """An output schema without `$defs`/`$ref` (our models nest without recursion).
+
+    Clients validate every structured result against the tool's output schema; the Python
+    SDK's client (jsonschema) took ~16 ms per search result with references and ~4.5 ms
+    inlined (measured in bench/server.py's setting), most of a tool call's overhead."""
     if isinstance(schema, dict):
         if "$ref" in schema:
             return _inline(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
@@ -343,40 +279,3 @@ def _inline(schema: Any, defs: dict[str, Any]) -> Any:
     if isinstance(schema, list):
         return [_inline(v, defs) for v in schema]
     return schema
-
-
-def _inline_output_schemas(mcp: MCPServer) -> None:
-    """Publish output schemas without `$defs`/`$ref` (our models nest without recursion).
-
-    Clients validate every structured result against the tool's output schema; the Python SDK's
-    client (jsonschema) took ~16 ms per search result with references and ~4.5 ms inlined
-    (measured in bench/server.py's setting), most of a tool call's overhead. The SDK has no
-    public setter, so this reaches into its tool manager; tests check the published schema.
-    """
-    for tool in mcp._tool_manager.list_tools():
-        meta = tool.fn_metadata
-        if meta.output_schema and "$defs" in meta.output_schema:
-            meta.output_schema = _inline(meta.output_schema, meta.output_schema["$defs"])
-
-
-async def _accept_aliases(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> Any:
-    """Rename argument names models commonly send (`q`, `limit`, `top_k`, `collection`), then
-    refuse what the declaration refuses with its own sentence (`refusal`)."""
-    params = ctx.params
-    if ctx.method == "tools/call" and isinstance(params, Mapping):
-        tool = BY_NAME.get(str(params.get("name")))
-        names = ALIASES.get(str(params.get("name")), {})
-        args = params.get("arguments")
-        if names and isinstance(args, dict) and any(a in args for a in names):
-            fixed = dict(args)
-            for alias, canonical in names.items():
-                if alias in fixed:
-                    value = fixed.pop(alias)
-                    fixed.setdefault(canonical, value)
-            ctx = replace(ctx, params={**params, "arguments": fixed})
-            args = fixed
-        if tool is not None and isinstance(args, dict | None):
-            said = refusal(tool.name, args or {})
-            if said is not None:
-                return CallToolResult(content=[TextContent(type="text", text=said)], is_error=True)
-    return await call_next(ctx)

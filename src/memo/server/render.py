@@ -15,6 +15,7 @@ import time
 from typing import Any
 
 from ..search import results
+from ..skill import named_languages
 
 SNIPPET_CHARS = 300
 CHARS_PER_TOKEN = 4  # what max_tokens allows a model to read, in characters (issue 23)
@@ -143,7 +144,7 @@ def search_text(r: dict[str, Any], limit: int | None = None) -> str:
 
 
 def get_text(r: dict[str, Any], limit: int | None = None) -> str:
-    more = f", {r['total_lines'] - r['end_line']} more lines" if r["truncated"] else ""
+    more = f", {r['more_lines']} more lines from {r['next_line']}" if r["more_lines"] else ""
     head = [
         f"{r['path']}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}; cite {r['cite']}"
     ]
@@ -155,7 +156,9 @@ def route_text(r: dict[str, Any], limit: int | None = None) -> str:
     head = [f'{len(cols)} collections for "{r["query"]}" (strategy {r["strategy"]})']
     blocks = []
     for i, c in enumerate(cols, 1):
-        lines = [f"{i}. {c['path']}  — {c['description']}  (score {c['score']:.4f})"]
+        lang = named_languages(c.get("languages") or {})
+        said = f"notes in {lang}; " if lang else ""
+        lines = [f"{i}. {c['path']}  — {c['description']}  ({said}score {c['score']:.4f})"]
         for h in c.get("evidence") or []:
             heading = f"  [{h['heading']}]" if h["heading"] else ""
             text = h["text"][:SNIPPET_CHARS]

@@ -1,7 +1,8 @@
 """The HTTP API's endpoints: each builds a request (requests.py) and hands it to the Service.
 
 Each operation's endpoints are the ones its request declares (`Operation.http`: method and
-path); the Service method is the operation's name. Nothing here spells a path or a field.
+path); the checked request is `sent_to` the Service, which answers it. Nothing here spells a
+path, a field or a method name.
 
 Every body and query model is the request's declaration (server/schemas.py): the same fields,
 bounds, help and aliases as the CLI and the MCP tools (tests/test_requests.py walks them).
@@ -10,8 +11,9 @@ is refused, not coerced (query strings are text, so GET parameters are read as u
 argument given twice (`?k=1&k=50`, `{"query": …, "q": …}`) is refused too, not resolved by
 keeping one of them.
 
-OpenAPI tells what each endpoint answers: its result is the MCP tool's output model (one
-declaration: the two servers cannot drift apart), and every error it can give has the one
+OpenAPI tells what each endpoint answers: its result is the operation's output model
+(server/schemas.py `OUTPUTS`, which the MCP tools publish too: the two servers cannot drift
+apart), and every error it can give has the one
 shape `{"error": {"code", "message", "hint"}}` (`ErrorOut`). Results are returned as built,
 not re-serialised through the models (`response_model=None`), so the CLI's delegated output
 stays byte-identical to its own; `.ci/schemathesis-probe` checks every response against the
@@ -28,8 +30,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..requests import REQUESTS, RequestError, _Request
-from .mcp_tools import TOOLS
-from .schemas import aliases, annotation, model
+from .schemas import OUTPUTS, annotation, model
 from .service import Service
 
 
@@ -56,7 +57,7 @@ def refuse_twice(request: type[_Request], keys: Iterable[str], repeatable: bool 
     """RequestError when the keys give one argument twice (`query` and its alias `q`; `k`
     twice in a query string), as `Request.make` refuses it: a model would keep one silently.
     `repeatable`: list arguments may repeat (a query string's `?tags=a&tags=b`)."""
-    names = {p.name: p.name for p in request.PARAMS} | aliases(request)
+    names = {p.name: p.name for p in request.PARAMS} | request.aliases()
     lists = {p.name for p in request.PARAMS if _is_list(annotation(p))} if repeatable else set()
     seen: dict[str, str] = {}
     for key in keys:
@@ -160,16 +161,15 @@ BROKEN = _error(
     "(`internal_error`; the details are in the server log)."
 )
 ERRORS: dict[int | str, dict[str, Any]] = {400: BAD_TARGET, 422: INVALID, 500: BROKEN}
-OUTPUT = {t.operation: t.output for t in TOOLS}  # the MCP tools' output models, per operation
 
 
-def answers(operation: str, query: type[_Request] | None = None) -> dict[str, Any]:
+def answers(request: type[_Request], method: str) -> dict[str, Any]:
     """The decorator arguments that publish an operation's result and errors (and, for a GET,
     refuse an argument given twice)."""
     return {
         "response_model": None,
-        "responses": {200: {"model": OUTPUT[operation]}, **ERRORS},
-        "dependencies": [once(query)] if query else [],
+        "responses": {200: {"model": OUTPUTS[request]}, **ERRORS},
+        "dependencies": [once(request)] if method == "GET" else [],
     }
 
 
@@ -196,7 +196,7 @@ def api_router(service: Service) -> APIRouter:
                 name=f"{name}_{method.lower()}",
                 description=f"The same {name} for `curl` and browsers." if again else op.summary,
                 tags=[op.tag],
-                **answers(name, request if method == "GET" else None),
+                **answers(request, method),
             )
     return router
 
@@ -204,11 +204,10 @@ def api_router(service: Service) -> APIRouter:
 def _endpoint(service: Service, request: type[_Request], method: str) -> Any:
     """The endpoint function FastAPI reads: one parameter, the body or the query model, whose
     checked fields become the request the Service answers."""
-    call = getattr(service, request.OPERATION.name)
     given = MODELS[request.OPERATION.name, method]
 
     def endpoint(arguments: BaseModel) -> dict[str, Any]:
-        return call(request.make(**arguments.model_dump())).to_dict()
+        return request.make(**arguments.model_dump()).sent_to(service).to_dict()
 
     kind = given if method == "POST" else Annotated[given, Query()]
     endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # FastAPI reads it

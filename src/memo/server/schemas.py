@@ -1,5 +1,8 @@
-"""A request's declaration (requests.py) as pydantic: the HTTP bodies and query models and the
-MCP tools' parameters. Neither driver spells a field, a bound, a help text or an alias."""
+"""What the servers publish: each request's declaration (requests.py) as pydantic, for the HTTP
+bodies and query models and the MCP tools' parameters, and what each operation answers
+(`OUTPUTS`), for the OpenAPI document and the MCP tools' output schemas. Neither driver spells
+a field, a bound, a help text or an alias, and HTTP reads nothing of MCP's.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +11,23 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, create_model
 
-from ..requests import MAX_ALSO, REQUESTS, Param, RequestError, _Request, check, pattern_of
+from ..params import LISTS, WORDS
+from ..requests import (
+    REQUESTS,
+    IndexRequest,
+    Param,
+    ReadRequest,
+    RequestError,
+    RouteRequest,
+    SearchRequest,
+    StatusRequest,
+    _Request,
+    check,
+    pattern_of,
+)
 
 
+# ---------------------------------------------------------------------- what a client sends
 def annotation(p: Param) -> Any:
     """The Python type a schema publishes for one Param."""
     if p.kind == "int":
@@ -18,13 +35,20 @@ def annotation(p: Param) -> Any:
     elif p.kind == "bool":
         base = bool
     elif p.kind == "choice":
-        base = Literal[p.choices]
-    elif p.kind in ("tags", "phrasings"):
-        base = list[str]
+        base = Literal[p.accepted]
+    elif p.kind in LISTS:
+        base = list[_item(p)]  # type: ignore[misc]  # an item type built from the declaration
     else:
         base = str
-    optional = p.default is None and not p.required
+    optional = p.default in (None, ()) and not p.required
     return base | None if optional else base
+
+
+def _item(p: Param) -> Any:
+    """One item of a list Param: its longest and its form (the agent's words)."""
+    if p.kind not in WORDS:
+        return str
+    return Annotated[str, Field(max_length=p.longest, pattern=f"^(?:{pattern_of(p)})$")]
 
 
 def field(p: Param, *, alias: bool = True, with_default: bool = True) -> Any:
@@ -36,19 +60,20 @@ def field(p: Param, *, alias: bool = True, with_default: bool = True) -> Any:
         kw["default"] = default(p)
     if p.kind == "int":
         kw.update(ge=p.low, le=p.high)
-    elif p.kind in ("path", "location", "query", "text"):
-        kw.update(max_length=p.high, min_length=p.schema_min_length)
+    elif p.kind in LISTS:
+        kw.update(max_length=p.high)
+    else:
+        high = p.high if p.kind not in WORDS else p.longest
+        kw.update(max_length=high, min_length=1 if p.kind == "location" else None)
         if (pattern := pattern_of(p)) is not None:
             kw["pattern"] = f"^(?:{pattern})$"
-    elif p.kind == "phrasings":
-        kw.update(max_length=MAX_ALSO)
     if alias and p.aliases:
         kw["validation_alias"] = AliasChoices(p.name, *p.aliases)
     return Field(**{k: v for k, v in kw.items() if v is not None or k == "default"})
 
 
 def default(p: Param) -> Any:
-    return ... if p.required else p.default if p.kind not in ("tags", "phrasings") else None
+    return ... if p.required else None if p.kind in LISTS else p.default
 
 
 def model(request: type[_Request], name: str) -> type[BaseModel]:
@@ -61,8 +86,8 @@ def model(request: type[_Request], name: str) -> type[BaseModel]:
 
 
 def tool_signature(request: type[_Request], returns: Any) -> inspect.Signature:
-    """The request as an MCP tool's parameters (the SDK reads a function's signature); the
-    aliases are renamed by the server's middleware, from the same declaration."""
+    """The request as an MCP tool's parameters (the SDK publishes a function's signature);
+    the aliases are `make`'s to read, from the same declaration."""
     params = []
     for p in request.PARAMS:
         params.append(
@@ -76,11 +101,6 @@ def tool_signature(request: type[_Request], returns: Any) -> inspect.Signature:
     return inspect.Signature(params, return_annotation=returns)
 
 
-def aliases(request: type[_Request]) -> dict[str, str]:
-    """alias -> the field it names."""
-    return {a: p.name for p in request.PARAMS for a in p.aliases}
-
-
 # every field of every request, by name (a name means one thing in every request that has it)
 PARAMS: dict[str, Param] = {p.name: p for r in REQUESTS.values() for p in r.PARAMS}
 
@@ -88,15 +108,128 @@ PARAMS: dict[str, Param] = {p.name: p for r in REQUESTS.values() for p in r.PARA
 def explain(err: Any, where: str) -> str:
     """One pydantic error about an argument as a sentence: the declaration's own (`check`) when
     it refuses the value too, else pydantic's message with the argument's name."""
-    if err["type"] == "string_too_short" and not str(err.get("input", "")).strip():
-        ask = {"query": "ask with the question or a few keywords", "path": "give a note's path"}
-        return f"{where} is empty: {ask.get(where, 'give it a value')}"
     if err["type"] == "extra_forbidden":
         return f"unknown argument {where!r}"
-    if where in PARAMS:
+    name, _, index = where.partition(".")
+    if name in PARAMS:
+        p = PARAMS[name]
         try:
-            check(PARAMS[where], err.get("input"))
+            check(
+                p, [err.get("input")] if index.isdigit() and p.kind in LISTS else err.get("input")
+            )
         except RequestError as refused:
-            return str(refused)
+            return str(refused).replace(f"{name}[0]", f"{name}[{index}]")
     msg = str(err.get("msg", "not valid"))
     return f"{where}: {msg[:1].lower()}{msg[1:]}"
+
+
+# ---------------------------------------------------------------------- what each one answers
+class _Open(BaseModel):
+    model_config = ConfigDict(extra="allow")  # later versions may add keys; keep them
+
+
+class HitOut(_Open):
+    collection: str
+    path: str = Field(description="Note path relative to the library root.")
+    abs_path: str = Field(description="Absolute path, for your file-reading tool.")
+    line: int = Field(description="1-based line where the matching section's text starts.")
+    end_line: int = Field(description="Last line of the cited range.")
+    heading: str
+    score: float
+    text: str
+    cite: str = Field(description="Hash of lines line..end_line; memo_get returns it again.")
+    focus_line: int = Field(
+        0, description="First line of the sentences that match best, within line..end_line."
+    )
+    focus_end_line: int = Field(0, description="Last line of those sentences.")
+
+
+class FreshnessOut(_Open):
+    collection: str
+    caught_up: int = Field(description="Files re-indexed or removed by this call first.")
+    current: bool = Field(description="The index matched the notes before this call.")
+    last_write: float | None = Field(description="Unix time of the last index write.")
+
+
+class SearchOut(_Open):
+    query: str
+    mode: str
+    target: str
+    took_ms: float
+    confidence: Literal["high", "low", "none"] = Field(
+        description="none: no good match in the searched notes; low: read before trusting."
+    )
+    collections: list[str]
+    results: list[HitOut]
+    freshness: list[FreshnessOut]
+    warnings: list[str]
+    budget: dict[str, int] | None = Field(
+        None, description="With max_tokens: max_tokens, used, dropped, cut."
+    )
+
+
+class GetOut(_Open):
+    path: str
+    abs_path: str
+    line: int
+    end_line: int
+    total_lines: int
+    text: str
+    cite: str = Field(description="Hash of the lines returned; compare with a hit's cite.")
+    more_lines: int = Field(description="Lines of the note after end_line, not returned.")
+    next_line: int | None = Field(
+        description="The line to read next (end_line + 1), or null at the note's end."
+    )
+
+
+class EvidenceOut(_Open):
+    path: str = Field(description="Note path relative to the library root.")
+    line: int
+    heading: str
+    text: str = Field(description="A short excerpt of the hit.")
+
+
+class RouteHitOut(_Open):
+    name: str
+    path: str = Field(description="Pass this as memo_search's path.")
+    description: str
+    score: float
+    evidence: list[EvidenceOut] = Field(description="The collection's best hits, best first.")
+    languages: dict[str, float] = Field(
+        default_factory=dict,
+        description="The share of the collection's chunks in each language ('ru': 0.93): "
+        "write phrasings and a likely answer in its main one.",
+    )
+
+
+class RouteOut(_Open):
+    query: str
+    strategy: str
+    collections: list[RouteHitOut]
+
+
+class StatusOut(_Open):
+    root: str
+    collections: list[dict[str, Any]]
+    errors: list[str]
+
+
+class ReindexOut(_Open):
+    collections: int
+    new: int
+    changed: int
+    removed: int
+    unchanged: int
+    skipped: int
+    seconds: float
+    errors: list[str]
+
+
+# each request's answer, as OpenAPI and the MCP output schemas publish it
+OUTPUTS: dict[type[_Request], type[BaseModel]] = {
+    SearchRequest: SearchOut,
+    RouteRequest: RouteOut,
+    ReadRequest: GetOut,
+    StatusRequest: StatusOut,
+    IndexRequest: ReindexOut,
+}

@@ -214,7 +214,7 @@ def _read(
 ) -> dict[str, Any]:
     """The whole note (or, past MAX_LINES, the part around `line`) and the cited range's hash."""
     note = service.read(ReadRequest.make(path))
-    start = views.window_start(line, note.total_lines) if note.truncated else None
+    start = views.window_start(line, note.total_lines) if note.more_lines else None
     if start is not None:
         note = service.read(ReadRequest.make(path, start, MAX_LINES))
     span = None

@@ -1,0 +1,296 @@
+"""One field of a request: declared once with `param()`, read back as a `Param`, checked by
+`check`.
+
+A request (requests.py) is a frozen dataclass; each field a client may set is written
+
+    k: int = param(DEFAULT_K, kind="int", help="How many hits.", low=1, high=MAX_K, flag="--k")
+
+`param()` is `dataclasses.field` with the declaration in its metadata, so the default is typed
+once, as the dataclass's own. `params_of` reads every declared field back as a `Param` (name,
+kind, default, bounds, help, aliases, CLI spelling): what the drivers publish and `check`
+applies. A field without `param()` is the request's own (`said`, `cut_from`): no client sets it.
+
+| kind | a client sends | `check` gives |
+|---|---|---|
+| path, location | a path in the library (a location: maybe `path:line-end`) | it, stripped |
+| query | the question, not blank | the string (cut to its bound by the request) |
+| text | a string of `pattern`'s form | the string, or None for '' |
+| int, bool, choice | a number, true/false, one of `choices` (or a `renamed` old name) | the value |
+| tags | a list, or one string of names split at commas and spaces | a tuple |
+| phrasings | a list of other phrasings of the question, or one | a tuple of distinct ones |
+| keywords | a list of exact terms, or one string split at commas | a tuple of distinct ones |
+| answer | one likely answer | the string, or None |
+
+The agent's words (`phrasings`, `keywords`, `answer`) are read alike: NFC, whitespace
+collapsed; a word holding nothing but spaces and punctuation is refused (`WORD_PATTERN`, which
+the schemas publish, so both say the same); one equal to another after casefolding is dropped.
+
+Pure standard library: the CLI imports this on its fast path.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import MISSING, dataclass
+from typing import Any
+
+from .errors import MemoError
+
+
+class RequestError(MemoError):
+    """A client sent arguments outside the documented bounds."""
+
+    hint = "Check the arguments against the request's declaration (`--help`, /docs)."
+
+
+KINDS = (
+    *("path", "location", "query", "text", "int", "bool", "choice", "tags"),
+    *("phrasings", "keywords", "answer"),
+)
+WORDS = ("phrasings", "keywords", "answer")  # the agent's words: normalised, deduplicated
+LISTS = ("tags", "phrasings", "keywords")  # sent as a list (or one string)
+BLANK_IS_DEFAULT = ("path", "choice", *LISTS, "answer")  # '' for these: not given
+META = "memo"  # the key of the declaration in a field's metadata
+
+# The forms `check` accepts, as regular expressions Python, JSON Schema (ECMA-262) and
+# pydantic's Rust engine read the same way: `check` full-matches them, the schemas publish
+# them anchored (`pattern_of`).
+MAX_NAME_CHARS = 255  # one folder or file name (NAME_MAX is 255 bytes on Linux and macOS)
+_NAME = f"[^/\\x00]{{0,{MAX_NAME_CHARS}}}"
+PATH_PATTERN = f"(?:{_NAME}/)*{_NAME}"  # no NUL, no name longer than MAX_NAME_CHARS
+TEXT_PATTERN = "[^\\x00]*"  # no NUL
+QUERY_PATTERN = "\\s*\\S[\\s\\S]*"  # something besides spaces
+# something besides spaces and punctuation (ASCII, and the quotes, dashes and ellipsis of
+# Russian and English text): a word a leg can read
+_PUNCT = "!-/:-@\\[-`{-~«»‘’“”„–—…"
+WORD_PATTERN = f"[\\s\\S]*[^\\s{_PUNCT}][\\s\\S]*"
+_DAY = (  # YYYY-MM-DD of a day that exists (years 1000-2999: the leap years spelled out)
+    "[12][0-9]{3}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
+    "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))"
+    "|[12][0-9](?:0[48]|[2468][048]|[13579][26])-02-29|(?:1[26]|2[048])00-02-29"
+)
+# a date (a datetime is read as its date), or days, weeks, months (30 days), years ago; or ''
+DATE_PATTERN = f"(?:(?:{_DAY})(?:[T ][^\\x00]*)?|[0-9]{{1,4}}[dwmyDWMY])?"
+# a note's path as memo prints it in a hit: path:line or path:line-end
+LOCATION = re.compile(r"^(?P<path>.+?\.md):(?P<line>\d+)(?:-(?P<end>\d+))?$", re.IGNORECASE)
+DATE_FORM = "a date, YYYY-MM-DD, or a time ago: 7d, 2w, 3m, 1y"
+DATE_HINT = (
+    "Write a date as YYYY-MM-DD (2024-05-01) or a time ago: 1d (since yesterday), 7d, 2w, "
+    "3m (months), 1y."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One field of a request, as every driver shows it (read off the field: `params_of`)."""
+
+    name: str
+    kind: str
+    help: str
+    default: Any = None
+    required: bool = False  # the field has no default: a client must send it
+    low: int | None = None  # ints: the least value
+    high: int | None = None  # ints: the greatest value; strings: the longest; lists: most items
+    longest: int | None = None  # lists: the longest item
+    choices: tuple[str, ...] = ()
+    renamed: tuple[tuple[str, str], ...] = ()  # choices: (old name, new name), still taken
+    aliases: tuple[str, ...] = ()  # argument names models send instead (HTTP, MCP)
+    flag: str | None = None  # the CLI option ('--k'); None: a positional argument
+    short: str | None = None  # its one-letter form ('-k')
+    metavar: str | None = None  # the CLI's name for a positional argument
+    cli: bool = True  # shown on the CLI (ReadRequest.line is given there as PATH:LINE)
+    pattern: str | None = None  # strings: the form they must have (default: `pattern_of`)
+    form: str = ""  # that form in words, for the error
+    hint: str = ""  # what to send instead, when refused (default: the help)
+
+    def __post_init__(self) -> None:
+        assert self.kind in KINDS, self.kind
+
+    def refused(self, message: str) -> RequestError:
+        """The error for a value of this field: the message, and what to send."""
+        return RequestError(message, self.hint or f"{self.name}: {self.help}")
+
+    @property
+    def accepted(self) -> tuple[str, ...]:
+        """Every value a choice takes: its choices, then the old names it still reads."""
+        return self.choices + tuple(old for old, _ in self.renamed)
+
+
+def param(default: Any = MISSING, **declared: Any) -> Any:
+    """A request's field, declared once: its default (none: required) and its `Param` fields
+    but name and default, which are the dataclass field's own."""
+    meta = {META: declared}
+    if default is MISSING:
+        return dataclasses.field(metadata=meta)
+    return dataclasses.field(default=default, metadata=meta)
+
+
+def params_of(cls: type) -> tuple[Param, ...]:
+    """Every declared field of a request class, in declaration order."""
+    out = []
+    for f in dataclasses.fields(cls):
+        if META not in f.metadata:
+            continue
+        required = f.default is MISSING
+        default = None if required else f.default
+        out.append(Param(f.name, default=default, required=required, **f.metadata[META]))
+    return tuple(out)
+
+
+def pattern_of(p: Param) -> str | None:
+    """The regular expression a string Param (or each item of a list) must full-match (None:
+    any string)."""
+    if p.pattern is not None:
+        return p.pattern
+    if p.kind in ("path", "location"):
+        return PATH_PATTERN
+    if p.kind == "text":
+        return TEXT_PATTERN
+    if p.kind == "query":
+        return QUERY_PATTERN
+    if p.kind in WORDS:
+        return WORD_PATTERN
+    return None
+
+
+def check(p: Param, value: Any) -> Any:
+    """One argument checked against its declaration (None: the default)."""
+    if value is None or (value == "" and p.kind in BLANK_IS_DEFAULT):
+        if p.required:
+            raise p.refused(f"{p.name} is required")
+        if p.kind in LISTS:
+            return p.default or ()
+        return p.default
+    return CHECKS[p.kind](p, value)
+
+
+def _string(p: Param, value: Any) -> str:
+    """`value` as a string within its bound and of its form."""
+    if not isinstance(value, str):
+        if p.kind in ("path", "location"):
+            raise p.refused(f"{p.name} must be a string, e.g. 'work/jira' or '.'")
+        raise p.refused(f"{p.name} must be a string, got {type(value).__name__}")
+    if p.kind != "query" and p.high is not None and len(value) > p.high:
+        raise p.refused(f"{p.name} is {len(value)} characters long; the limit is {p.high}")
+    _form(p, value, p.name)
+    return value
+
+
+def _form(p: Param, value: str, what: str) -> None:
+    """RequestError when a string is not of its Param's declared form."""
+    pattern = pattern_of(p)
+    if pattern is None or re.fullmatch(pattern, value):
+        return
+    if p.kind == "query":
+        raise p.refused(f"{what} is empty: there is nothing to search for")
+    if p.kind in WORDS:
+        said = "is empty" if not value.strip() else f"({value!r}) is only punctuation"
+        raise p.refused(f"{what} {said}: it has no word to search for")
+    if "\x00" in value:
+        raise p.refused(f"{what} contains a NUL byte")
+    if p.kind in ("path", "location"):
+        raise p.refused(f"{what} has a folder or file name longer than {MAX_NAME_CHARS} characters")
+    raise p.refused(f"{what} must be {p.form or 'of the form ' + pattern}, got {value!r}")
+
+
+def _path(p: Param, value: Any) -> str:
+    value = _string(p, value).strip()
+    if p.kind == "path" and (m := LOCATION.match(value)):  # a hit's path:line: that note
+        value = m["path"]
+    return value or (p.default or "")
+
+
+def _text(p: Param, value: Any) -> str | None:
+    return _string(p, value) or None
+
+
+def _int(p: Param, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise p.refused(f"{p.name} must be an integer, got {value!r}")
+    low, high = p.low, p.high
+    if (low is not None and value < low) or (high is not None and value > high):
+        span = f"from {low} to {high}" if high is not None else f"of at least {low}"
+        raise p.refused(f"{p.name} must be an integer {span}, got {value}")
+    return value
+
+
+def _bool(p: Param, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise p.refused(f"{p.name} must be true or false")
+    return value
+
+
+def _choice(p: Param, value: Any) -> str:
+    if value not in p.accepted:
+        raise p.refused(f"{p.name} must be one of {', '.join(p.choices)}, got {value!r}")
+    return dict(p.renamed).get(value, value)
+
+
+def _tags(p: Param, value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [t for t in value.replace(",", " ").split() if t]
+    if not isinstance(value, list | tuple) or not all(isinstance(t, str) for t in value):
+        raise p.refused(f"{p.name} must be a list of strings (or one comma-separated string)")
+    return tuple(value)
+
+
+def normal(text: str) -> str:
+    """A word as it is searched: NFC, its whitespace collapsed to single spaces."""
+    return " ".join(unicodedata.normalize("NFC", text).split())
+
+
+def same(text: str) -> str:
+    """What two words share when they say the same (`normal`, casefolded)."""
+    return normal(text).casefold()
+
+
+def _word(p: Param, value: str, what: str) -> str:
+    if p.longest is not None and len(value) > p.longest:
+        raise p.refused(f"{what} is {len(value)} characters long; the limit is {p.longest}")
+    _form(p, value, what)
+    return normal(value)
+
+
+def _words(p: Param, value: Any) -> tuple[str, ...]:
+    """A list of words (phrasings, keywords), or one string: checked one by one, repeats
+    dropped. One string of keywords holds several, split at commas."""
+    if isinstance(value, str):
+        parts = [t for t in value.split(",") if t.strip()] if p.kind == "keywords" else []
+        value = parts or [value]
+    if not isinstance(value, list | tuple) or not all(isinstance(t, str) for t in value):
+        raise p.refused(f"{p.name} must be a list of strings")
+    kept: dict[str, str] = {}
+    for i, t in enumerate(value):
+        word = _word(p, t, f"{p.name}[{i}]")
+        kept.setdefault(same(word), word)
+    if p.high is not None and len(kept) > p.high:
+        raise p.refused(f"{p.name} holds {len(kept)} different ones; at most {p.high}")
+    return tuple(kept.values())
+
+
+def _answer(p: Param, value: Any) -> str | None:
+    if not isinstance(value, str):
+        raise p.refused(f"{p.name} must be a string, got {type(value).__name__}")
+    return _word(p, value, p.name)
+
+
+def _query(p: Param, value: Any) -> str:
+    return _string(p, value)  # cut to its bound by the request, which says so in the result
+
+
+CHECKS: dict[str, Callable[[Param, Any], Any]] = {
+    "path": _path,
+    "location": _path,
+    "query": _query,
+    "text": _text,
+    "int": _int,
+    "bool": _bool,
+    "choice": _choice,
+    "tags": _tags,
+    "phrasings": _words,
+    "keywords": _words,
+    "answer": _answer,
+}

@@ -1,0 +1,85 @@
+"""The agent's words: what an agent adds to its question, declared once for the search and
+the route requests (requests.py) that carry them.
+
+The strongest model in the loop is the agent's own: it knows that "ярлык" is "закладка" in the
+notes and that "the vertical strip of icons" is "the ribbon". It may send, beside the question:
+
+- `also`: up to MAX_ALSO other phrasings in the notes' language (a translation, the notes' own
+  terms), each searched like the query;
+- `keywords`: up to MAX_KEYWORDS names, codes and exact terms, for the lexical leg only;
+- `answer`: one short likely answer (1-3 sentences in the notes' language), for the vector leg
+  only (HyDE: a passage is nearer the passage that answers than the question is).
+
+Each is checked and normalised in params.py (NFC, whitespace collapsed, punctuation alone
+refused); `drop_repeats` drops a phrasing or keyword that says what the query says, so no word
+costs a leg twice. The bounds are published in every schema, like every other bound.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .params import param, same
+
+MAX_ALSO = 3  # extra phrasings of one question (each one costs both legs once more)
+MAX_KEYWORDS = 8
+MAX_KEYWORD_CHARS = 100
+MAX_ANSWER_CHARS = 1_000  # 1-3 sentences; the model reads 512 tokens of it at most
+
+ALSO_HELP = (
+    f"Up to {MAX_ALSO} other phrasings of the question in the notes' language (a translation, "
+    "the notes' own terms): each searched like the query, all fused into one ranking."
+)
+KEYWORDS_HELP = (
+    f"Names, codes or exact terms the answer holds (up to {MAX_KEYWORDS}, each up to "
+    f"{MAX_KEYWORD_CHARS} characters; one string is split at commas): matched by their "
+    "words only."
+)
+ANSWER_HELP = (
+    "One short likely answer, 1-3 sentences in the notes' language, written as a note would "
+    f"say it (up to {MAX_ANSWER_CHARS:,} characters): matched by meaning only."
+)
+
+
+def also(longest: int) -> Any:
+    """Other phrasings, each at most as long as a query (`longest`)."""
+    return param(
+        (),
+        kind="phrasings",
+        help=ALSO_HELP,
+        high=MAX_ALSO,
+        longest=longest,
+        aliases=("phrasings", "alternatives"),
+        flag="--also",
+    )
+
+
+def keywords() -> Any:
+    return param(
+        (),
+        kind="keywords",
+        help=KEYWORDS_HELP,
+        high=MAX_KEYWORDS,
+        longest=MAX_KEYWORD_CHARS,
+        aliases=("terms",),
+        flag="--keywords",
+    )
+
+
+def answer() -> Any:
+    return param(
+        None,
+        kind="answer",
+        help=ANSWER_HELP,
+        longest=MAX_ANSWER_CHARS,
+        aliases=("hypothetical_answer", "hyde"),
+        flag="--answer",
+    )
+
+
+def drop_repeats(checked: dict[str, Any]) -> None:
+    """A request's checked fields, in place: the phrasings and keywords that say what its
+    query says dropped (each kind is already free of its own repeats)."""
+    asked = same(checked["query"])
+    for name in ("also", "keywords"):
+        checked[name] = tuple(w for w in checked[name] if same(w) != asked)
