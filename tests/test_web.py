@@ -524,3 +524,47 @@ def test_browser_token_form(browser: Any, live: tuple[Server, Path]) -> None:
     finally:
         err = srv.stop()
     assert "Traceback" not in err, err
+
+
+# ---------------------------------------------------------------------- issue 42 and 43
+def test_the_page_folds_the_agents_words_away_and_sends_them(http: TestClient) -> None:
+    """Issue 43: "other words" (phrasings one per line, keywords, a likely answer), folded
+    until used; what was typed comes back in the form, and a word with nothing to search for
+    is the request's own refusal."""
+    plain = http.get("/", params={"q": "sourdough"}).text
+    assert '<details class="words">' in plain and "<summary>other words</summary>" in plain
+    for name in ("also", "keywords", "answer"):
+        assert f'name="{name}"' in plain
+    words = {
+        "also": "хлеб на закваске\n\nвыпечка",
+        "keywords": "250 °C",
+        "answer": "Печь 20 минут.",
+    }
+    r = http.get("/", params={"q": "how long to bake bread", **words})
+    assert r.status_code == 200, r.text
+    assert '<details class="words" open>' in r.text
+    assert ">хлеб на закваске\n\nвыпечка</textarea>" in r.text and 'value="250 °C"' in r.text
+    assert "home/cooking/sourdough.md" in r.text.split('<ol class="hits">')[1]
+    bad = http.get("/", params={"q": "bread", "keywords": "?!"})
+    assert bad.status_code == 400 and "only punctuation" in bad.text
+
+
+def test_a_collection_at_the_root_is_named_by_the_library_folder(
+    tmp_path: Path, real_embedder: Embedder
+) -> None:
+    """Issue 42: the route chip of a collection at the library root read a bare "."."""
+    root = tmp_path / "Kitchen Notes"
+    (root / "bread").mkdir(parents=True)
+    (root / "_library.yaml").write_text("")
+    (root / "_meta.yaml").write_text("description: Baking at home\n")
+    (root / "sourdough.md").write_text("# Sourdough\n\nBake the sourdough loaf at 250 °C.\n")
+    (root / "bread" / "_meta.yaml").write_text("description: Bread flours\n")
+    (root / "bread" / "rye.md").write_text("# Rye\n\nRye sourdough needs a wet dough.\n")
+    svc = Service(root, Settings(), real_embedder)
+    with TestClient(build_app(svc), base_url=f"{LOCAL}:8765") as c:
+        page = c.get("/", params={"q": "sourdough loaf"}).text
+    svc.close()
+    routes = page.split('aria-label="Collections for this question"')[1].split("</nav>")[0]
+    chips = re.findall(r'<a href="([^"]+)"[^>]*>([^<]+)</a>', routes)
+    assert ("/?q=sourdough+loaf", "Kitchen Notes") in chips  # "." is the whole library
+    assert all(label != "." for _, label in chips)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -39,7 +40,8 @@ ROUTE_K = 5  # collections suggested for a query
 # test_the_page_form_speaks_the_declaration).
 QUERY, SCOPE = SearchRequest.param("query"), SearchRequest.param("path")
 MODE, K = SearchRequest.param("mode"), SearchRequest.param("k")
-ALSO = SearchRequest.param("also")
+ALSO, KEYWORDS = SearchRequest.param("also"), SearchRequest.param("keywords")
+ANSWER = SearchRequest.param("answer")
 DEFAULT_K = K.default
 HEADERS = {
     # No script may run on these pages, whatever a note holds; forms post only here.
@@ -112,10 +114,13 @@ def pages_router(
         mode: str = MODE.default,
         k: int = DEFAULT_K,
         also: str = "",
+        keywords: str = "",
+        answer: str = "",
     ) -> Response:
         """The search form and, with a query, its hits."""
         timer = Timer()
-        ctx = _search(service, timer, q, scope or ".", mode, k, also)
+        words = Words(also, keywords, answer)
+        ctx = _search(service, timer, q, scope or ".", mode, k, words)
         return render(templates, request, "search.html", ctx, 400 if ctx["error"] else 200, timer)
 
     @router.get(_page(ReadRequest))
@@ -156,9 +161,27 @@ def pages_router(
     return router
 
 
+@dataclass(frozen=True, slots=True)
+class Words:
+    """The form's "other words" as typed: phrasings one per line, keywords split at commas
+    (by `make`), a likely answer."""
+
+    also: str = ""
+    keywords: str = ""
+    answer: str = ""
+
+    def fields(self) -> dict[str, Any]:
+        """What SearchRequest.make takes of them (a blank line between phrasings is none)."""
+        also = [p for p in self.also.splitlines() if p.strip()]
+        return {"also": also, "keywords": self.keywords, "answer": self.answer}
+
+    def given(self) -> bool:
+        return any(x.strip() for x in (self.also, self.keywords, self.answer))
+
+
 def _search(
-    service: Service, timer: Timer, q: str, scope: str, mode: str, k: int, also: str = ""
-) -> dict:
+    service: Service, timer: Timer, q: str, scope: str, mode: str, k: int, words: Words
+) -> dict[str, Any]:
     """Everything the search page shows: the form, the hits, the receipt, the router's advice."""
     with timer.span("scopes"), service.library() as lib:
         options = views.scope_options(list(lib.registry.entries))
@@ -172,8 +195,10 @@ def _search(
         "modes": MODE.choices,
         "scopes": options,
         "max_query": QUERY.high,
-        "also": also,
-        "also_help": ALSO.help,
+        "words": words,
+        "helps": {"also": ALSO.help, "keywords": KEYWORDS.help, "answer": ANSWER.help},
+        "max_answer": ANSWER.longest,
+        "root_name": views.root_name(service.root),
         "error": None,
         "result": None,
         "routes": [],
@@ -182,15 +207,15 @@ def _search(
         return ctx
     try:
         with timer.span("search"):
-            phrasings = [p for p in also.split("\n") if p.strip()]  # one per line of the box
-            res = service.search(SearchRequest.make(scope, q, k=k, mode=mode, also=phrasings))
+            req = SearchRequest.make(scope, q, k=k, mode=mode, **words.fields())
+            res = service.search(req)
     except MemoError as e:
         ctx["error"] = _error(e)
         return ctx
     routed: RouteResult | None = None
     try:
         with timer.span("route"):  # after the search: its query vector is cached by then
-            routed = service.route(RouteRequest.make(q, k=ROUTE_K))
+            routed = service.route(RouteRequest.make(q, k=ROUTE_K, **words.fields()))
     except MemoError:
         routed = None  # advice only: the hits stand without it
     stems = query_stems(res.query)
@@ -198,7 +223,7 @@ def _search(
         result=res,
         hits=views.hit_views(res, stems),
         fresh=views.freshness_view(res),
-        routes=views.route_views(routed, q, mode),
+        routes=views.route_views(routed, q, mode, ctx["root_name"]),
     )
     return ctx
 

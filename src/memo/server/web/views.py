@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -128,12 +129,23 @@ def freshness_view(res: SearchResult) -> dict[str, Any]:
     }
 
 
-def route_views(routed: RouteResult | None, query: str, mode: str) -> list[dict[str, Any]]:
+def root_name(root: Path) -> str:
+    """What a person calls the library's root folder (a collection at the root is "."): its
+    name."""
+    return root.name or str(root)
+
+
+def route_views(
+    routed: RouteResult | None, query: str, mode: str, root: str = "."
+) -> list[dict[str, Any]]:
+    """The router's collections as links that search there, each named as a person knows it
+    (the root collection by the library folder's name, `root`, not ".")."""
     if routed is None:
         return []
     return [
         {
             "path": c.path,
+            "label": root if c.path == "." else c.path,
             "description": c.description,
             "href": search_href(query, c.path, mode),
         }
