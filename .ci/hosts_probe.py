@@ -18,12 +18,17 @@ Hermes, through its own registry and MCP client (.ci/hermes_tools.py): discovery
   tools in toolset mcp-memo; memo_route → memo_search → memo_get (path:line-end) answer.
 Hermes's real loop, `hermes chat -q` with Hermes's default settings (only the model endpoint
   set), against .ci/scripted_model.py, over stdio and over HTTP with a token:
-  - the first request the model gets already lists memo's tools (and the memo skill);
+  - the first request the model gets already lists memo's tools (and the memo skill), and
+    memo_search and memo_route with the agent's words (`also`, `keywords`, `answer`),
+    each with its description;
   - the results of memo_route, memo_search, memo_get (all with max_tokens=300) reach the
     model, and each takes at most 1.1 × 4 × 300 characters of the model's message, counted
     without Hermes's own <untrusted_tool_result> wrapper (a constant Hermes adds to every MCP
     result: reported, not asserted, since memo cannot bound it);
-  - the script reaches its answer.
+  - the script reaches its answer;
+  - the agent's words (script `words`): an English question of the Russian notes asked alone,
+    then with phrasings, keywords and a likely answer through Hermes's loop; with them the
+    model reads the section first, with confidence high.
 
 Offline parts of Hermes (it fetches a `tirith` binary from GitHub, lazy-installs edge-tts)
 fail on their own without failing the probe: every host command has a timeout and its
@@ -65,6 +70,7 @@ CODEX = "@openai/codex@0.171.0"
 MAX_TOKENS = 300
 LIMIT = round(1.1 * 4 * MAX_TOKENS)  # characters a tool result may take in the model's message
 READ_TOOLS = ("memo_route", "memo_search", "memo_get")
+WORDS = ("also", "keywords", "answer")  # what memo_search and memo_route ask of every call
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -360,6 +366,14 @@ class Probe:
             f"{what}: the first model request lists memo's tools",
             f"{len(memo)} of its {len(names)} tools are memo's",
         )
+        for tool in ("memo_search", "memo_route"):  # the agent's words, declared (issue 43)
+            props = scripted_model.tool_params(first, tool)
+            words = {w: (props.get(w) or {}).get("description", "") for w in WORDS}
+            self.check(
+                all(words.values()),
+                f"{what}: the model is offered {tool} with {', '.join(WORDS)}, each described",
+                "; ".join(f"{w}: {d[:40]!r}" for w, d in words.items()),
+            )
         system = next(
             (m.get("content") or "" for m in first["messages"] if m["role"] == "system"), ""
         )
@@ -438,10 +452,57 @@ class Probe:
         self.report["cross_language"] = {"steps": steps}
         self.phase("hermes chat -q (cross-language)", t)
 
+    def hermes_words(self) -> None:
+        """The agent's words through Hermes's loop (issue 43): an English question of Russian
+        notes asked alone, then with phrasings, keywords and a likely answer; the model reads
+        the section first, confidence high, only with them."""
+        t = time.monotonic()
+        label = "chat-words"
+        log = self.work / "logs" / f"{label}-model.jsonl"
+        script = scripted_model.SCRIPTS["words"]
+        model = scripted_model.ScriptedModel(script, log, max_requests=40, max_seconds=200)
+        env = self.hermes_home(label, ["hermes-stdio"], 8765, model.start())
+        r = self.run(
+            [str(self.bin / "hermes"), "chat", "-q", script["question"]],
+            env,
+            240,
+            self.cwd,
+            log=label,
+        )
+        time.sleep(1.0)
+        model.stop()
+        rows = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
+        agent = [x for x in rows if x["method"] == "POST" and (x["body"] or {}).get("tools")]
+        steps = [x["answer"]["step"] for x in agent if x.get("answer")]
+        what = "hermes chat -q, the agent's words"
+        conv = scripted_model.conversation(agent[-1]["body"]) if agent else {"calls": []}
+        read = {c["step"]: c["result"]["text"] for c in conv["calls"] if c["result"]}
+        sent = next((c["arguments"] for c in conv["calls"] if c["step"] == "words"), "{}")
+        self.check(
+            steps[-1:] == ["answer"] and all(w in json.loads(sent or "{}") for w in WORDS),
+            f"{what}: the words reached memo_search through Hermes's loop",
+            f"steps {steps}, args {sent}, chat rc {r.returncode}",
+        )
+        heads = {k: v.split("\n")[0] for k, v in read.items()}
+        with_words = read.get("words", "")
+        self.check(
+            "1. work/networking/vlan.md:11" in with_words and heads["words"].endswith("high"),
+            f"{what}: with them the model reads the section first, confidence high",
+            f"alone: {heads.get('plain', '')[-20:]!r} {_top(read.get('plain', ''))}; "
+            f"with words: {heads.get('words', '')[-20:]!r} {_top(with_words)}",
+        )
+        self.report["words"] = {
+            "alone": _top(read.get("plain", "")),
+            "with_words": _top(with_words),
+            "confidence": {k: v.rsplit(" ", 1)[-1] for k, v in heads.items()},
+        }
+        self.phase("hermes chat -q (words)", t)
+
     def hermes(self) -> None:
         self.hermes_registry()
         self.hermes_chat("stdio")
         self.hermes_cross_language()
+        self.hermes_words()
         self.check(
             not (self.root / ".memo").exists(),
             "hermes stdio: the env block reached memo (no index built beside the notes)",
@@ -618,6 +679,12 @@ def _status(out: str) -> str:
     return m.group(1).strip() if m else out.strip()[-200:]
 
 
+def _top(text: str) -> str:
+    """The first hit of a search's text (`path:line`), or ''."""
+    m = re.search(scripted_model.TOP_HIT, text, re.M)
+    return m.group(1) if m else ""
+
+
 def _tail(path: Path) -> str:
     try:
         lines = [x for x in path.read_text().splitlines() if x.strip() and "WARNING" not in x]
@@ -672,6 +739,13 @@ def _summary(rep: dict[str, Any]) -> str:
                 f"hosts-probe: chat {transport}: first request {chat['first_request_memo_tools']}"
                 f"/{chat['first_request_tools']} memo tools; chars of {LIMIT}: {sizes}"
             )
+    words = rep.get("words")
+    if words:
+        conf = words["confidence"]
+        out.append(
+            f"hosts-probe: words: alone {words['alone']} ({conf.get('plain')}), with words "
+            f"{words['with_words']} ({conf.get('words')})"
+        )
     phases = ", ".join(f"{k} {v} s" for k, v in rep["phases"].items())
     load = " ".join(f"{x:.2f}" for x in rep["loadavg"])
     out.append(f"hosts-probe: {rep['total_s']} s ({phases}); load average {load}")

@@ -71,6 +71,7 @@ MODEL = "scripted-memo-model"
 # a search "1. <path>:<line>[-<end>]  [heading]  score …".
 TOP_COLLECTION = r"^1\. (\S+)  — "
 TOP_HIT = r"^1\. (\S+?:\d+(?:-\d+)?)\s"
+CONFIDENCE = r"; confidence (high|low|none)$"  # the search's first line
 
 SCRIPTS: dict[str, dict[str, Any]] = {
     # The design card's first user: where (route), what (search on the route's top
@@ -132,6 +133,44 @@ SCRIPTS: dict[str, dict[str, Any]] = {
             {"id": "answer", "say": "From the notes ({again.hit}), asked in both languages."},
         ],
     },
+    # The agent's words (issue 43): an English question of Russian notes asked twice, alone
+    # and with the words memo's tools ask for on every search (phrasings, keywords, a likely
+    # answer, in the notes' language), so a caller can compare what the model reads.
+    "words": {
+        "question": "Why does the switch drop my tagged frames?",
+        "vars": {
+            "also": ["Почему коммутатор отбрасывает тегированные кадры?"],
+            "keywords": ["trunk", "802.1Q"],
+            "answer": "Порт коммутатора в режиме access отбрасывает тегированные кадры: нужен "
+            "trunk.",
+        },
+        "steps": [
+            {
+                "id": "plain",
+                "call": "memo_search",
+                "args": {"path": ".", "query": "{question}", "k": 3},
+                "capture": {"hit": TOP_HIT, "confidence": CONFIDENCE},
+            },
+            {
+                "id": "words",
+                "call": "memo_search",
+                "args": {
+                    "path": ".",
+                    "query": "{question}",
+                    "k": 3,
+                    "also": "{vars.also}",
+                    "keywords": "{vars.keywords}",
+                    "answer": "{vars.answer}",
+                },
+                "capture": {"hit": TOP_HIT, "confidence": CONFIDENCE},
+            },
+            {
+                "id": "answer",
+                "say": "From the notes ({words.hit}, confidence {words.confidence}); the "
+                "question alone: {plain.hit}, confidence {plain.confidence}.",
+            },
+        ],
+    },
 }
 
 _WRAP_OPEN = re.compile(r"\A<untrusted_tool_result[^>]*>\n")
@@ -190,6 +229,17 @@ def tool_names(body: dict[str, Any]) -> list[str]:
         if isinstance(fn, dict) and fn.get("name"):
             names.append(fn["name"])
     return names
+
+
+def tool_params(body: dict[str, Any], tool: str) -> dict[str, Any]:
+    """The parameters (JSON Schema `properties`) a request offers the model for `tool` (by
+    its name or a name ending in `__<tool>`); {} when it offers no such tool."""
+    for t in body.get("tools") or []:
+        fn = t.get("function") or t
+        name = (fn.get("name") or "") if isinstance(fn, dict) else ""
+        if name == tool or name.endswith("__" + tool):
+            return (fn.get("parameters") or {}).get("properties") or {}
+    return {}
 
 
 def find_tool(names: list[str], tool: str) -> str | None:

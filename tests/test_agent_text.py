@@ -86,3 +86,31 @@ def test_max_tokens_bounds_what_the_model_reads(service, max_tokens):
     bigger = calls(service, ("memo_get", {"path": "home/cooking/sourdough.md"}))[1][0]
     if wire_len(text(bigger)) > limit:  # cut: it says so, and kept the head
         assert "more left out" in text(results[2]) or "more lines" in text(results[2])
+
+
+def test_every_place_an_agent_learns_memo_asks_for_its_words_on_every_search(service, notes):
+    """Issue 43: the MCP instructions, memo_search's and memo_route's descriptions, `memo skill`
+    and the Hermes skill ask for phrasings, a likely answer and keywords on every search, not
+    only after a language warning, with one example; the route map names each collection's
+    language to write them in."""
+    from memo.server.mcp_tools import INSTRUCTIONS
+    from memo.skill import skill_text
+
+    with service.library() as lib:
+        lib.index()
+        skills = {"memo skill": skill_text(lib), "hermes": skill_text(lib, hermes=True)}
+    tools, (routed,) = calls(service, ("memo_route", {"query": "sourdough bread"}))
+    texts = {
+        "instructions": INSTRUCTIONS,
+        **{t.name: t.description for t in tools if t.name in ("memo_search", "memo_route")},
+        **skills,
+    }
+    for where, said in texts.items():
+        flat = " ".join(said.split())
+        assert re.search(r"[Ee]very (time|search)", flat), where
+        for word in ("also", "answer", "keywords"):
+            assert word in flat, (where, word)
+        assert "как закрепить вкладку" in flat, where  # the one short example
+    assert "`mcp__memo__memo_search(path=" in skills["hermes"]
+    assert "1. home/cooking  — " in text(routed) and "(notes in ru; score" in text(routed)
+    assert "(notes in ru)" in skills["memo skill"] and "(notes in en)" in skills["memo skill"]

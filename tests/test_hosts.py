@@ -330,3 +330,58 @@ def test_the_cross_language_script_asks_again_with_also_on_memos_own_text(servic
     assert "also" not in first["arguments"]
     assert again["arguments"]["also"] == [script["vars"]["translation"]]
     assert final["kind"] == "say" and "home/cooking/sourdough.md:15" in final["text"]
+
+
+def offered_as_hermes(service: Service) -> list[dict[str, Any]]:
+    """memo's tools as Hermes offers them to a model: OpenAI functions named
+    `mcp__memo__<tool>` whose parameters are the tool's input schema (tools/mcp_tool.py)."""
+
+    async def go() -> list[Any]:
+        async with Client(build_mcp(service)) as c:
+            return (await c.list_tools()).tools
+
+    return [
+        {
+            "type": "function",
+            "function": {
+                "name": f"mcp__memo__{t.name}",
+                "description": t.description,
+                "parameters": t.input_schema,
+            },
+        }
+        for t in anyio.run(go)
+    ]
+
+
+def test_the_tools_a_model_is_offered_carry_the_words_and_ask_for_them(service):
+    """Issue 43: what a model sees of memo_search and memo_route names `also`, `keywords` and
+    `answer`, each with its description, and asks for them on every call."""
+    body = {"tools": offered_as_hermes(service)}
+    for tool in ("memo_search", "memo_route"):
+        props = scripted_model.tool_params(body, tool)
+        assert {"also", "keywords", "answer"} <= set(props), tool
+        assert all(props[w]["description"] for w in ("also", "keywords", "answer"))
+        (fn,) = [t["function"] for t in body["tools"] if t["function"]["name"].endswith(tool)]
+        assert "Every time, add in the notes' language" in fn["description"]
+    assert scripted_model.tool_params(body, "memo_nothing") == {}
+
+
+def test_the_words_script_reads_a_better_answer_on_memos_own_text(service):
+    """Issue 43, item 6: the scripted model asks an English question of the Russian notes,
+    alone and then with its words, through the loop Hermes runs. Alone, memo answered with a
+    Jira note and confidence none (measured); with the words the section is first, with
+    confidence high."""
+    from memo.requests import IndexRequest
+
+    service.index(IndexRequest.make("."))  # every vector: the answer is not the budget's
+    assert service.vectors.idle.wait(180)
+    script = scripted_model.SCRIPTS["words"]
+    messages: list[dict[str, Any]] = [{"role": "user", "content": script["question"]}]
+    asked, texts = converse(service, script, messages, HERMES_TOOLS)
+    plain, words, final = asked
+    assert set(plain["arguments"]) == {"path", "query", "k"}
+    assert words["arguments"]["keywords"] == ["trunk", "802.1Q"] and words["arguments"]["answer"]
+    assert final["kind"] == "say" and final["step"] == "answer"
+    assert re.search(r"^1\. work/networking/vlan\.md:11", texts[1], re.M), texts[1]
+    assert texts[1].split("\n")[0].endswith("confidence high"), texts[1]
+    assert "(work/networking/vlan.md:11" in final["text"]

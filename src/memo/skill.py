@@ -35,20 +35,23 @@ RULES = """\
 ## How to find something
 1. Not sure which collection holds it? Call `memo_route(query)`: it runs the search over the
    collections and ranks them by their best hit, each shown with that hit (`path:line`,
-   heading, a short excerpt): often that hit is already your answer. Otherwise call
-   `memo_search(path=<the collection's path>, query=...)`; if its hits do not answer either,
-   search the first three at once with `memo_search(path=".", query=..., route=3)`.
-2. Each hit is `path:line` with a heading, a short text, and a `cite` hash. Read the note at that
+   heading, a short excerpt) and its notes' language: often that hit is already your answer.
+   Otherwise call `memo_search(path=<the collection's path>, query=...)`; if its hits do not
+   answer either, search the first three at once with `memo_search(path=".", query=...,
+   route=3)`.
+2. Every search and route, add your own words in the notes' language (the map says which):
+   `also` (up to three phrasings: a translation, the notes' own terms), `answer` (one likely
+   answer, 1-3 sentences, as a note would say it) and, when the question names something
+   exact (a name, a code, a command), `keywords`. E.g. for Russian notes:
+   `memo_search(path=".", query="how do I pin a tab", also=["как закрепить вкладку"],
+   answer="Вкладку закрепляют командой «Закрепить» в её меню.", keywords=["Pin"])`.
+   memo fuses them into one ranking and one confidence.
+3. Each hit is `path:line` with a heading, a short text, and a `cite` hash. Read the note at that
    line with your own file tools (or `memo_get(path, line, lines)`) and answer from what you read.
-3. `confidence: none` means no good match: say the notes don't have it; don't guess from the
+4. `confidence: none` means no good match: say the notes don't have it; don't guess from the
    nearest hits. `low` means read carefully before trusting.
-4. If `memo_get` returns a different `cite` than the hit, the note changed since the search:
+5. If `memo_get` returns a different `cite` than the hit, the note changed since the search:
    quote the new text, not the hit's.
-5. Ask in the notes' language (the map says which). If a result warns that the notes are in
-   another language than your question, ask again in theirs, or pass your translation with the
-   same question: `memo_search(..., query=..., also=["<the question in their language>"])`
-   (up to three extra phrasings: a translation, a synonym, an abbreviation spelled out; memo
-   fuses them into one ranking and one confidence).
 
 ## How to write
 - Search the collection before writing: if a note already covers the topic, update that note.
@@ -63,7 +66,8 @@ RULES = """\
 - Write the files with your own tools; memo indexes them by itself. Never touch `.memo/`
   folders or `_registry.yaml`: they are caches.
 
-CLI equivalents: `memo route QUERY`, `memo search PATH QUERY`, `memo show PATH:LINE`.
+CLI equivalents: `memo route QUERY`, `memo search PATH QUERY --also ... --answer ... --keywords
+...`, `memo show PATH:LINE`.
 """
 
 
