@@ -61,7 +61,9 @@ def _json_bounds(prop: dict) -> dict:
 def _published(p: rq.Param) -> dict:
     """The bounds every schema must publish for a Param: each one `check` applies."""
     pattern = rq.pattern_of(p)
-    anchored = {"pattern": f"^(?:{pattern})$"} if pattern else {}
+    if pattern and p.kind not in ("query", "phrasings", "keywords", "answer"):
+        pattern = f"^(?:{pattern})$"  # JSON Schema searches: a whole form is anchored
+    anchored = {"pattern": pattern} if pattern else {}
     if p.kind == "int":
         out = {"minimum": p.low, "maximum": p.high}
     elif p.kind in ("tags", "phrasings", "keywords"):

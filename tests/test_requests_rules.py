@@ -287,11 +287,12 @@ def test_a_word_with_nothing_to_search_for_is_refused_saying_why_and_what_to_sen
 
 @given(st.text(max_size=30))
 def test_the_published_form_of_a_word_is_the_one_memo_checks(text):
-    """A word is refused exactly when the pattern the schemas publish refuses it, so a
+    """A word is refused exactly when the pattern the schemas publish refuses it (JSON Schema
+    searches a pattern: a word needs one character besides spaces and punctuation), so a
     schema-valid request is never refused for its form (.ci/schemathesis-probe)."""
     import re
 
-    published = re.fullmatch(pattern_of(SearchRequest.param("answer")), text) is not None
+    published = re.search(pattern_of(SearchRequest.param("answer")), text) is not None
     try:
         SearchRequest.make(".", "q", answer=text)
         taken = True

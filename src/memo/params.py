@@ -56,17 +56,18 @@ BLANK_IS_DEFAULT = ("path", "choice", *LISTS, "answer")  # '' for these: not giv
 META = "memo"  # the key of the declaration in a field's metadata
 
 # The forms `check` accepts, as regular expressions Python, JSON Schema (ECMA-262) and
-# pydantic's Rust engine read the same way: `check` full-matches them, the schemas publish
-# them anchored (`pattern_of`).
+# pydantic's Rust engine read the same way: `check` full-matches them and the schemas publish
+# them anchored (`published`), but for the SEARCHED kinds, whose pattern need only occur.
 MAX_NAME_CHARS = 255  # one folder or file name (NAME_MAX is 255 bytes on Linux and macOS)
 _NAME = f"[^/\\x00]{{0,{MAX_NAME_CHARS}}}"
 PATH_PATTERN = f"(?:{_NAME}/)*{_NAME}"  # no NUL, no name longer than MAX_NAME_CHARS
 TEXT_PATTERN = "[^\\x00]*"  # no NUL
-QUERY_PATTERN = "\\s*\\S[\\s\\S]*"  # something besides spaces
+QUERY_PATTERN = "\\S"  # something besides spaces
 # something besides spaces and punctuation (ASCII, and the quotes, dashes and ellipsis of
 # Russian and English text): a word a leg can read
 _PUNCT = "!-/:-@\\[-`{-~«»‘’“”„–—…"
-WORD_PATTERN = f"[\\s\\S]*[^\\s{_PUNCT}][\\s\\S]*"
+WORD_PATTERN = f"[^\\s{_PUNCT}]"
+SEARCHED = ("query", *WORDS)  # their pattern need only occur: published unanchored, shorter
 _DAY = (  # YYYY-MM-DD of a day that exists (years 1000-2999: the leap years spelled out)
     "[12][0-9]{3}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
     "|(?:0[469]|11)-(?:0[1-9]|[12][0-9]|30)|02-(?:0[1-9]|1[0-9]|2[0-8]))"
@@ -156,6 +157,15 @@ def pattern_of(p: Param) -> str | None:
     return None
 
 
+def published(p: Param) -> str | None:
+    """The pattern the schemas publish for a string Param (or each item of a list): JSON
+    Schema searches a pattern, so a form the whole string must have is anchored."""
+    pattern = pattern_of(p)
+    if pattern is None or p.kind in SEARCHED:
+        return pattern
+    return f"^(?:{pattern})$"
+
+
 def check(p: Param, value: Any) -> Any:
     """One argument checked against its declaration (None: the default)."""
     if value is None or (value == "" and p.kind in BLANK_IS_DEFAULT):
@@ -182,7 +192,9 @@ def _string(p: Param, value: Any) -> str:
 def _form(p: Param, value: str, what: str) -> None:
     """RequestError when a string is not of its Param's declared form."""
     pattern = pattern_of(p)
-    if pattern is None or re.fullmatch(pattern, value):
+    if pattern is None:
+        return
+    if (re.search if p.kind in SEARCHED else re.fullmatch)(pattern, value):
         return
     if p.kind == "query":
         raise p.refused(f"{what} is empty: there is nothing to search for")

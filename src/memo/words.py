@@ -26,18 +26,19 @@ MAX_KEYWORDS = 8
 MAX_KEYWORD_CHARS = 100
 MAX_ANSWER_CHARS = 1_000  # 1-3 sentences; the model reads 512 tokens of it at most
 
+# what a model reads of each field in the tool schemas, on every turn: short (the bounds are
+# the schema's own maxItems and maxLength)
 ALSO_HELP = (
-    f"Up to {MAX_ALSO} other phrasings of the question in the notes' language (a translation, "
-    "the notes' own terms): each searched like the query, all fused into one ranking."
+    f"Up to {MAX_ALSO} other phrasings in the notes' language (a translation, the notes' own "
+    "terms), each searched like the query."
 )
 KEYWORDS_HELP = (
-    f"Names, codes or exact terms the answer holds (up to {MAX_KEYWORDS}, each up to "
-    f"{MAX_KEYWORD_CHARS} characters; one string is split at commas): matched by their "
-    "words only."
+    "Names, codes or exact terms the answer holds, matched by their words only (one string "
+    "is split at commas)."
 )
 ANSWER_HELP = (
-    "One short likely answer, 1-3 sentences in the notes' language, written as a note would "
-    f"say it (up to {MAX_ANSWER_CHARS:,} characters): matched by meaning only."
+    "A likely answer, 1-3 sentences in the notes' language as a note would say it, matched by "
+    "meaning only."
 )
 
 

@@ -64,10 +64,8 @@ memo never writes notes: write them with your own file tools; the index follows 
 
 # what memo_search and memo_route ask of every call, in the tools' own descriptions
 WORDS = (
-    "Every time, add in the notes' language: `also` (up to 3 phrasings: a translation, the "
-    "notes' own terms), `answer` (a likely answer, 1-3 sentences) and, when the question names "
-    'something exact, `keywords`; e.g. also=["как закрепить вкладку"], answer="Вкладку '
-    'закрепляют командой «Закрепить»."'
+    "Every call, add in the notes' language `also`, `answer` and, for exact names, "
+    '`keywords`: e.g. also=["как закрепить вкладку"], answer="Вкладку закрепляют в её меню."'
 )
 
 

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, create_model
 
-from ..params import LISTS, WORDS
+from ..params import LISTS, WORDS, published
 from ..requests import (
     REQUESTS,
     IndexRequest,
@@ -23,7 +23,6 @@ from ..requests import (
     StatusRequest,
     _Request,
     check,
-    pattern_of,
 )
 
 
@@ -48,7 +47,7 @@ def _item(p: Param) -> Any:
     """One item of a list Param: its longest and its form (the agent's words)."""
     if p.kind not in WORDS:
         return str
-    return Annotated[str, Field(max_length=p.longest, pattern=f"^(?:{pattern_of(p)})$")]
+    return Annotated[str, Field(max_length=p.longest, pattern=published(p))]
 
 
 def field(p: Param, *, alias: bool = True, with_default: bool = True) -> Any:
@@ -65,8 +64,7 @@ def field(p: Param, *, alias: bool = True, with_default: bool = True) -> Any:
     else:
         high = p.high if p.kind not in WORDS else p.longest
         kw.update(max_length=high, min_length=1 if p.kind == "location" else None)
-        if (pattern := pattern_of(p)) is not None:
-            kw["pattern"] = f"^(?:{pattern})$"
+        kw["pattern"] = published(p)
     if alias and p.aliases:
         kw["validation_alias"] = AliasChoices(p.name, *p.aliases)
     return Field(**{k: v for k, v in kw.items() if v is not None or k == "default"})
@@ -90,12 +88,15 @@ def tool_signature(request: type[_Request], returns: Any) -> inspect.Signature:
     the aliases are `make`'s to read, from the same declaration."""
     params = []
     for p in request.PARAMS:
+        kind, given = annotation(p), inspect.Parameter.empty if p.required else default(p)
+        if p.kind in LISTS:  # [] rather than null: the schema a model reads every turn, shorter
+            kind, given = list[_item(p)], []  # type: ignore[misc]  # built from the declaration
         params.append(
             inspect.Parameter(
                 p.name,
                 inspect.Parameter.KEYWORD_ONLY,
-                default=inspect.Parameter.empty if p.required else default(p),
-                annotation=Annotated[annotation(p), field(p, alias=False, with_default=False)],
+                default=given,
+                annotation=Annotated[kind, field(p, alias=False, with_default=False)],
             )
         )
     return inspect.Signature(params, return_annotation=returns)
