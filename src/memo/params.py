@@ -95,7 +95,7 @@ class Param:
     required: bool = False  # the field has no default: a client must send it
     low: int | None = None  # ints: the least value
     high: int | None = None  # ints: the greatest value; strings: the longest; lists: most items
-    longest: int | None = None  # lists: the longest item
+    longest: int | None = None  # the agent's words: the longest one (an item, the answer)
     choices: tuple[str, ...] = ()
     renamed: tuple[tuple[str, str], ...] = ()  # choices: (old name, new name), still taken
     aliases: tuple[str, ...] = ()  # argument names models send instead (HTTP, MCP)
