@@ -179,3 +179,15 @@ def test_a_search_without_a_word_says_none_from_its_own_signals():
     s = signals(Legs(lex=[((0, 1), 3.0)], vec=[((0, 1), 0.95)], words=False), "x")
     assert s["words"] is False and confidence(s) == "none"
     assert signals(Legs(), "x")["words"] is True
+
+
+def test_a_question_of_one_letter_words_is_never_high():
+    """`x` names nothing: the first hit holding the letter holds all of the question, and the
+    legs may agree on it, but that is no answer."""
+    assert said(1.0, 0.95, named=False) == "low"
+    assert said(1.0, 0.95, named=False, same_first=True) == "low"
+    assert said(1.0, 0.95) == "high"
+    legs = Legs(lex=[((0, 1), 3.0)], vec=[((0, 1), 0.9)], terms=terms("x"), idf=[1.0])
+    assert signals(legs, "the width x height")["named"] is False
+    legs = Legs(lex=[((0, 1), 3.0)], vec=[((0, 1), 0.9)], terms=terms("ip x"), idf=[1.0, 1.0])
+    assert signals(legs, "ip x")["named"] is True

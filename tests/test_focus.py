@@ -195,3 +195,33 @@ def test_a_snippet_starts_at_the_focus_when_its_cut_would_leave_it_out():
     assert snippet(text, 1, 0, 0, 300) == cut_text(text, 300)  # an answer without a focus
     led = LEAD + "Line 14 of the chunk."
     assert snippet(led, 1, 15, 17, 300) == cut_text(led, 300)  # already from the focus
+
+
+TABLE = """Text before the table.
+
+| Option            | Type     | Description                                         |
+|-------------------|----------|-----------------------------------------------------|
+| Theme             | Dropdown | Light, Dark, or Adapt to System.                    |
+| Light/Dark Toggle | Toggle   | Let readers switch the mode.                        |
+| Show hover        | Toggle   | Preview a [[Page preview\\|linked note]] on hover.  |
+| Stack pages       | Toggle   | Stack tabs.                                         |"""
+
+
+def test_a_snippet_in_a_table_shows_the_rows_under_the_header_without_padding():
+    """The page, the terminal and the MCP text showed an aligned table's header alone: the
+    padding filled the cut. Now: the header, then the focus rows; a gap says rows were left
+    out; an escaped pipe stays inside its cell."""
+    got = snippet(TABLE, 10, 16, 16, 240)  # the focus: the third row (line 16)
+    assert got.split("\n") == [
+        "| Option | Type | Description |",
+        "…",
+        "| Show hover | Toggle | Preview a [[Page preview\\|linked note]] on hover. |",
+    ]
+    got = snippet(TABLE, 10, 14, 15, 240)  # the first two rows: right under the header
+    assert got.split("\n") == [
+        "| Option | Type | Description |",
+        "| Theme | Dropdown | Light, Dark, or Adapt to System. |",
+        "| Light/Dark Toggle | Toggle | Let readers switch the mode. |",
+    ]
+    whole = snippet(TABLE, 10, 10, 17, 240)  # a focus that starts before the table: as before
+    assert whole == cut_text(TABLE, 240)

@@ -198,15 +198,19 @@ def test_a_chunk_with_a_vector_keeps_its_score_whoever_else_waits_for_theirs(ord
             assert mixed[key] == pytest.approx(plain[key])
 
 
-def test_several_phrasings_take_each_chunks_best_score_in_the_mode_asked():
-    ru = Legs(lex=[(A, 5.0)], vec=[(A, 0.9), (B, 0.8)], coverage=1.0)
-    en = Legs(lex=[(B, 5.0)], vec=[(B, 0.7)], coverage=0.2)
+def test_several_phrasings_rank_hybrid_by_consensus_and_one_leg_by_the_best():
+    """Hybrid: a chunk every phrasing ranks high beats one that a single phrasing puts first;
+    a one-leg search keeps each chunk's best score among the phrasings."""
+    ru = Legs(lex=[(A, 5.0), (B, 4.0)], vec=[(A, 0.9), (B, 0.88), (C, 0.5)], coverage=1.0)
+    en = Legs(lex=[(B, 5.0), (C, 1.0)], vec=[(B, 0.9), (A, 0.6), (C, 0.5)], coverage=1.0)
+    assert max(fuse(ru, "hybrid"), key=fuse(ru, "hybrid").get) == A
     both = fuse_phrasings([ru, en], "hybrid")
-    assert both[A] == fuse(ru, "hybrid")[A]
-    assert both[B] == max(fuse(ru, "hybrid")[B], fuse(en, "hybrid")[B])
+    assert max(both, key=both.get) == B  # second for one, first for the other: both agree
+    assert fuse_phrasings([en, ru], "hybrid") == pytest.approx(both)  # order does not matter
     lexical = fuse_phrasings([ru, en], "lex")
-    assert lexical == {A: fuse(ru, "lex")[A], B: fuse(en, "lex")[B]}
+    assert lexical == {A: fuse(ru, "lex")[A], B: fuse(en, "lex")[B], C: fuse(en, "lex")[C]}
     assert fuse_phrasings([ru, en], "vec")[A] == fuse(ru, "vec")[A]
+    assert fuse_phrasings([ru], "hybrid") == fuse(ru, "hybrid")  # one phrasing: as before
 
 
 def test_a_leg_without_weight_is_passed_over_and_the_legs_after_it_still_count():
@@ -224,13 +228,16 @@ def test_no_leg_s_scale_matters_only_how_its_candidates_spread():
     assert fuse(shifted, "hybrid") == pytest.approx(fuse(big, "hybrid"))  # cosines run lower
 
 
-def test_the_best_phrasing_wins_whichever_comes_first():
-    strong = Legs(lex=[(A, 5.0), (B, 1.0)], vec=[(B, 0.9)], coverage=1.0)
-    weak = Legs(lex=[(C, 5.0), (B, 1.0)], vec=[(C, 0.9), (B, 0.2)], coverage=0.1)
-    for every in ([strong, weak], [weak, strong]):
-        got = fuse_phrasings(every, "hybrid")
-        assert got[B] == max(fuse(strong, "hybrid")[B], fuse(weak, "hybrid")[B])
-        assert got[B] == fuse(strong, "hybrid")[B]
+def test_one_phrasings_keyword_rows_cannot_outvote_the_others_vector_legs():
+    """A phrasing whose lexical leg alone lifts C (its rare words) does not put C above the
+    chunk the question's and another phrasing's vector legs agree on."""
+    vec = [(A, 0.92), (B, 0.85), (C, 0.8), (D, 0.79)]
+    question = Legs(lex=[(A, 2.0)], vec=vec, coverage=1.0)
+    again = Legs(lex=[(A, 2.0)], vec=vec, coverage=1.0)
+    rows = Legs(lex=[(C, 30.0), (D, 1.0)], vec=vec, coverage=1.0)
+    assert max(fuse(rows, "hybrid"), key=fuse(rows, "hybrid").get) == C
+    got = fuse_phrasings([question, again, rows], "hybrid")
+    assert max(got, key=got.get) == A
 
 
 def test_a_chunk_gains_a_quarter_of_its_notes_z_over_the_candidates_notes():

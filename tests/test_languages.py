@@ -56,3 +56,9 @@ def test_the_rule_by_itself():
     assert translate_warning("bake bread", ("печь хлеб",), parts) is None
     assert translate_warning("печь хлеб", (), parts) is None
     assert translate_warning("bake bread", (), [(40, {"ru": 0.5, "en": 0.5})]) is None
+    # a likely answer in the notes' language is the agent writing in it: no warning
+    assert translate_warning("bake bread", (), parts, answer="Печь 20 минут под крышкой.") is None
+    said = translate_warning("bake bread", (), parts)
+    assert said is not None and "`also`" in said and "`answer`" in said
+    # one letter is in no language (a bare `x` was told to ask again in Russian)
+    assert translate_warning("x", (), parts) is None

@@ -18,7 +18,7 @@ from memo.collection.lexical import terms
 from memo.config import Settings
 from memo.library import Library
 from memo.search.fusion import SEARCH_FUSION_K, Legs
-from memo.search.legs import QueryVectors, Reader
+from memo.search.legs import QueryVectors, Reader, Words
 from memo.search.ranking import Ranking, rank
 from memo.search.results import TEXT_LIMIT
 
@@ -236,13 +236,14 @@ def test_confidence_is_none_without_a_hit(lib):
     assert _ranking(lib, {}).confidence() == "none"
 
 
-def test_the_phrasing_in_the_first_hits_language_decides_how_sure_it_is(lib, key):
-    """The first hit is Russian. An English phrasing that looks sure does not count once a
-    Russian one is given; with no phrasing in its language, the surest one counts."""
+def test_the_question_or_its_first_phrasing_in_the_first_hits_language_decides(lib, key):
+    """The first hit is Russian. An English question that looks sure does not count once a
+    Russian phrasing is given; among phrasings in the hit's language the first decides, not
+    the surest; with none in its language, the question does; a likely answer never does."""
     ru = key["b/ru.md#"]
     noise = [((1, 500 + i), 0.5) for i in range(12)]  # no lift: weak vector evidence
 
-    def phrasing(script: str, word: str, cosine: float) -> Legs:
+    def phrasing(script: str, word: str, cosine: float, kind: str = "also") -> Legs:
         return Legs(
             lex=[(ru, 5.0)],
             vec=[(ru, cosine), *noise],
@@ -250,16 +251,20 @@ def test_the_phrasing_in_the_first_hits_language_decides_how_sure_it_is(lib, key
             idf=[1.0],
             query_script=script,
             coverage=1.0,
+            kind=kind,
         )
 
-    sure_en = phrasing("latn", "kafka", 0.95)  # agrees, holds the word: high
+    sure_en = phrasing("latn", "kafka", 0.95, "question")  # agrees, holds the word: high
     unsure_ru = phrasing("cyrl", "кошка", 0.5)  # not in the note, weak: none
-    for order in ((sure_en, unsure_ru), (unsure_ru, sure_en)):
-        assert _ranking(lib, {ru: 1.0}, *order).confidence() == "none"
+    sure_ru = phrasing("cyrl", "kafka", 0.95)
+    assert _ranking(lib, {ru: 1.0}, sure_en, unsure_ru).confidence() == "none"
+    assert _ranking(lib, {ru: 1.0}, sure_en, unsure_ru, sure_ru).confidence() == "none"
+    assert _ranking(lib, {ru: 1.0}, sure_en, sure_ru, unsure_ru).confidence() == "high"
     assert _ranking(lib, {ru: 1.0}, sure_en).confidence() == "high"
-    unsure_en = phrasing("latn", "кошка", 0.5)
-    for order in ((sure_en, unsure_en), (unsure_en, sure_en)):
-        assert _ranking(lib, {ru: 1.0}, *order).confidence() == "high"
+    unsure_en = phrasing("latn", "кошка", 0.5, "question")
+    assert _ranking(lib, {ru: 1.0}, unsure_en, sure_en).confidence() == "none"
+    answer = phrasing("cyrl", "kafka", 0.95, "answer")
+    assert _ranking(lib, {ru: 1.0}, unsure_en, answer).confidence() == "none"
 
 
 # ---------------------------------------------------------------------- per collection
@@ -325,7 +330,7 @@ def test_rank_fuses_every_phrasing_and_reports_the_first_ones_legs(lib):
     vectors = QueryVectors(None)
     alone = rank(scope, "kafka", "lex", vectors)
     assert {h.path for h in alone.hits(20)} == {"a/x.md", "a/big.md", "b/x.md", "b/y.md", "b/ru.md"}
-    both = rank(scope, "kafka", "lex", vectors, also=("nginx",))
+    both = rank(scope, Words("kafka", also=("nginx",)), "lex", vectors)
     paths = {h.path for h in both.hits(20)}
     assert {"b/solo.md", "a/long.md", "a/x.md"} <= paths
     solo = next(h for h in both.hits(20) if h.path == "b/solo.md")
@@ -349,6 +354,6 @@ def test_rank_scores_a_one_leg_search_by_that_leg_alone(lib, real_embedder, also
     scope = lib._resolve(".")
     vectors = QueryVectors(real_embedder)
     for mode, other in (("lex", "vec_rank"), ("vec", "lex_rank")):
-        hits = rank(scope, "kafka consumer", mode, vectors, also=also).hits(3)
+        hits = rank(scope, Words("kafka consumer", also=also), mode, vectors).hits(3)
         assert hits and all(getattr(h, other) is None for h in hits), mode
         assert hits[0].score == round(1 / (SEARCH_FUSION_K + 1), 6), mode

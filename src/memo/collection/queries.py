@@ -195,6 +195,36 @@ def vec_candidates(
 WINDOW_DEPTH = 2
 
 
+def vector_rows(store: IndexStore) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
+    """Every stored vector of this index, chunks' and windows', in no particular order: the
+    chunk id of each (int64), its slot (0: the chunk's own, k + 1: its window k), their int8
+    codes (n, dim); and the note of every chunk (with a vector or still without)."""
+    ids: list[int] = []
+    slots: list[int] = []
+    blobs: list[bytes] = []
+    for rowid, blob in store.conn.execute("SELECT rowid, embedding FROM chunks_vec"):
+        ids.append(rowid)
+        slots.append(0)
+        blobs.append(blob)
+    if has_windows(store.conn):
+        for rowid, blob in store.conn.execute("SELECT rowid, embedding FROM windows_vec"):
+            ids.append(windows.chunk_of(rowid))
+            slots.append(rowid - windows.chunk_of(rowid) * windows.SLOTS + 1)
+            blobs.append(blob)
+    dim = len(blobs[0]) if blobs else 0
+    codes = np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), dim)
+    paths = dict(store.conn.execute("SELECT id, path FROM chunks"))
+    return np.asarray(ids, dtype=np.int64), np.asarray(slots, dtype=np.int64), codes, paths
+
+
+def qualifying(store: IndexStore, where: str, params: Sequence[object]) -> np.ndarray:
+    """The ids of the chunks a `narrowing` condition keeps."""
+    rows = store.conn.execute(
+        f"SELECT c.id FROM chunks c JOIN files f ON f.path = c.path WHERE {where}", tuple(params)
+    ).fetchall()
+    return np.asarray([r[0] for r in rows], dtype=np.int64)
+
+
 def best_per_chunk(
     own: list[tuple[int, float]], wins: list[tuple[int, float]], n: int
 ) -> list[tuple[int, float]]:
@@ -205,6 +235,18 @@ def best_per_chunk(
         if sim > best.get(cid, -2.0):
             best[cid] = sim
     return sorted(best.items(), key=lambda kv: -kv[1])[:n]
+
+
+def pending_ids(store: IndexStore) -> set[int]:
+    """The chunks with no vector yet (the vector stage's queue: few, but while indexing)."""
+    return {r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE vec = 0")}
+
+
+def chunk_texts(store: IndexStore, ids: Sequence[int]) -> dict[int, str]:
+    """The text of these chunks."""
+    marks = ",".join("?" * len(ids))
+    rows = store.conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", tuple(ids))
+    return {int(r[0]): unpack_text(r[1]) for r in rows}
 
 
 def pending_among(store: IndexStore, ids: Sequence[int]) -> set[int]:

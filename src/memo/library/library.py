@@ -47,7 +47,7 @@ from ..search.diversity import DIVERSITY_MIN_K, notes_cap
 from ..search.excerpt import Excerpt, read_excerpt
 from ..search.fusion import CANDIDATES, FUSION_VERSION
 from ..search.languages import translate_warning
-from ..search.legs import QueryVectors, Scope
+from ..search.legs import QueryVectors, Scope, Words
 from ..search.ranking import Ranking, rank
 from ..search.results import Freshness, SearchResult
 from . import syncing, targets
@@ -295,7 +295,7 @@ class Library:
             ranking, fresh, caught, routed, more = self._routed(scope, req, depth, flt)
             warnings += [w for w in more if w not in warnings]
         warnings += [w for w in caught + ranking.warnings if w not in warnings]
-        if said := self._language_warning(req.query, req.also, [c for c, _ in ranking.parts()]):
+        if said := self._language_warning(Words.of(req), [c for c, _ in ranking.parts()]):
             warnings.append(said)
         diverse = req.k >= DIVERSITY_MIN_K if req.diverse is None else req.diverse
         hits = ranking.hits(req.k, notes_cap(req.k) if diverse else None)
@@ -342,7 +342,7 @@ class Library:
         return ranking
 
     def _rank(self, scope: Scope, req: SearchRequest, depth: int, flt: Filter | None) -> Ranking:
-        return rank(scope, req.query, req.mode, self._vectors, depth, flt, req.also)
+        return rank(scope, Words.of(req), req.mode, self._vectors, depth, flt)
 
     def _routed(
         self, scope: Scope, req: SearchRequest, depth: int, flt: Filter | None
@@ -396,7 +396,7 @@ class Library:
         res.warnings = req.warnings() + self._broken_warnings(req.prefix) + res.warnings
         if routed.ranking is not None:
             searched = [c for c, _ in routed.ranking.parts()]
-            if said := self._language_warning(req.query, req.also, searched):
+            if said := self._language_warning(Words.of(req), searched):
                 res.warnings.append(said)
         if req.max_tokens is not None:
             counter = token_counter(self.embedder)
@@ -469,14 +469,12 @@ class Library:
     def _resolve(self, target: str | os.PathLike[str] | None) -> Scope:
         return resolve(self._colls, target)
 
-    def _language_warning(
-        self, query: str, also: tuple[str, ...], searched: list[Collection]
-    ) -> str | None:
+    def _language_warning(self, words: Words, searched: list[Collection]) -> str | None:
         """Say when the question is not in the language of most of what it searched."""
         reg = self._colls.scanned()
         entries = [reg.entry(c.rel) for c in searched]
         parts = [(e.chunks or 0, e.language_shares()) for e in entries if e is not None]
-        return translate_warning(query, also, parts)
+        return translate_warning(words.query, words.also, parts, words.answer)
 
     def _broken_warnings(self, target: str | None) -> list[str]:
         """One warning per broken `_meta.yaml` under the target: those notes are not searched.

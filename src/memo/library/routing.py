@@ -40,7 +40,7 @@ from ..collection.filters import Filter
 from ..requests import RouteRequest
 from ..router.route import Candidate, RouteResult, strategy_for, subtree, summary_rank
 from ..search.fusion import CANDIDATES
-from ..search.legs import QueryVectors, Scope
+from ..search.legs import QueryVectors, Scope, Words
 from ..search.ranking import Ranking, rank
 from ..search.results import cut_text
 from .collections import Collections
@@ -108,7 +108,7 @@ def route_by_evidence(
     ranking = None
     if searched and req.query.strip():
         scope = Scope(".", [(c, "") for c in searched])
-        ranking = rank(scope, req.query, mode, vectors, depth, flt, req.also)
+        ranking = rank(scope, Words.of(req), mode, vectors, depth, flt)
     order = _order(candidates, ranking, reg.entry)
     shown = _shown(ranking) if ranking is not None else {}
     by_path = {c.path: c for c in ranked}

@@ -24,7 +24,8 @@ A lexical-only search is never `high`. `none` says the answer is probably not in
 which nobody can say of chunks the vector leg has not seen: while UNSEEN_SHARE or more of the
 scope waits for its vectors, `none` is `low`.
 A query without a single word (`?!`, spaces) asks nothing a note could answer: `none`, whatever
-its embedding happens to lie near.
+its embedding happens to lie near. A query whose every word is one character (`x`, `v 2`)
+names nothing either: any note holding that letter holds "all" of it, so it is never `high`.
 """
 
 from __future__ import annotations
@@ -71,6 +72,7 @@ def signals(legs: Legs, top_text: str = "") -> dict[str, Any]:
         "coverage": legs.coverage,
         "unseen": legs.unseen,
         "words": legs.words,
+        "named": any(len(t) > 1 for t in legs.terms) if legs.terms else True,
     }
 
 
@@ -119,9 +121,15 @@ def confidence(
     unsure = "low" if s.get("unseen", 0.0) >= UNSEEN_SHARE else "none"
     if strength is None:  # lexical only: no second opinion, so never "high"
         return unsure if share < none_share else "low"
-    if s["agree"] and share >= high_share:
+    sure = s.get("named", True)  # a question of one-letter words is never sure
+    if sure and s["agree"] and share >= high_share:
         return "high"
-    if s.get("same_first") and not s["languages_differ"] and strength >= SAME_FIRST_STRENGTH:
+    if (
+        sure
+        and s.get("same_first")
+        and not s["languages_differ"]
+        and strength >= SAME_FIRST_STRENGTH
+    ):
         return "high"  # both legs chose this chunk first, and it is near the question
     floor = none_strength_across if s["languages_differ"] else none_strength
     return unsure if share < none_share and strength < floor else "low"

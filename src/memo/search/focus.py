@@ -32,12 +32,13 @@ from ..collection.vectors import dequantize, dequantize_rows, quantize
 from .results import LEAD, TEXT_LIMIT, cut_text
 
 
-def by_vectors(codes: Sequence[bytes], queries: Sequence[np.ndarray]) -> int | None:
+def by_vectors(codes: Sequence[bytes] | np.ndarray, queries: Sequence[np.ndarray]) -> int | None:
     """The window (index into the chunk's windows) nearest any of the query vectors, by the
-    vector leg's cosine; None without windows or queries."""
-    if not codes or not queries:
+    vector leg's cosine; None without windows or queries. The windows as their stored int8
+    codes, or as the unit rows search/nearest.py holds them."""
+    if not len(codes) or not queries:
         return None
-    mat = dequantize_rows(list(codes))
+    mat = codes if isinstance(codes, np.ndarray) else dequantize_rows(list(codes))
     sims = np.max(np.stack([mat @ dequantize(quantize(q)) for q in queries]), axis=0)
     return int(np.argmax(sims))  # the first of equals
 

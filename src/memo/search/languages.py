@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..collection.lexical import script
+from ..collection.lexical import WORD, script
 
 NAMES = {"ru": "Russian", "en": "English"}
 BY_SCRIPT = {"cyrl": "ru", "latn": "en"}
@@ -45,22 +45,28 @@ def main_language(parts: Iterable[tuple[int, dict[str, float]]]) -> tuple[str, f
 
 
 def translate_warning(
-    query: str, also: tuple[str, ...], parts: Iterable[tuple[int, dict[str, float]]]
+    query: str,
+    also: tuple[str, ...],
+    parts: Iterable[tuple[int, dict[str, float]]],
+    answer: str | None = None,
 ) -> str | None:
-    """The warning that tells the caller to ask in the notes' language, or None."""
+    """The warning that tells the caller to ask in the notes' language, or None (also when
+    the question has no word of two letters: `x` is in no language)."""
+    if not any(len(w) > 1 for w in WORD.findall(query)):
+        return None
     main = main_language(parts)
     if main is None:
         return None
     lang, share = main
     if share <= MOST:
         return None
-    said = [language_of(q) for q in (query, *also)]
+    said = [language_of(q) for q in (query, *also, *([answer] if answer else []))]
     if said[0] is None or said[0] == lang or lang in said:
         return None
     name = NAMES[lang]
     return (
         f"the notes searched here are mostly {name} ({share:.0%} of them) and the question is "
-        f"{NAMES.get(said[0], 'in another language')}: ask again in {name}, or pass the "
-        f"question in {name} as `also` (memo_search/memo_route also=[...], memo search --also) "
-        "to fuse both phrasings"
+        f"{NAMES.get(said[0], 'in another language')}: pass the question in {name} as `also` "
+        f"and a likely answer in {name} as `answer` (memo_search/memo_route also=[...], "
+        "answer=...; memo search --also, --answer): they are fused into one ranking"
     )

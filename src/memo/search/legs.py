@@ -9,10 +9,11 @@ holds more collections than the pool keeps open.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from ..collection.queries import Postings
 from ..collection.store import IndexStore
 from ..embed import Embedder
 from ..errors import EmbedderUnavailableError
+from . import nearest
 from .bm25 import Corpus
 from .fusion import Legs
 
@@ -46,17 +48,22 @@ class QueryVectors:
 
     def __init__(self, embedder: Embedder | None) -> None:
         self.embedder = embedder
-        self._cache: dict[tuple[str, str], np.ndarray] = {}
+        self._cache: dict[tuple[str, bool, str], np.ndarray] = {}
 
-    def get(self, query: str) -> tuple[np.ndarray | None, str]:
-        """The query's embedding, or None and why (no model, the model failed)."""
+    def get(self, query: str, passage: bool = False) -> tuple[np.ndarray | None, str]:
+        """The query's embedding (as a passage: a likely answer), or None and why (no model,
+        the model failed)."""
         if self.embedder is None:
             return None, NO_EMBEDDER
-        key = (self.embedder.model_id, query)
+        key = (self.embedder.model_id, passage, query)
         vec = self._cache.pop(key, None)
         if vec is None:
             try:
-                vec = self.embedder.embed_query(query)
+                vec = (
+                    self.embedder.embed_passages([query])[0]
+                    if passage
+                    else self.embedder.embed_query(query)
+                )
             except EmbedderUnavailableError as e:
                 return None, f"{e} — lexical results only. {e.hint}"
         self._cache[key] = vec  # most recent last
@@ -78,6 +85,8 @@ class Reader:
     def __init__(self, scope: Scope) -> None:
         self.scope = scope
         self.warnings: list[str] = []
+        self.reads: Counter[int] = Counter()  # reads of each collection's index, by position
+        self.matrices: dict[int, nearest.Matrix] = {}  # vectors the legs held, by position
 
     def note(self, warning: str) -> None:
         if warning and warning not in self.warnings:
@@ -87,6 +96,7 @@ class Reader:
         """A read of the index of the scope's `ci`-th collection (a damaged index is rebuilt
         first, and the warnings say so)."""
         result, healed = self.scope.parts[ci][0].read(query)
+        self.reads[ci] += 1
         self.note(healed)
         return result
 
@@ -102,8 +112,217 @@ class Reader:
         return rows
 
 
-def _has_vectors(store: IndexStore) -> bool:
-    return store.has_vec
+@dataclass(frozen=True, slots=True)
+class Phrasing:
+    """One way of asking that runs through the legs: the question, a phrasing of it, or a
+    likely answer (`Words.phrasings`)."""
+
+    kind: str  # "question", "also" or "answer"
+    text: str  # what the vector leg embeds
+    lexical: str  # whose stems the lexical leg searches
+    passage: bool = False  # embedded as a passage (a likely answer reads like a note)
+
+
+@dataclass(frozen=True, slots=True)
+class Words:
+    """A question and the agent's words for it (requests.py declares them): `also`, other
+    phrasings in the notes' language, run through both legs; `keywords`, exact terms, added
+    to the question's lexical leg only; `answer`, a likely answer, run through both legs and
+    embedded as a passage. docs/design.md, "The agent's words", has the measurements."""
+
+    query: str
+    also: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    answer: str | None = None
+
+    @classmethod
+    def of(cls, req: Any) -> Words:
+        """The words of a search or route request (requests.py): its query, `also`,
+        `keywords` and `answer`."""
+        return cls(
+            req.query,
+            tuple(req.also),
+            tuple(getattr(req, "keywords", ())),
+            getattr(req, "answer", None),
+        )
+
+    def phrasings(self) -> list[Phrasing]:
+        lexical = " ".join((self.query, *self.keywords))
+        out = [Phrasing("question", self.query, lexical)]
+        out += [Phrasing("also", a, a) for a in self.also]
+        if self.answer:
+            out.append(Phrasing("answer", self.answer, self.answer, passage=True))
+        return out
+
+
+@dataclass(slots=True)
+class Share:
+    """What one collection gives a search, read at once: its lexical statistics and the
+    postings of every phrasing's stems, each phrasing's nearest chunks, its vector debt and
+    which chunks still lack a vector, and the alphabet of each phrasing's nearest chunk."""
+
+    rows: int
+    tokens: int
+    df: dict[str, int]
+    postings: Postings
+    has_vec: bool  # it holds vectors (and was not waiting for its first)
+    vec: list[list[tuple[int, float]]]  # per phrasing with a query vector
+    debt: tuple[int, int]  # (chunks, of them without a vector)
+    pending: set[int]
+    scripts: dict[int, str | None]  # chunk id -> alphabet, for each phrasing's nearest
+    matrix: nearest.Matrix | None  # its vectors in memory (notes' means, windows)
+
+
+def _share(
+    store: IndexStore,
+    terms: list[str],
+    qvecs: Callable[[], list[np.ndarray] | None],
+    depth: int,
+    prefix: str,
+    flt: Filter | None,
+    debt: tuple[int, int] | None,
+) -> Share:
+    rows, tokens, df, postings = (
+        queries.lex_share(store, terms, prefix, flt) if terms else (0, 0, {}, Postings.empty())
+    )
+    debt = debt if debt is not None else queries.vector_debt(store)
+    vec: list[list[tuple[int, float]]] = []
+    waiting = bool(debt[0]) and debt[1] == debt[0]  # no vector yet: no KNN
+    has_vec = store.has_vec and not waiting
+    vecs = qvecs() if has_vec else None
+    held = nearest.matrix(store) if vecs else None
+    if held is not None and vecs:
+        vec = nearest.nearest(held, store, vecs, depth, prefix, flt)
+    pending = queries.pending_ids(store) if debt[1] else set()
+    tops = [found[0][0] for found in vec if found]
+    texts = queries.chunk_texts(store, tops) if tops else {}
+    scripts = {c: script(t) for c, t in texts.items()}
+    return Share(rows, tokens, df, postings, has_vec, vec, debt, pending, scripts, held)
+
+
+def gather(
+    reader: Reader,
+    words: Words,
+    mode: str,
+    depth: int,
+    vectors: QueryVectors,
+    flt: Filter | None = None,
+) -> list[Legs]:
+    """Each leg's candidates for each phrasing (`Words.phrasings`) across every collection of
+    the reader's scope, best first: one read of each index for all of them.
+
+    The phrasings are embedded at the first collection with vectors. The lexical leg gathers
+    every collection's statistics and postings (of every phrasing's stems at once), then scores
+    each phrasing with the sums (search/bm25.py): its scores mean the same in every collection.
+    """
+    said = words.phrasings()
+    lexical = mode in ("hybrid", "lex")
+    terms = [query_terms(p.lexical) if lexical else [] for p in said]
+    union = list(dict.fromkeys(t for ts in terms for t in ts))
+    want_vec = mode in ("hybrid", "vec") and bool(words.query.strip())
+    embedded: list[list[np.ndarray] | None] = []
+
+    def qvecs() -> list[np.ndarray] | None:
+        if not embedded:
+            embedded.append(_embed(reader, vectors, said) if want_vec else None)
+        return embedded[0]
+
+    shares = []
+    for i, (coll, prefix) in enumerate(reader.scope.parts):
+        read = partial(
+            _share,
+            terms=union,
+            qvecs=qvecs,
+            depth=depth,
+            prefix=prefix,
+            flt=flt,
+            debt=coll.vector_debt,
+        )
+        share = reader.read(i, read)
+        if share.matrix is not None:
+            reader.matrices[i] = share.matrix
+        shares.append(share)
+    vecs = embedded[0] if embedded else None
+    any_vectors = any(s.has_vec for s in shares)
+    waiting = any(s.debt[0] and s.debt[1] == s.debt[0] for s in shares)
+    if want_vec and not any_vectors and not waiting:
+        reader.note(
+            NO_EMBEDDER
+            if vectors.embedder is None
+            else "these indexes hold no vectors (built without a model): lexical only"
+        )
+    return [
+        _legs_of(p, j, terms[j], union, shares, depth, vecs, want_vec and (any_vectors or waiting))
+        for j, p in enumerate(said)
+    ]
+
+
+def _embed(reader: Reader, vectors: QueryVectors, said: list[Phrasing]) -> list[np.ndarray] | None:
+    out = []
+    for p in said:
+        vec, why = vectors.get(p.text, passage=p.passage)
+        reader.note(why)
+        if vec is None:
+            return None
+        out.append(vec)
+    return out
+
+
+def _legs_of(
+    p: Phrasing,
+    j: int,
+    terms: list[str],
+    union: list[str],
+    shares: list[Share],
+    depth: int,
+    vecs: list[np.ndarray] | None,
+    vectors_seen: bool,
+) -> Legs:
+    """The legs of phrasing `j` from every collection's share."""
+    legs = Legs(words=bool(stems(p.text)), kind=p.kind)
+    if terms:
+        corpus = Corpus(terms)
+        at = {union.index(t): k for k, t in enumerate(terms)}
+        for s in shares:
+            corpus.add(s.rows, s.tokens, {t: s.df[t] for t in terms if t in s.df})
+        legs.lex = corpus.best([_narrowed(s.postings, at) for s in shares], depth)
+        legs.coverage = len(corpus.known) / len(terms)
+        legs.terms, legs.idf = terms, corpus.idf().tolist()
+    if vecs is not None:
+        legs.vec = [((i, cid), sim) for i, s in enumerate(shares) if s.vec for cid, sim in s.vec[j]]
+        legs.vec.sort(key=lambda x: -x[1])
+        del legs.vec[depth:]
+        legs.qvec = vecs[j]
+    # the question's language is the question's own (its keywords may be in the notes')
+    legs.query_script = script(p.text, query=True)
+    if legs.lex and legs.vec:  # only the fusion reads it: whether the lexical leg can help
+        ci, cid = legs.vec[0][0]
+        legs.answer_script = shares[ci].scripts.get(cid)
+    if vectors_seen:
+        by_coll: dict[int, set[int]] = {}
+        for (ci, cid), _ in legs.lex:
+            by_coll.setdefault(ci, set()).add(cid)
+        legs.pending = {
+            (ci, cid) for ci, ids in by_coll.items() for cid in ids & shares[ci].pending
+        }
+        chunks = sum(s.debt[0] for s in shares)
+        legs.unseen = sum(s.debt[1] for s in shares) / chunks if chunks else 0.0
+    return legs
+
+
+def _narrowed(postings: Postings, at: dict[int, int]) -> Postings:
+    """The postings of some of the union's terms (`at`: union position -> the phrasing's)."""
+    keep = [k for k, t in enumerate(postings.terms) if t in at]
+    if len(keep) == len(postings.terms):
+        return Postings(
+            postings.docs, [at[t] for t in postings.terms], postings.tf, postings.length
+        )
+    return Postings(
+        [postings.docs[k] for k in keep],
+        [at[postings.terms[k]] for k in keep],
+        [postings.tf[k] for k in keep],
+        [postings.length[k] for k in keep],
+    )
 
 
 def gather_legs(
@@ -114,60 +333,8 @@ def gather_legs(
     vectors: QueryVectors,
     flt: Filter | None = None,
 ) -> Legs:
-    """Each leg's candidates across every collection of the reader's scope, best first.
-
-    The query is embedded once, when the first collection with vectors comes up. The lexical
-    leg first gathers every collection's statistics and postings, then scores them all with
-    the sums (search/bm25.py): its scores mean the same in every collection.
-    """
-    legs = Legs(words=bool(stems(query)))
-    terms = query_terms(query) if mode in ("hybrid", "lex") else []
-    corpus = Corpus(terms)
-    postings: list[Postings] = []
-    want_vec = mode in ("hybrid", "vec") and bool(query.strip())
-    qvec: np.ndarray | None = None
-    vec_failed = any_vectors = waiting = False
-    for i, (_, prefix) in enumerate(reader.scope.parts):
-        if terms:
-            share = partial(queries.lex_share, terms=terms, prefix=prefix, flt=flt)
-            rows, tokens, df, found = reader.read(i, share)
-            corpus.add(rows, tokens, df)
-            postings.append(found)
-        debt = reader.scope.parts[i][0].vector_debt  # (chunks, pending) as last synced
-        if debt is not None and debt[0] and debt[1] == debt[0]:
-            waiting = True  # no vector yet (the vector stage has not reached it): no KNN
-        elif want_vec and not vec_failed and reader.read(i, _has_vectors):
-            any_vectors = True
-            if qvec is None:
-                qvec, why = vectors.get(query)
-                reader.note(why)
-                vec_failed = qvec is None
-            if qvec is not None:
-                find = partial(queries.vec_candidates, qvec=qvec, n=depth, prefix=prefix, flt=flt)
-                legs.vec += [((i, cid), s) for cid, s in reader.read(i, find)]
-    if terms:  # every collection's rows scored with the statistics of all of them
-        legs.lex = corpus.best(postings, depth)
-        legs.coverage = len(corpus.known) / len(terms)
-        legs.terms, legs.idf = terms, corpus.idf().tolist()
-    if want_vec and not any_vectors and not waiting:
-        reader.note(
-            NO_EMBEDDER
-            if vectors.embedder is None
-            else "these indexes hold no vectors (built without a model): lexical only"
-        )
-    # Cosine similarities are comparable across collections (one model), and BM25 scores are
-    # since they share the statistics.
-    legs.lex.sort(key=lambda x: -x[1])
-    legs.vec.sort(key=lambda x: -x[1])
-    del legs.lex[depth:], legs.vec[depth:]
-    legs.query_script = script(query, query=True)
-    legs.qvec = qvec
-    if legs.lex and legs.vec:  # only the fusion reads it: whether the lexical leg can help
-        top = reader.rows(legs.vec_ranked[:1])
-        legs.answer_script = script(" ".join(r.text for r in top.values()))
-    if want_vec and (any_vectors or waiting):
-        _pending(reader, legs)
-    return legs
+    """The legs of one question without other words (`gather` for a Words of its own)."""
+    return gather(reader, Words(query), mode, depth, vectors, flt)[0]
 
 
 def note_cosines(
@@ -175,7 +342,8 @@ def note_cosines(
 ) -> tuple[dict[Key, tuple[int, str]], dict[tuple[int, str], float]]:
     """Each candidate's note (collection position, path), and each such note's mean vector's
     cosine to the question: the best over its phrasings' vectors (search/fusion.py
-    with_notes). Notes with no vector yet have none."""
+    with_notes). Notes with no vector yet have none. From the vectors the legs held in memory
+    (search/nearest.py), else read."""
     by_coll: dict[int, list[int]] = {}
     for ci, cid in keys:
         by_coll.setdefault(ci, []).append(cid)
@@ -183,26 +351,11 @@ def note_cosines(
     note_of: dict[Key, tuple[int, str]] = {}
     cosines: dict[tuple[int, str], float] = {}
     for ci, ids in by_coll.items():
-        paths, means = reader.read(ci, partial(queries.note_means, ids=ids))
+        held = reader.matrices.get(ci)
+        if held is not None:
+            paths, means = held.note_means(ids)
+        else:
+            paths, means = reader.read(ci, partial(queries.note_means, ids=ids))
         note_of.update({(ci, cid): (ci, path) for cid, path in paths.items()})
         cosines.update({(ci, path): float(np.max(q @ m)) for path, m in means.items()})
     return note_of, cosines
-
-
-def _pending(reader: Reader, legs: Legs) -> None:
-    """Which lexical candidates have no vector yet, and what share of the scope that is: the
-    fusion lets their lexical rank stand in for the vector rank (search/fusion.py), and
-    confidence does not answer `none` for what the vector leg could not see."""
-    chunks = unseen = 0
-    by_coll: dict[int, list[int]] = {}
-    for (ci, cid), _ in legs.lex:
-        by_coll.setdefault(ci, []).append(cid)
-    for i, (coll, _) in enumerate(reader.scope.parts):
-        debt = coll.vector_debt
-        if debt is None:
-            debt = reader.read(i, queries.vector_debt)
-        chunks, unseen = chunks + debt[0], unseen + debt[1]
-        if debt[1] and i in by_coll:
-            ids = reader.read(i, partial(queries.pending_among, ids=by_coll[i]))
-            legs.pending |= {(i, cid) for cid in ids}
-    legs.unseen = unseen / chunks if chunks else 0.0

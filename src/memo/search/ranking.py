@@ -16,6 +16,8 @@ from functools import partial
 from pathlib import Path
 from typing import cast
 
+import numpy as np
+
 from ..collection.chunker import passage_text
 from ..collection.collection import Collection
 from ..collection.filters import Filter
@@ -25,8 +27,8 @@ from . import focus
 from .confidence import confidence, signals
 from .diversity import DIVERSITY_POOL, DIVERSITY_RATIO, cap_per_note
 from .excerpt import cite_range
-from .fusion import CANDIDATES, Legs, fuse, fuse_phrasings, with_notes
-from .legs import Key, QueryVectors, Reader, Scope, gather_legs, note_cosines
+from .fusion import CANDIDATES, Legs, fuse_phrasings, with_notes
+from .legs import Key, QueryVectors, Reader, Scope, Words, gather, note_cosines
 from .results import Hit
 
 
@@ -84,18 +86,22 @@ class Ranking:
         return passage_text(rows[order[0]].heading, rows[order[0]].text) if order else ""
 
     def confidence(self) -> str:
-        """high / low / none for the first hit (search/confidence.py). With several phrasings,
-        the best any phrasing in the first hit's own language gives it: across languages
-        cosines overlap (an unanswerable English question of Russian notes looks as close as
-        an answerable one), so once the agent passes a translation, that phrasing decides.
-        Only when no phrasing shares the hit's language do they all count."""
+        """high / low / none for the first hit (search/confidence.py), judged by the question
+        when it is in the first hit's language, else by the agent's first phrasing that is (a
+        translation: across languages cosines overlap, an unanswerable English question of
+        Russian notes looking as close as an answerable one). One witness, not the best of
+        several: the best of four phrasings said `high` of 12 of 14 wrong first hits on the
+        vault (docs/design.md, "The agent's words"). A likely answer never vouches: it is
+        written to look like a note. The question's keywords count with it."""
         text = self.top_passage()
         if not text:
             return "none"
-        every = [signals(legs, text) for legs in self.phrasings]
-        same = [s for s in every if not s["languages_differ"]]
-        said = [confidence(s) for s in (same or every)]
-        return max(said, key=("none", "low", "high").index)
+        judges = [legs for legs in self.phrasings if legs.kind != "answer"] or self.phrasings
+        for legs in judges:
+            said = signals(legs, text)
+            if not said["languages_differ"]:
+                return confidence(said)
+        return confidence(signals(judges[0], text))
 
     def by_collection(self, shown: int) -> list[tuple[int, list[Key]]]:
         """Each collection that has candidates, in the order of its best one, with its best
@@ -176,12 +182,18 @@ class Ranking:
         weight = {
             t: w for legs in self.phrasings for t, w in zip(legs.terms, legs.idf, strict=True)
         }
-        codes: dict[Key, list[bytes]] = {}
+        codes: dict[Key, list[bytes] | np.ndarray] = {}
         if qvecs:
             by_coll: dict[int, list[tuple[int, int]]] = {}
             for ci, cid in keys:
-                if rows[(ci, cid)].wins:
-                    by_coll.setdefault(ci, []).append((cid, rows[(ci, cid)].wins))
+                wins = rows[(ci, cid)].wins
+                held = self.reader.matrices.get(ci)
+                if wins and held is not None:  # the windows the legs held in memory
+                    mine = held.windows(cid, wins)
+                    if mine is not None:
+                        codes[(ci, cid)] = mine
+                elif wins:
+                    by_coll.setdefault(ci, []).append((cid, wins))
 
             def read(store: IndexStore, want: list[tuple[int, int]]) -> dict[int, list[bytes]]:
                 return window_codes_of(store.conn, want)  # a chunk with windows: the table is
@@ -207,19 +219,20 @@ def _legs_within(legs: Legs, collections: set[int]) -> Legs:
 
 def rank(
     scope: Scope,
-    query: str,
+    words: Words | str,
     mode: str,
     vectors: QueryVectors,
     depth: int = CANDIDATES,
     flt: Filter | None = None,
-    also: tuple[str, ...] = (),
 ) -> Ranking:
-    """Both legs over every collection of the scope, fused once; with `also`, every phrasing
-    through both legs, all fused into one ranking (search/fusion.py fuse_phrasings)."""
+    """Both legs over every collection of the scope for each of the question's phrasings (the
+    question, the agent's `also` and likely `answer`: search/legs.py Words), fused into one
+    ranking (search/fusion.py fuse_phrasings), the candidates' notes as witnesses."""
     reader = Reader(scope)
-    every = [gather_legs(reader, q, mode, depth, vectors, flt) for q in (query, *also)]
-    fused = fuse(every[0], mode) if not also else fuse_phrasings(every, mode)
-    scores = cast(dict[Key, float], fused)  # the legs' keys: (collection, chunk id)
+    every = gather(
+        reader, Words(words) if isinstance(words, str) else words, mode, depth, vectors, flt
+    )
+    scores = cast(dict[Key, float], fuse_phrasings(every, mode))  # keys: (collection, chunk id)
     if mode == "hybrid":
         scores = witnessed(reader, scores, every)
     return Ranking(reader, every[0], scores, phrasings=every)
@@ -227,6 +240,7 @@ def rank(
 
 def witnessed(reader: Reader, scores: dict[Key, float], phrasings: list[Legs]) -> dict[Key, float]:
     """Hybrid scores with the candidates' notes as witnesses (search/fusion.py with_notes), as
-    far as a phrasing has a query vector; the scores as they are without one."""
-    qvecs = [legs.qvec for legs in phrasings if legs.qvec is not None]
+    far as a phrasing has a query vector (the question's and its phrasings': a likely answer
+    is no witness of what a note is about); the scores as they are without one."""
+    qvecs = [legs.qvec for legs in phrasings if legs.qvec is not None and legs.kind != "answer"]
     return with_notes(scores, *note_cosines(reader, scores, qvecs)) if qvecs else scores

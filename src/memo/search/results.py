@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -114,11 +115,46 @@ def best_lines(
 def snippet(text: str, line: int, focus_line: int, focus_end_line: int, limit: int) -> str:
     """A hit's text cut shorter (a terminal's or a page's snippet), from where its focus
     (search/focus.py) begins when the cut from the top would leave the focus out. A hit's
-    text is its lines as they are, from `line` (from `focus_line` when it starts with LEAD)."""
+    text is its lines as they are, from `line` (from `focus_line` when it starts with LEAD).
+    A focus in a table shows its rows under the table's header, cells without their padding
+    (`table_rows`): an aligned table's header alone filled a terminal's snippet."""
+    lines = text.removeprefix(LEAD).split("\n")
+    start = line if not text.startswith(LEAD) else focus_line
+    first, last = max(focus_line, start) - start, max(focus_end_line, focus_line) - start
+    if focus_line and 0 <= first < len(lines) and _is_row(lines[first]):
+        return cut_text(table_rows(lines, first, last), limit)
     if text.startswith(LEAD) or focus_line <= line:
         return cut_text(text, limit)
-    lines = text.split("\n")
     skip = focus_line - line
     if skip >= len(lines) or len("\n".join(lines[: focus_end_line - line + 1])) <= limit:
         return cut_text(text, limit)
     return LEAD + cut_text("\n".join(lines[skip:]), limit - len(LEAD))
+
+
+_CELL = re.compile(r"(?<!\\)\|")  # a cell border: a pipe not escaped (`[[a\|b]]` is text)
+_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+
+
+def _is_row(text: str) -> bool:
+    return text.lstrip().startswith("|")
+
+
+def table_rows(lines: list[str], first: int, last: int) -> str:
+    """The rows `first..last` of the table they are in, under its header (its first row, when
+    a `|---|` rule follows it), each row's cells stripped of their padding."""
+    top = first
+    while top > 0 and _is_row(lines[top - 1]):
+        top -= 1
+    header = top if top + 1 < len(lines) and _RULE.match(lines[top + 1]) else None
+    rows = [i for i in range(first, min(last, len(lines) - 1) + 1) if _is_row(lines[i])]
+    keep = ([header] if header is not None else []) + [
+        i for i in rows if i != header and not _RULE.match(lines[i])
+    ]
+    if header is not None and header < first - 2:
+        keep.insert(1, -1)  # rows left out between the header and the focus
+    return "\n".join("…" if i < 0 else _compact(lines[i]) for i in keep)
+
+
+def _compact(row: str) -> str:
+    cells = [c.strip() for c in _CELL.split(row.strip().strip("|"))]
+    return "| " + " | ".join(cells) + " |"

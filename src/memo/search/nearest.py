@@ -1,0 +1,178 @@
+"""An index's vectors in memory: every phrasing's nearest chunks, the notes' mean vectors and
+each chunk's sentence windows, from one matrix read once while the index does not change.
+
+A chunk scores the best cosine of its own vector and its sentence windows'
+(collection/windows.py). sqlite-vec's vec0 answers one query vector a scan; a search with the
+agent's words asks up to five (the question, three phrasings, a likely answer), and the windows
+make each scan 2.5-6.5 times the chunks. So each index's vectors are read once into a float32
+matrix, rows sorted by chunk (its own vector, then its windows in order), and kept while the
+index does not change; a search multiplies it by each query vector and takes each chunk's best
+row (one `maximum.reduceat`). The same matrix gives the note witness its means (search/fusion.py
+with_notes: the unit mean of a note's chunks' own vectors) and the focus its windows
+(search/focus.py), so a search reads an index twice: its legs, then its hits' rows.
+
+Scores are vec0's: both sides int8 (the query quantized as the stored vectors were,
+collection/vectors.py), cosine. A matrix is read again when its index changed: the key is the
+connection, SQLite's `data_version` (another connection committed) and the connection's own
+`total_changes` (it wrote), checked on every search for a few microseconds. Matrices are kept
+least recently used first within CACHE_BYTES; one larger than that alone serves its search and
+is not kept.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..collection import queries
+from ..collection.filters import Filter
+from ..collection.store import IndexStore
+from ..collection.vectors import dequantize, quantize
+
+CACHE_BYTES = 512 * 2**20  # every index's matrix together (the vault's 17 indexes: ~16 MB)
+
+
+@dataclass(frozen=True, slots=True)
+class Matrix:
+    """One index's vectors: `rows` (n, dim) float32 unit rows sorted by chunk, each chunk's own
+    vector first, then its windows in order; `chunks` the chunk ids (ascending) and `starts`
+    the first row of each; `notes` the note paths, `known` every chunk of the index (vector or
+    not, ascending) and `note_of` each one's place in `notes`; `means` each note's unit mean of
+    its chunks' own vectors (a zero row for a note none of whose chunks has one yet)."""
+
+    chunks: np.ndarray
+    starts: np.ndarray
+    rows: np.ndarray
+    own: np.ndarray  # bool per chunk: its first row is its own vector (not a window)
+    notes: list[str]
+    known: np.ndarray
+    note_of: np.ndarray
+    means: np.ndarray
+
+    @property
+    def nbytes(self) -> int:
+        return int(
+            self.rows.nbytes + self.means.nbytes + 3 * self.chunks.nbytes + 2 * self.known.nbytes
+        )
+
+    def place(self, ids: Iterable[int], among: np.ndarray | None = None) -> dict[int, int]:
+        """Each of these chunk ids' position in `chunks` (or `among`), those it holds."""
+        pool = self.chunks if among is None else among
+        want = np.fromiter(ids, dtype=np.int64)
+        if not len(pool) or not len(want):
+            return {}
+        at = np.searchsorted(pool, want)
+        ok = (at < len(pool)) & (pool[np.minimum(at, len(pool) - 1)] == want)
+        return {int(c): int(i) for c, i, k in zip(want, at, ok, strict=True) if k}
+
+    def note_means(self, ids: Iterable[int]) -> tuple[dict[int, str], dict[str, np.ndarray]]:
+        """Each of these chunks' note, and each such note's mean vector (notes without one
+        left out): what collection/queries.note_means read from the index."""
+        paths: dict[int, str] = {}
+        means: dict[str, np.ndarray] = {}
+        for cid, i in self.place(ids, self.known).items():
+            note = self.notes[self.note_of[i]]
+            paths[cid] = note
+            mean = self.means[self.note_of[i]]
+            if mean.any():
+                means[note] = mean
+        return paths, means
+
+    def windows(self, cid: int, count: int) -> np.ndarray | None:
+        """The chunk's `count` window vectors in order, None unless it has all of them."""
+        at = self.place([cid]).get(cid)
+        if at is None or not count:
+            return None
+        first = int(self.starts[at]) + int(self.own[at])
+        end = int(self.starts[at + 1]) if at + 1 < len(self.starts) else len(self.rows)
+        return self.rows[first:end] if end - first == count else None
+
+
+_cache: OrderedDict[str, tuple[tuple[int, int, int], Matrix]] = OrderedDict()
+_lock = threading.Lock()
+
+
+def _key(store: IndexStore) -> tuple[int, int, int]:
+    (version,) = store.conn.execute("PRAGMA data_version").fetchone()
+    return id(store.conn), int(version), int(store.conn.total_changes())
+
+
+def matrix(store: IndexStore) -> Matrix:
+    """This index's vectors as they are now (read from the index when they changed)."""
+    key, name = _key(store), str(store.path)
+    with _lock:
+        held = _cache.get(name)
+        if held is not None and held[0] == key:
+            _cache.move_to_end(name)
+            return held[1]
+    made = _read(store)
+    with _lock:
+        _cache.pop(name, None)
+        if made.nbytes <= CACHE_BYTES:
+            _cache[name] = (key, made)
+            total = sum(m.nbytes for _, m in _cache.values())
+            while total > CACHE_BYTES and len(_cache) > 1:
+                _, (_, old) = _cache.popitem(last=False)
+                total -= old.nbytes
+    return made
+
+
+def _read(store: IndexStore) -> Matrix:
+    ids, slots, codes, paths = queries.vector_rows(store)
+    order = np.lexsort((slots, ids))
+    ids, slots = ids[order], slots[order]
+    rows = dequantize(codes[order]) if len(ids) else np.zeros((0, codes.shape[1]), np.float32)
+    chunks, starts = np.unique(ids, return_index=True)
+    own = slots[starts] == 0
+    known = np.asarray(sorted(paths), dtype=np.int64)
+    notes = sorted(set(paths.values()))
+    number = {p: i for i, p in enumerate(notes)}
+    note_of = np.asarray([number[paths[int(c)]] for c in known], dtype=np.int64)
+    means = np.zeros((len(notes), rows.shape[1]), dtype=np.float64)
+    with_own = chunks[own]
+    at = np.searchsorted(known, with_own)
+    np.add.at(means, note_of[at], rows[starts[own]].astype(np.float64))
+    norms = np.linalg.norm(means, axis=1, keepdims=True)
+    means = np.divide(means, norms, out=np.zeros_like(means), where=norms > 0)
+    return Matrix(chunks, starts.astype(np.int64), rows, own, notes, known, note_of, means)
+
+
+def clear() -> None:
+    """Forget every matrix (a process that wants its memory back)."""
+    with _lock:
+        _cache.clear()
+
+
+def nearest(
+    m: Matrix,
+    store: IndexStore,
+    qvecs: Sequence[np.ndarray],
+    n: int,
+    prefix: str = "",
+    flt: Filter | None = None,
+) -> list[list[tuple[int, float]]]:
+    """For each query vector, the n chunks nearest it as (chunk id, cosine), best first; a
+    chunk at the best of its own vector and its windows'. A sub-path or filter keeps the
+    chunks that qualify (the same SQL as the lexical leg's)."""
+    if not len(m.chunks) or not qvecs:
+        return [[] for _ in qvecs]
+    q = dequantize(quantize(np.asarray(qvecs, dtype=np.float32)))
+    # one matrix-vector product a query: BLAS runs those on one thread, where a product with
+    # all of them at once spread over threads two busy cores could not give it
+    best = np.stack([np.maximum.reduceat(m.rows @ v, m.starts) for v in q], axis=1)
+    chunks = m.chunks
+    where, params = queries.narrowing(prefix, flt)
+    if where:
+        keep = np.isin(chunks, queries.qualifying(store, where, params))
+        chunks, best = chunks[keep], best[keep]
+    out = []
+    for j in range(best.shape[1]):
+        col = best[:, j]
+        top = np.argpartition(-col, n - 1)[:n] if len(col) > n else np.arange(len(col))
+        top = top[np.lexsort((chunks[top], -col[top]))]  # best first; equals by chunk id
+        out.append([(int(chunks[i]), float(col[i])) for i in top])
+    return out
