@@ -5,16 +5,15 @@ indexes, the real model; the means are recomputed here from the stored vectors, 
 from __future__ import annotations
 
 import math
-from functools import partial
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from memo.collection import queries
 from memo.collection.vectors import dequantize
 from memo.config import Settings
 from memo.library import Library
+from memo.search import nearest
 from memo.search.fusion import NOTE_WEIGHT, fuse, standardised
 from memo.search.ranking import rank
 
@@ -64,7 +63,7 @@ def test_each_candidates_note_and_the_mean_of_its_chunks_that_have_a_vector(
         lib.index()
         coll = lib.collections()[0]
         ids = _ids(lib)
-        (paths, means), _ = coll.read(partial(queries.note_means, ids=list(ids)))
+        (paths, means), _ = coll.read(lambda st: nearest.matrix(st).note_means(list(ids)))
         assert paths == ids
         want = _stored(lib)
         assert set(means) == set(NOTES)
@@ -78,11 +77,11 @@ def test_each_candidates_note_and_the_mean_of_its_chunks_that_have_a_vector(
         (folder / "new.md").write_text("# Fresh\n\nA note nobody embedded yet.\n")
         coll.sync()
         ids = _ids(lib)
-        (paths, means), _ = coll.read(partial(queries.note_means, ids=list(ids)))
+        (paths, means), _ = coll.read(lambda st: nearest.matrix(st).note_means(list(ids)))
         assert set(paths.values()) == {*NOTES, "new.md"}
         assert "new.md" not in means
         assert np.allclose(means["links.md"], want["links.md"], atol=1e-6)
-        assert coll.read(partial(queries.note_means, ids=[]))[0] == ({}, {})
+        assert coll.read(lambda st: nearest.matrix(st).note_means([]))[0] == ({}, {})
     finally:
         lib.close()
 

@@ -209,34 +209,53 @@ def test_ties_break_by_mtime_newer_first(notes, embedder):
 
 
 @pytest.mark.parametrize("query", ["как настроить kafka consumer lag", "sourdough starter"])
-def test_vec0_knn_ranks_like_every_vector_scored(indexed, query):
-    """The vector leg's vec0 KNN (int8 codes in chunks of store.VEC_CHUNK slots) gives the
-    ranking and cosines of scoring every stored vector in numpy, and an index is close to what
-    it holds."""
-    from memo.collection import queries as cm
+def test_the_vector_leg_ranks_like_every_stored_vector_scored(indexed, query):
+    """The vector leg (search/nearest.py: every stored vector in memory, each chunk at its best
+    row) gives the ranking and cosines of scoring each stored int8 vector against the int8
+    query one by one, and an index is close to what it holds."""
     from memo.collection.store import VEC_CHUNK, has_windows
+    from memo.collection.vectors import dequantize, quantize
+    from memo.collection.windows import chunk_of
+    from memo.search import nearest
 
     qvec = np.asarray(indexed.embedder.embed_query(query), dtype=np.float32)
+    q = dequantize(quantize(qvec))
     for coll in indexed.collections():
         store = coll.store()[0]
-        knn = cm.vec_candidates(store, qvec, 5)
+        (found,) = nearest.nearest(nearest.matrix(store), store, [qvec], 5)
+        best: dict[int, float] = {}
         rows = store.conn.execute("SELECT rowid, embedding FROM chunks_vec").fetchall()
-        wins = (
-            store.conn.execute("SELECT rowid, embedding FROM windows_vec").fetchall()
-            if has_windows(store.conn)
-            else []
-        )
-        every = cm.best_per_chunk(
-            cm.nearest(rows, qvec, len(rows)), cm.nearest(wins, qvec, len(wins)), 5
-        )
-        assert knn, coll.rel
-        assert [i for i, _ in every] == [i for i, _ in knn], coll.rel
-        assert [s for _, s in every] == pytest.approx([s for _, s in knn], abs=1e-5)
+        if has_windows(store.conn):
+            wins = store.conn.execute("SELECT rowid, embedding FROM windows_vec").fetchall()
+            rows += [(chunk_of(r), blob) for r, blob in wins]
+        for cid, blob in rows:
+            best[cid] = max(best.get(cid, -2.0), float(dequantize(bytes(blob)) @ q))
+        every = sorted(best.items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+        assert found, coll.rel
+        assert [i for i, _ in every] == [i for i, _ in found], coll.rel
+        assert [s for _, s in every] == pytest.approx([s for _, s in found], abs=1e-5)
         sql = "SELECT sql FROM sqlite_master WHERE name = 'chunks_vec'"
         declared = store.conn.execute(sql).fetchone()[0]
         assert f"chunk_size={VEC_CHUNK}" in declared and "int8[384]" in declared
         # a vec0 chunk is VEC_CHUNK x 384 int8 (25 KB): a few chunks' worth, not 1.6 MB
         assert coll.status().size_bytes < 600_000, coll.rel
+
+
+@pytest.mark.edits_notes
+def test_a_search_reads_each_index_twice_and_sees_every_change(notes, embedder):
+    """The legs read an index once (both legs, every phrasing), the hits' rows once; the
+    vectors held in memory follow an edit made between two searches."""
+    with Library(notes, embedder) as lib:
+        lib.index()
+        r = lib.rank(".", "vlan tagging", also=["тегированный интерфейс"])
+        r.hits(8, 3)
+        r.confidence()
+        assert r.reader.reads and max(r.reader.reads.values()) <= 2
+        note = notes / "work" / "networking" / "vlan.md"
+        with note.open("a", encoding="utf-8") as f:
+            f.write("\n## Зеркалирование\n\nSPAN-сессия копирует кадры порта на анализатор.\n")
+        hits = lib.search("work", "how to mirror port traffic to an analyzer", k=3).hits
+        assert hits[0].heading.endswith("Зеркалирование")
 
 
 @pytest.mark.parametrize(

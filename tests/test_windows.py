@@ -11,13 +11,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memo.collection import queries
 from memo.collection.chunker import passage_text
 from memo.collection.store import has_windows, unpack_text
 from memo.collection.vectors import dequantize, quantize
 from memo.collection.windows import MAX, SIZE, STRIDE, chunk_of, rowid, rowids, sentences, windows
 from memo.config import Settings
 from memo.library import Library
+from memo.search import nearest
 
 from .watch_helpers import make_collection
 
@@ -76,14 +76,6 @@ def test_a_window_rowid_names_its_chunk():
     assert [chunk_of(rowid(7, k)) for k in range(MAX)] == [7] * MAX
     assert rowids(3, 2) == [rowid(3, 0), rowid(3, 1)] and rowids(3, 0) == []
     assert rowid(8, 0) == rowid(7, MAX) + 1  # no two chunks share a rowid
-
-
-def test_best_per_chunk_keeps_each_chunks_best_score():
-    own = [(1, 0.80), (2, 0.70), (3, 0.60)]
-    wins = [(rowid(3, 1), 0.90), (rowid(2, 0), 0.65), (rowid(4, 0), 0.75), (rowid(3, 0), 0.50)]
-    assert queries.best_per_chunk(own, wins, 3) == [(3, 0.90), (1, 0.80), (4, 0.75)]
-    assert queries.best_per_chunk(own, [], 5) == own
-    assert queries.best_per_chunk([], [], 5) == []
 
 
 LONG = (
@@ -192,8 +184,9 @@ def test_the_vector_leg_scores_a_chunk_by_its_best_window_filtered_or_not(
 
     def legs(store):
         rows = store.conn.execute("SELECT id, heading, text FROM chunks").fetchall()
-        every = queries.vec_candidates(store, q, 10)
-        narrowed = queries.vec_candidates(store, q, 10, prefix="router.md")
+        held = nearest.matrix(store)
+        (every,) = nearest.nearest(held, store, [q], 10)
+        (narrowed,) = nearest.nearest(held, store, [q], 10, prefix="router.md")
         return rows, every, narrowed
 
     rows, every, narrowed = coll.read(legs)[0]
@@ -204,13 +197,12 @@ def test_the_vector_leg_scores_a_chunk_by_its_best_window_filtered_or_not(
         want[cid] = float(np.max(vecs @ qq))
     assert dict(every) == pytest.approx(want, abs=1e-5)
     long_id = next(cid for cid, h, _ in rows if h.endswith("Maintenance"))
-    own = dict(
-        coll.read(
-            lambda s: queries.nearest(
-                s.conn.execute("SELECT rowid, embedding FROM chunks_vec").fetchall(), q, 10
-            )
+    own = {
+        cid: float(dequantize(bytes(blob)) @ qq)
+        for cid, blob in coll.read(
+            lambda s: s.conn.execute("SELECT rowid, embedding FROM chunks_vec").fetchall()
         )[0]
-    )
+    }
     assert want[long_id] > own[long_id]  # its answering window scores above the chunk itself
     assert dict(narrowed) == pytest.approx({c: s for c, s in want.items() if c in dict(narrowed)})
     assert {c for c, _ in narrowed} == {cid for cid, h, _ in rows if h.startswith("Router")}
@@ -228,8 +220,8 @@ def test_a_collection_of_short_notes_has_no_windows_table_until_a_long_one_comes
     (coll,) = lib.collections()
     assert not coll.read(lambda s: has_windows(s.conn))[0]
     q = np.asarray(real_embedder.embed_query("one line"), dtype=np.float32)
-    hits = coll.read(lambda s: queries.vec_candidates(s, q, 5))[0]
-    assert [c for c, _ in hits] and len(hits) == 1  # the KNN works without the table
+    hits = coll.read(lambda s: nearest.nearest(nearest.matrix(s), s, [q], 5)[0])[0]
+    assert [c for c, _ in hits] and len(hits) == 1  # the leg works without the table
     (root / "c" / "router.md").write_text(LONG)
     lib.index()
     assert coll.read(lambda s: has_windows(s.conn))[0]

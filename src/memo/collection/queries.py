@@ -1,7 +1,9 @@
-"""The SQL a search runs against one index: each leg's candidates and the chunks they name.
+"""The SQL a search runs against one index: what each leg reads and the chunks it names.
 
 The lexical leg reads statistics and postings, not FTS5's own `bm25()`: scores must be computed
-with the statistics of every collection searched (search/bm25.py).
+with the statistics of every collection searched (search/bm25.py). The vector leg reads every
+stored vector once and scores them in memory while the index does not change
+(search/nearest.py): vec0 stores them, its KNN is not used.
 
 Pure reads on an open `IndexStore`; healing a damaged index is the caller's business
 (`Collection.read`). A sub-path (`prefix`) and frontmatter filters narrow both legs inside
@@ -13,14 +15,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from . import windows
 from .filters import Filter
-from .store import IndexStore, has_windows, unpack_text, window_rows
-from .vectors import dequantize, dequantize_rows, quantize
+from .store import IndexStore, has_windows, unpack_text
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,49 +152,6 @@ def _varints(blob: bytes, n: int) -> list[int]:
     return out + [0] * (n - len(out))
 
 
-def vec_candidates(
-    store: IndexStore, qvec: np.ndarray, n: int, prefix: str = "", flt: Filter | None = None
-) -> list[tuple[int, float]]:
-    """(chunk id, cosine similarity), best first; [] if this index holds no vectors. A chunk
-    scores the best of its own vector and its sentence windows' (collection/windows.py)."""
-    if not store.has_vec:
-        return []
-    conn = store.conn
-    q = np.asarray(qvec, dtype=np.float32)
-    where, params = narrowing(prefix, flt)
-    if where:
-        # vec0 cannot filter by path or frontmatter: score the chunks that qualify directly.
-        rows = conn.execute(
-            "SELECT c.id, c.wins, v.embedding FROM chunks_vec v JOIN chunks c ON c.id = v.rowid"
-            f" JOIN files f ON f.path = c.path WHERE {where}",
-            tuple(params),
-        ).fetchall()
-        wins = window_rows(conn, [w for cid, n, _ in rows for w in windows.rowids(cid, n)])
-        own = nearest([(cid, blob) for cid, _, blob in rows], q, len(rows))
-        return best_per_chunk(own, nearest(wins, q, len(wins)), n)
-    # vec0 chunks of 64 slots (store.VEC_CHUNK): a KNN beats reading the rows into numpy at
-    # every size (0.04 against 0.08 ms at 32 vectors), so small collections need no path of
-    # their own any more (bench/vec_chunks.py).
-    code = quantize(q).tobytes()
-    knn = "SELECT rowid, distance FROM {} WHERE embedding MATCH vec_int8(?) AND k = ?"
-    own = conn.execute(knn.format("chunks_vec"), (code, n)).fetchall()
-    wins = (
-        conn.execute(knn.format("windows_vec"), (code, WINDOW_DEPTH * n)).fetchall()
-        if has_windows(conn)
-        else []
-    )
-    return best_per_chunk(
-        [(int(r[0]), 1.0 - float(r[1])) for r in own],
-        [(int(r[0]), 1.0 - float(r[1])) for r in wins],
-        n,
-    )
-
-
-# A KNN over windows reads this many windows per chunk wanted: a chunk has 2.5 windows on
-# average, and a chunk's windows near the question tend to come together.
-WINDOW_DEPTH = 2
-
-
 def vector_rows(store: IndexStore) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, str]]:
     """Every stored vector of this index, chunks' and windows', in no particular order: the
     chunk id of each (int64), its slot (0: the chunk's own, k + 1: its window k), their int8
@@ -225,18 +182,6 @@ def qualifying(store: IndexStore, where: str, params: Sequence[object]) -> np.nd
     return np.asarray([r[0] for r in rows], dtype=np.int64)
 
 
-def best_per_chunk(
-    own: list[tuple[int, float]], wins: list[tuple[int, float]], n: int
-) -> list[tuple[int, float]]:
-    """The n best chunks, each at the best of its own cosine and its windows' (window rowids
-    in `wins`), best first; a tie keeps the chunks' own order first."""
-    best: dict[int, float] = {}
-    for cid, sim in [*own, *((windows.chunk_of(r), s) for r, s in wins)]:
-        if sim > best.get(cid, -2.0):
-            best[cid] = sim
-    return sorted(best.items(), key=lambda kv: -kv[1])[:n]
-
-
 def pending_ids(store: IndexStore) -> set[int]:
     """The chunks with no vector yet (the vector stage's queue: few, but while indexing)."""
     return {r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE vec = 0")}
@@ -247,43 +192,6 @@ def chunk_texts(store: IndexStore, ids: Sequence[int]) -> dict[int, str]:
     marks = ",".join("?" * len(ids))
     rows = store.conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", tuple(ids))
     return {int(r[0]): unpack_text(r[1]) for r in rows}
-
-
-def pending_among(store: IndexStore, ids: Sequence[int]) -> set[int]:
-    """Which of these chunks have no vector yet (the vector stage has not reached them)."""
-    if not store.has_vec or not ids:
-        return set()
-    marks = ",".join("?" * len(ids))
-    rows = store.conn.execute(f"SELECT id FROM chunks WHERE vec = 0 AND id IN ({marks})", ids)
-    return {r[0] for r in rows}
-
-
-def note_means(
-    store: IndexStore, ids: Sequence[int]
-) -> tuple[dict[int, str], dict[str, np.ndarray]]:
-    """Each of these chunks' note, and each such note's mean vector: the unit mean of every
-    chunk of it that has a vector (a note none of whose chunks has one yet is left out)."""
-    if not ids:
-        return {}, {}
-    marks = ",".join("?" * len(ids))
-    notes = dict(store.conn.execute(f"SELECT id, path FROM chunks WHERE id IN ({marks})", ids))
-    if not store.has_vec or not notes:
-        return notes, {}
-    paths = sorted(set(notes.values()))
-    rows = store.conn.execute(
-        "SELECT c.path, v.embedding FROM chunks c JOIN chunks_vec v ON v.rowid = c.id"
-        f" WHERE c.vec = 1 AND c.path IN ({','.join('?' * len(paths))}) ORDER BY c.path",
-        paths,
-    ).fetchall()
-    if not rows:
-        return notes, {}
-    # one dequantize for every row, then each note's rows summed (they come path by path)
-    vecs = dequantize_rows([bytes(r[1]) for r in rows]).astype(np.float64)
-    starts = [i for i in range(len(rows)) if i == 0 or rows[i][0] != rows[i - 1][0]]
-    sums = np.add.reduceat(vecs, starts, axis=0)
-    norms = np.linalg.norm(sums, axis=1)
-    means = {rows[i][0]: sums[j] / norms[j] for j, i in enumerate(starts) if norms[j] > 0}
-    return notes, means
 
 
 def vector_debt(store: IndexStore) -> tuple[int, int]:
@@ -306,19 +214,6 @@ def chunk_rows(store: IndexStore, ids: Sequence[int]) -> dict[int, ChunkRow]:
         )
         for r in rows
     }
-
-
-def nearest(rows: list[Any], q: np.ndarray, n: int) -> list[tuple[int, float]]:
-    """The n (rowid, embedding blob) rows most similar to q, as (rowid, cosine), best first.
-
-    Both sides int8 as vec0's KNN compares them (the query quantized too, collection/vectors.py),
-    so a filtered search scores a chunk exactly as an unfiltered one does."""
-    if not rows:
-        return []
-    mat = dequantize_rows([r[1] for r in rows])
-    sims = mat @ dequantize(quantize(q))
-    order = np.argsort(-sims, kind="stable")[:n]
-    return [(int(rows[i][0]), float(sims[i])) for i in order]
 
 
 def narrowing(prefix: str, flt: Filter | None) -> tuple[str, list[object]]:

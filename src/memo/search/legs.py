@@ -343,7 +343,7 @@ def note_cosines(
     """Each candidate's note (collection position, path), and each such note's mean vector's
     cosine to the question: the best over its phrasings' vectors (search/fusion.py
     with_notes). Notes with no vector yet have none. From the vectors the legs held in memory
-    (search/nearest.py), else read."""
+    (search/nearest.py): nothing is read."""
     by_coll: dict[int, list[int]] = {}
     for ci, cid in keys:
         by_coll.setdefault(ci, []).append(cid)
@@ -352,10 +352,9 @@ def note_cosines(
     cosines: dict[tuple[int, str], float] = {}
     for ci, ids in by_coll.items():
         held = reader.matrices.get(ci)
-        if held is not None:
-            paths, means = held.note_means(ids)
-        else:
-            paths, means = reader.read(ci, partial(queries.note_means, ids=ids))
+        if held is None:  # no vectors in this index (yet): no note has a mean
+            continue
+        paths, means = held.note_means(ids)
         note_of.update({(ci, cid): (ci, path) for cid, path in paths.items()})
         cosines.update({(ci, path): float(np.max(q @ m)) for path, m in means.items()})
     return note_of, cosines

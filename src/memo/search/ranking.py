@@ -12,7 +12,6 @@ K best collections. Whatever went wrong on the way (an index rebuilt, no model) 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from functools import partial
 from pathlib import Path
 from typing import cast
 
@@ -22,7 +21,6 @@ from ..collection.chunker import passage_text
 from ..collection.collection import Collection
 from ..collection.filters import Filter
 from ..collection.queries import ChunkRow
-from ..collection.store import IndexStore, window_codes_of
 from . import focus
 from .confidence import confidence, signals
 from .diversity import DIVERSITY_POOL, DIVERSITY_RATIO, cap_per_note
@@ -182,25 +180,12 @@ class Ranking:
         weight = {
             t: w for legs in self.phrasings for t, w in zip(legs.terms, legs.idf, strict=True)
         }
-        codes: dict[Key, list[bytes] | np.ndarray] = {}
-        if qvecs:
-            by_coll: dict[int, list[tuple[int, int]]] = {}
-            for ci, cid in keys:
-                wins = rows[(ci, cid)].wins
-                held = self.reader.matrices.get(ci)
-                if wins and held is not None:  # the windows the legs held in memory
-                    mine = held.windows(cid, wins)
-                    if mine is not None:
-                        codes[(ci, cid)] = mine
-                elif wins:
-                    by_coll.setdefault(ci, []).append((cid, wins))
-
-            def read(store: IndexStore, want: list[tuple[int, int]]) -> dict[int, list[bytes]]:
-                return window_codes_of(store.conn, want)  # a chunk with windows: the table is
-
-            for ci, want in by_coll.items():
-                got = self.reader.read(ci, partial(read, want=want))
-                codes.update({(ci, cid): c for cid, c in got.items()})
+        codes: dict[Key, np.ndarray] = {}
+        for ci, cid in keys if qvecs else ():
+            held = self.reader.matrices.get(ci)  # the windows the legs held in memory
+            mine = held.windows(cid, rows[(ci, cid)].wins) if held is not None else None
+            if mine is not None:
+                codes[(ci, cid)] = mine
         return {
             key: focus.by_vectors(codes[key], qvecs)
             if key in codes
