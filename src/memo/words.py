@@ -7,8 +7,9 @@ notes and that "the vertical strip of icons" is "the ribbon". It may send, besid
 - `also`: up to MAX_ALSO other phrasings in the notes' language (a translation, the notes' own
   terms), each searched like the query;
 - `keywords`: up to MAX_KEYWORDS names, codes and exact terms, for the lexical leg only;
-- `answer`: one short likely answer (1-3 sentences in the notes' language), for the vector leg
-  only (HyDE: a passage is nearer the passage that answers than the question is).
+- `answer`: one short likely answer (1-3 sentences in the notes' language), searched like a
+  phrasing and embedded as a passage (HyDE: a passage lies nearer the passage that answers
+  than a question does; its words are the notes' words too).
 
 Each is checked and normalised in params.py (NFC, whitespace collapsed, punctuation alone
 refused); `drop_repeats` drops a phrasing or keyword that says what the query says, so no word
@@ -37,8 +38,8 @@ KEYWORDS_HELP = (
     "is split at commas)."
 )
 ANSWER_HELP = (
-    "A likely answer, 1-3 sentences in the notes' language as a note would say it, matched by "
-    "meaning only."
+    "A likely answer, 1-3 sentences in the notes' language as a note would say it, searched "
+    "like the query."
 )
 
 

@@ -139,12 +139,7 @@ class Words:
     def of(cls, req: Any) -> Words:
         """The words of a search or route request (requests.py): its query, `also`,
         `keywords` and `answer`."""
-        return cls(
-            req.query,
-            tuple(req.also),
-            tuple(getattr(req, "keywords", ())),
-            getattr(req, "answer", None),
-        )
+        return cls(req.query, tuple(req.also), tuple(req.keywords), req.answer)
 
     def phrasings(self) -> list[Phrasing]:
         lexical = " ".join((self.query, *self.keywords))
