@@ -179,6 +179,7 @@ def test_requests_normalise_their_input():
         "k": 3,
         "mode": "hybrid",
         "tags": ["a", "b"],
+        "explain": False,
     }
     assert RouteRequest.make("q").k == rq.DEFAULT_ROUTE_K
     with pytest.raises(RequestError):

@@ -374,6 +374,7 @@ def test_a_request_as_the_http_api_reads_it():
         "also": ["b"],
         "keywords": ["K"],
         "answer": "A",
+        "explain": False,
     }
     assert RouteRequest.make("q").to_dict() == {"query": "q", "k": 5, "strategy": "auto"}
     assert IndexRequest.make().to_dict() == {"path": ".", "full": False}

@@ -46,12 +46,13 @@ _WHERE = {
     "SearchRequest": "memo.requests",
     "SearchResult": "memo.search.results",
     "Settings": "memo.config",
-    "StatusReport": "memo.library.library",
+    "StatusReport": "memo.library.status",
 }
 
 if TYPE_CHECKING:
     from .config import Settings
-    from .library.library import Library, StatusReport
+    from .library.library import Library
+    from .library.status import StatusReport
     from .library.syncing import IndexReport
     from .requests import ReadRequest, RouteRequest, SearchRequest
     from .router.route import RouteResult

@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar, datacl
 from .params import Param, RequestError, check, param, params_of
 
 if TYPE_CHECKING:
-    from .requests import IndexRequest, ReadRequest, RouteRequest, SearchRequest, StatusRequest
+    from .requests import (
+        IndexRequest,
+        ReadRequest,
+        RouteRequest,
+        SearchRequest,
+        StatusRequest,
+        WhyRequest,
+    )
 
 
 # ---------------------------------------------------------------------- who answers
@@ -38,6 +45,7 @@ class Answers(Protocol):
     def read(self, req: ReadRequest, /) -> Answer: ...
     def status(self, req: StatusRequest, /) -> Answer: ...
     def index(self, req: IndexRequest, /) -> Answer: ...
+    def why(self, req: WhyRequest, /) -> Answer: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -249,6 +249,14 @@ class SearchRequest(_Request):
     )  # other phrasings of the question, fused into one ranking
     keywords: tuple[str, ...] = words.keywords()  # exact terms: the lexical leg's
     answer: str | None = words.answer()  # a likely answer: the vector leg's
+    explain: bool = param(
+        False,
+        kind="bool",
+        help="Give each hit an `explain`: each leg's rank and score per phrasing, which of "
+        "the words won it, the sentence window that scored, its note's share, what diversity "
+        "did.",
+        flag="--explain",
+    )
     cut_from: int = 0  # the query's length before it was cut to MAX_QUERY_CHARS (0: not cut)
 
     def sent_to(self, to: Answers) -> Answer:
@@ -420,8 +428,63 @@ class IndexRequest(_Request):
         return to.index(self)
 
 
+@declared(
+    Operation(
+        "why",
+        command="why",
+        tool="memo_why",
+        http=("POST /why", "GET /why"),
+        summary="Where a note ranks for a question in each leg and what stood above it, or why "
+        "it is not found (left out, not indexed, not routed...).",
+    )
+)
+class WhyRequest(_Request):
+    """Why a note ranks where it does for a question, or is not found."""
+
+    path: str = param(
+        kind="location",
+        help="The note (relative to the library root, or `path:line` as a hit gives it).",
+        high=MAX_PATH_CHARS,
+        aliases=("note", "file"),
+        metavar="NOTE",
+        hint="Give a note's path, e.g. a search hit's `path:line`.",
+    )
+    query: str = _query()
+    within: str = param(
+        ".",
+        kind="path",
+        help="The path searched (as memo_search's `path`): '.' is the whole library.",
+        high=MAX_PATH_CHARS,
+        aliases=("scope", "collection", "folder"),
+        flag="--within",
+    )
+    route: int | None = param(
+        None,
+        kind="int",
+        help="As memo_search's `route`: whether the router would choose the note's collection.",
+        low=1,
+        high=MAX_ROUTE_K,
+        flag="--route",
+    )
+    also: tuple[str, ...] = words.also(MAX_QUERY_CHARS)
+    keywords: tuple[str, ...] = words.keywords()
+    answer: str | None = words.answer()
+    cut_from: int = 0
+
+    def sent_to(self, to: Answers) -> Answer:
+        return to.why(self)
+
+    @classmethod
+    def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
+        cut_from = _asked(checked, said)
+        path = LOCATION.match(checked["path"])
+        if path is not None:  # `path:line` as a hit gives it: the note
+            checked["path"] = path["path"]
+        return cls(**checked, cut_from=cut_from, said=tuple(said))
+
+
 # operation name -> its request: every driver's table is read off this one
 REQUESTS: dict[str, type[_Request]] = {
     r.OPERATION.name: r
-    for r in (SearchRequest, RouteRequest, ReadRequest, StatusRequest, IndexRequest)
+    for r in (SearchRequest, RouteRequest, ReadRequest, StatusRequest, IndexRequest, WhyRequest)
 }

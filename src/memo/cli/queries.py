@@ -17,7 +17,14 @@ import click
 
 from ..config import Settings
 from ..errors import MemoError
-from ..requests import ReadRequest, RouteRequest, SearchRequest, StatusRequest, _Request
+from ..requests import (
+    ReadRequest,
+    RouteRequest,
+    SearchRequest,
+    StatusRequest,
+    WhyRequest,
+    _Request,
+)
 from . import delegate, text
 from .common import emit, fail, find_root, json_option, library_at, no_server_option, root_option
 from .options import request_options
@@ -112,3 +119,12 @@ def status(out: dict[str, Any]) -> None:
 @_command(RouteRequest, text.route)
 def route(out: dict[str, Any]) -> None:
     """Which collections to search for QUERY: ranked by their best hits, shown with them."""
+
+
+@_command(WhyRequest, text.why)
+def why(out: dict[str, Any]) -> None:
+    """Where NOTE ranks for QUERY in each leg and what stood above it, or why it is not found
+    (left out by a rule, not indexed, vectors pending, not routed...).
+
+    --within PATH searches where a search of PATH would (default: the whole library).
+    """

@@ -18,6 +18,7 @@ from ..search import results
 from ..skill import named_languages
 
 SNIPPET = 240
+WHY_SHOWN = 5  # a note's candidate sections `memo why` prints (--json has them all)
 CONFIDENCE_WORDS = {
     "high": "a good match",
     "low": "weak match: read before trusting",
@@ -44,6 +45,34 @@ def search(r: dict[str, Any]) -> None:
         at = h.get("focus_line", 0), h.get("focus_end_line", 0)
         snippet = " ".join(results.snippet(h["text"], h["line"], *at, SNIPPET).split())
         click.echo(f"    {snippet[:SNIPPET]}{'…' if len(snippet) > SNIPPET else ''}")
+        if h.get("explain"):
+            click.echo(f"    {results.explain_line(h['explain'])}")
+
+
+def why(r: dict[str, Any]) -> None:
+    """`memo why`: the note's place, each candidate section's ranks, what stood above it, or
+    why it is not found."""
+    for w in r.get("warnings") or []:
+        click.echo(f"warning: {w}", err=True)
+    where = f"{quoted(r['path'])} for {r['query']!r} in {r['within']}"
+    if not r["found"]:
+        click.echo(f"{where}: not among the candidates")
+    else:
+        click.echo(f"{where}: its best section ranks {r['rank']}")
+    shown = r["chunks"][:WHY_SHOWN]
+    for c in shown:
+        lex = f"lex #{c['lex_rank']} (bm25 {c['bm25']})" if c["lex_rank"] else "lex -"
+        vec = f"vec #{c['vec_rank']} (cosine {c['cosine']})" if c["vec_rank"] else "vec -"
+        pending = "; vector pending" if c["pending"] else ""
+        click.echo(f"  {c['line']}  {c['heading']}: fused {c['fused_rank']}; {lex}; {vec}{pending}")
+    if len(r["chunks"]) > len(shown):
+        click.echo(
+            f"  … {len(r['chunks']) - len(shown)} more of its sections further down (--json)"
+        )
+    for a in r["above"]:
+        click.echo(f"  above it: {quoted(a['path'])}:{a['line']}  {a['heading']}")
+    for reason in r["reasons"]:
+        click.echo(f"  why: {reason}")
 
 
 def excerpt(r: dict[str, Any]) -> None:

@@ -1,18 +1,21 @@
 """The library: a root folder of collections, and the operations on any path inside it.
 
-library.py      Library: the public face (index, sync, search, rank, route, read, status)
+library.py      Library: the public face (index, sync, search, rank, route, why, read, status)
 targets.py      what a path names: confinement to the root, the collections it covers
 collections.py  the registry kept fresh, one Collection object per folder
 syncing.py      the one way indexes follow the notes (index, catch-up, watcher)
 routing.py      a route's candidates re-ranked by the search itself (its evidence)
 adopt.py        `memo init`: collections proposed from the folders a vault has
 plan.py         the work an index pass will do, counted first
+why.py          `memo why`: where a note ranks for a question, or why it is absent
+status.py       `memo status`: every collection's index and what is wrong
 
 How a search ranks is search/ (legs, fusion, ranking); the library resolves the path, catches
 the indexes up and hands search/ the scope.
 """
 
-from .library import Library, StatusReport
+from .library import Library
+from .status import StatusReport
 from .syncing import IndexReport
 
 __all__ = ["IndexReport", "Library", "StatusReport"]

@@ -19,33 +19,37 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import replace
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from .. import heartbeat, roots
+from .. import roots
 from ..collection.collection import Collection
 from ..collection.files import find_collections
 from ..collection.filters import Filter
-from ..collection.meta import META_FILE
 from ..collection.progress import SyncProgress
-from ..collection.status import CollectionStatus
 from ..collection.sync import SyncReport
 from ..config import Settings
 from ..embed import Embedder, embedder_for
-from ..embed.cache import cache_status, counting
+from ..embed.cache import counting
 from ..embed.tokens import token_counter
 from ..errors import LibraryNotFoundError, MemoError, TargetError
-from ..printable import shown
 from ..registry_tools.entry import RefreshReport
 from ..registry_tools.registry import Registry
-from ..requests import IndexRequest, ReadRequest, RouteRequest, SearchRequest, StatusRequest
+from ..requests import (
+    IndexRequest,
+    ReadRequest,
+    RouteRequest,
+    SearchRequest,
+    StatusRequest,
+    WhyRequest,
+)
 from ..router.route import RouteResult
 from ..search import budget
 from ..search.diversity import DIVERSITY_MIN_K, notes_cap
 from ..search.excerpt import Excerpt, read_excerpt
-from ..search.fusion import CANDIDATES, FUSION_VERSION
+from ..search.fusion import CANDIDATES
 from ..search.languages import translate_warning
 from ..search.legs import QueryVectors, Scope, Words
 from ..search.ranking import Ranking, rank
@@ -53,32 +57,11 @@ from ..search.results import Freshness, SearchResult
 from . import syncing, targets
 from .collections import Collections
 from .routing import ROUTED_BREADTH, SHORTLIST, route_by_evidence
+from .status import StatusReport, library_status
 from .syncing import IndexReport, pending_warning
 from .targets import confine, label, resolve
-
-
-@dataclass(slots=True)
-class StatusReport:
-    """`memo status`: every collection at or below a path, and what is wrong."""
-
-    root: str
-    collections: list[CollectionStatus]
-    errors: list[str] = field(default_factory=list)  # broken _meta.yaml files, one line each
-    broken: list[dict[str, str]] = field(default_factory=list)  # {path, error}: not indexed
-    warnings: list[str] = field(default_factory=list)
-    fusion: str = FUSION_VERSION  # the rule search results come from
-    embed_cache: dict[str, Any] | None = None  # the user's embedding cache (embed/cache.py)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "root": self.root,
-            "collections": [c.to_dict() for c in self.collections],
-            "errors": self.errors,
-            "broken": self.broken,
-            "warnings": self.warnings,
-            "fusion": self.fusion,
-            "embed_cache": self.embed_cache,
-        }
+from .why import WHY_DEPTH, WhyResult, left_out, placed, searched_at
+from .why import outside as why_outside
 
 
 class Library:
@@ -298,10 +281,13 @@ class Library:
         if said := self._language_warning(Words.of(req), [c for c, _ in ranking.parts()]):
             warnings.append(said)
         diverse = req.k >= DIVERSITY_MIN_K if req.diverse is None else req.diverse
-        hits = ranking.hits(req.k, notes_cap(req.k) if diverse else None)
+        hits = ranking.hits(req.k, notes_cap(req.k) if diverse else None, req.explain)
         spent = None
         if req.max_tokens is not None:
             hits, spent = budget.fit(hits, req.max_tokens, token_counter(self.embedder))
+            if req.explain and spent.cut and hits:
+                why = {**(hits[-1].explain or {}), "budget": "cut to fit max_tokens"}
+                hits[-1] = replace(hits[-1], explain=why)
         if not req.query.strip():
             warnings.append("the query is empty: nothing to search for")
         return SearchResult(
@@ -404,6 +390,43 @@ class Library:
         res.took_ms = (time.perf_counter() - t0) * 1000
         return res
 
+    # ------------------------------------------------------------------ why
+    def why(self, path: str | WhyRequest, query: str = "", **options: Any) -> WhyResult:
+        """Where a note ranks for a question in each leg, and what stood above it; or why it
+        is not a candidate at all (why.py). Takes a WhyRequest, or its fields."""
+        req = path if isinstance(path, WhyRequest) else WhyRequest.make(path, query, **options)
+        full = confine(self.root, req.path)
+        rel = label(self.root, full)
+        if not full.is_file() or not full.name.lower().endswith(".md"):
+            raise TargetError(
+                f"{rel} is not a note", "Give a note's path, e.g. one from a search hit's `path`."
+            )
+        scope = self._resolve(req.within)
+        out = WhyResult(rel, req.query, scope.target, warnings=req.warnings())
+        owner = self._colls.owner(full)
+        coll = self._colls.at(owner) if owner is not None else None
+        at = searched_at(scope, coll, full)
+        routed = None
+        if req.route is not None and at is not None:
+            chosen = RouteRequest.make(req.query, k=req.route, also=req.also)
+            routed = route_by_evidence(self._colls, self._vectors, chosen).order[: req.route]
+        if at is None or (routed is not None and coll is not None and coll.rel not in routed):
+            out.reasons.append(why_outside(self.root, coll, full, routed))
+            return out
+        assert coll is not None
+        if rule := left_out(self.root, coll, full):
+            out.reasons.append(rule)
+            return out
+        out.collection = coll.name
+        _, caught = self._catch_up(scope.parts, scope.target)
+        ask = SearchRequest.make(
+            req.within, req.query, also=req.also, keywords=req.keywords, answer=req.answer
+        )
+        ranking = self._rank(scope, ask, WHY_DEPTH, None)
+        out.warnings += [w for w in caught + ranking.warnings if w not in out.warnings]
+        placed(ranking, at, label(coll.folder, full), out)
+        return out
+
     # ------------------------------------------------------------------ read
     def read(
         self, path: str | ReadRequest, line: int | None = None, lines: int | None = None
@@ -434,36 +457,10 @@ class Library:
     # ------------------------------------------------------------------ status
     def status(self, path: str | StatusRequest | None = None) -> StatusReport:
         """Every collection at or below `path`: files, chunks, staleness, skipped and failed
-        notes, the watcher's heartbeat."""
+        notes, the watcher's heartbeat (status.py)."""
         req = path if isinstance(path, StatusRequest) else StatusRequest.make(path)
         scope = self._resolve(req.path)
-        watcher = heartbeat.summary(self.root, self.settings)
-        colls = []
-        for c, _ in scope.parts:
-            st = c.status()
-            st.watcher_last_seen = watcher["watcher_last_seen"]
-            st.last_reconcile = watcher["last_reconcile"]
-            colls.append(st)
-        warnings = [
-            f"{c.path}: empty description in _meta.yaml; the router cannot route to it"
-            for c in colls
-            if not c.description.strip()
-        ]
-        drafted = [shown(c.path) for c in colls if c.drafted]
-        if drafted:  # one warning for all: each collection's own line says which
-            warnings.append(
-                f"{drafted[0]}: description drafted by memo: review it in its {META_FILE}, "
-                "then delete the `drafted` line"
-                if len(drafted) == 1
-                else f"{len(drafted)} descriptions drafted by memo: review each in its "
-                f"{META_FILE}, then delete its `drafted` line"
-            )
-        report = IndexReport()
-        syncing.note_broken(self._colls, confine(self.root, req.path), report)
-        cache = cache_status(self.settings)
-        return StatusReport(
-            str(self.root), colls, report.errors, report.broken, warnings, embed_cache=cache
-        )
+        return library_status(self._colls, scope, confine(self.root, req.path), self.settings)
 
     # ------------------------------------------------------------------ helpers
     def _resolve(self, target: str | os.PathLike[str] | None) -> Scope:

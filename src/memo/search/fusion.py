@@ -115,6 +115,7 @@ class Legs:
     words: bool = True  # the query holds a word (letters or digits), not punctuation alone
     qvec: Any = None  # the query's embedding (an np.ndarray), None when no vector leg ran
     kind: str = "question"  # which of the agent's words these legs ran (search/legs.py Words)
+    text: str = ""  # the phrasing these legs ran
 
     @property
     def cross_lingual(self) -> bool:
@@ -160,25 +161,28 @@ def standardised(
     return [(v - mean) / sd for v in scores], (values[-1] - mean) / sd
 
 
-def fuse(legs: Legs, mode: str) -> dict[Hashable, float]:
-    """One score per candidate chunk for the given mode. A z of n values is at most √n, so
-    exp of a hybrid sum stays finite for any leg depth memo uses."""
-    if mode == "lex" or (mode == "hybrid" and not legs.vec):
-        return rrf([(legs.lex, 1.0)])
-    if mode == "vec":
-        return rrf([(legs.vec, 1.0)])
+@dataclass(slots=True)
+class Parts:
+    """What a hybrid score is made of, per candidate: the vector leg's z (a pending chunk's
+    stand-in included) and the lexical leg's z, and the lexical leg's weight; a chunk's fused
+    score is exp(vec + weight * lex). `fuse` sums them, `explain` shows them."""
+
+    vec: dict[Hashable, float]
+    lex: dict[Hashable, float]
+    weight: float
+
+
+def parts(legs: Legs) -> Parts:
+    """The z-scores of a hybrid search's candidates (module docstring)."""
     vz, v_floor = standardised([s for _, s in legs.vec])
     # the lexical leg over as many chunks as the vector leg saw: those it did not return hold
     # none of the question's words (BM25 0), so one rare word's one match stands far out
     lz, l_floor = standardised(
         [s for _, s in legs.lex], floor=0.0, count=max(1, len(legs.vec) - len(legs.lex))
     )
-    vec = {key: vz[i] for i, (key, _) in enumerate(legs.vec)}
-    lex = {key: lz[i] for i, (key, _) in enumerate(legs.lex)}
-    w, stand_in = lex_weight(legs), stand_in_weight(legs)
-    out: dict[Hashable, float] = {
-        key: math.exp(z + w * lex.get(key, l_floor)) for key, z in vec.items()
-    }
+    vec: dict[Hashable, float] = {key: vz[i] for i, (key, _) in enumerate(legs.vec)}
+    lex: dict[Hashable, float] = {key: lz[i] for i, (key, _) in enumerate(legs.lex)}
+    stand_in = stand_in_weight(legs)
     ranks = shared_ranks(legs.lex)
     for at, (key, _) in enumerate(legs.lex):
         if key in vec:
@@ -187,8 +191,29 @@ def fuse(legs: Legs, mode: str) -> dict[Hashable, float]:
         if key in legs.pending:  # the vector z the vector leg has at its lexical rank
             rank = ranks[at]
             v += stand_in * ((vz[rank] if rank < len(vz) else v_floor) - v_floor)
-        out[key] = math.exp(v + w * lex[key])
-    return out
+        vec[key] = v
+    for held in vec:
+        lex.setdefault(held, l_floor)
+    return Parts(vec, lex, lex_weight(legs))
+
+
+def fuse(legs: Legs, mode: str) -> dict[Hashable, float]:
+    """One score per candidate chunk for the given mode. A z of n values is at most √n, so
+    exp of a hybrid sum stays finite for any leg depth memo uses."""
+    if mode == "lex" or (mode == "hybrid" and not legs.vec):
+        return rrf([(legs.lex, 1.0)])
+    if mode == "vec":
+        return rrf([(legs.vec, 1.0)])
+    z = parts(legs)
+    return {key: math.exp(v + z.weight * z.lex[key]) for key, v in z.vec.items()}
+
+
+def note_z(cosines: Mapping[N, float]) -> dict[N, float]:
+    """Each candidate note's mean-vector cosine to the question, standardised over those
+    notes: what the note step adds a share of (`with_notes`)."""
+    order = list(cosines)
+    z, _ = standardised([cosines[n] for n in order])
+    return {note: z[i] for i, note in enumerate(order)}
 
 
 def with_notes(
@@ -201,10 +226,12 @@ def with_notes(
     holds each candidate note's mean-vector cosine to the question, standardised here over
     those notes; a chunk whose note has no vector yet gains nothing (z 0, the notes' mean).
     `weight`: the share of the note's z (another one only to measure it)."""
-    order = list(cosines)
-    z, _ = standardised([cosines[n] for n in order])
-    zn: dict[N | None, float] = {note: z[i] for i, note in enumerate(order)}
-    return {key: s * math.exp(weight * zn.get(note_of.get(key), 0.0)) for key, s in scores.items()}
+    zn = note_z(cosines)
+    return {
+        key: s
+        * math.exp(weight * (zn.get(note, 0.0) if (note := note_of.get(key)) is not None else 0.0))
+        for key, s in scores.items()
+    }
 
 
 PHRASINGS_VERSION = "mean-of-fused-floor-v2"

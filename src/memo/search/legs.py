@@ -274,7 +274,7 @@ def _legs_of(
     vectors_seen: bool,
 ) -> Legs:
     """The legs of phrasing `j` from every collection's share."""
-    legs = Legs(words=bool(stems(p.text)), kind=p.kind)
+    legs = Legs(words=bool(stems(p.text)), kind=p.kind, text=p.text)
     if terms:
         corpus = Corpus(terms)
         at = {union.index(t): k for k, t in enumerate(terms)}

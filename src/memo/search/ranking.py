@@ -25,7 +25,8 @@ from . import focus
 from .confidence import confidence, signals
 from .diversity import DIVERSITY_POOL, DIVERSITY_RATIO, cap_per_note
 from .excerpt import cite_range
-from .fusion import CANDIDATES, Legs, fuse_phrasings, with_notes
+from .explain import explain as why
+from .fusion import CANDIDATES, Legs, fuse_phrasings, note_z, with_notes
 from .legs import Key, QueryVectors, Reader, Scope, Words, gather, note_cosines
 from .results import Hit
 
@@ -40,12 +41,21 @@ class Ranking:
     ranked: list[Key] = field(default_factory=list)  # by fused score, best first
     only: set[int] | None = None  # the collections kept (positions in the scope); None: all
     phrasings: list[Legs] = field(default_factory=list)  # every phrasing's legs (legs first)
+    mode: str = "hybrid"
+    # what `explain` reads: the scores before the note step, each candidate's note and each
+    # note's z among the candidates' notes, and the hits' places before diversity
+    fused: dict[Key, float] = field(default_factory=dict)
+    note_of: dict[Key, tuple[int, str]] = field(default_factory=dict)
+    note_z: dict[tuple[int, str], float] = field(default_factory=dict)
+    before: dict[Key, int] = field(default_factory=dict)
     _rows: dict[Key, ChunkRow] = field(default_factory=dict)  # rows read so far
 
     def __post_init__(self) -> None:
         self.ranked = sorted(self.scores, key=lambda key: -self.scores[key])
         if not self.phrasings:
             self.phrasings = [self.legs]
+        if not self.fused:
+            self.fused = self.scores
 
     @property
     def scope(self) -> Scope:
@@ -60,10 +70,11 @@ class Ranking:
         parts = self.scope.parts
         return [p for i, p in enumerate(parts) if self.only is None or i in self.only]
 
-    def hits(self, k: int, per_note: int | None = None) -> list[Hit]:
+    def hits(self, k: int, per_note: int | None = None, explain: bool = False) -> list[Hit]:
         """The best k candidates as hits (ties: the newer file first), at most `per_note` per
-        note while other notes match comparably."""
+        note while other notes match comparably; with `explain`, each says why (explain.py)."""
         order, rows = self.ordered(k * DIVERSITY_POOL if per_note else k)
+        self.before = {key: at for at, key in enumerate(order, start=1)}
         if per_note:
             # A chunk either leg ranks in its top 3 is never held back: that much agreement
             # outweighs variety (measured: otherwise cross-lingual answers got pushed out).
@@ -76,7 +87,7 @@ class Ranking:
                 self.scores.__getitem__,
                 DIVERSITY_RATIO,
             )
-        return self.hits_of(order[:k], rows)
+        return self.hits_of(order[:k], rows, explain)
 
     def top_passage(self) -> str:
         """The first hit's heading path and text as the model read them ('' without hits)."""
@@ -114,15 +125,32 @@ class Ranking:
     def rescored(self, scores: dict[Key, float]) -> Ranking:
         """The same candidates under other scores (a rule measured against memo's), sharing
         the rows read so far."""
-        return Ranking(self.reader, self.legs, scores, phrasings=self.phrasings, _rows=self._rows)
+        return Ranking(
+            self.reader,
+            self.legs,
+            scores,
+            phrasings=self.phrasings,
+            mode=self.mode,
+            _rows=self._rows,
+        )
 
     def within(self, collections: set[int]) -> Ranking:
         """The same ranking, holding only the candidates of these collections (by position
         in the scope): what a search of just them reads, under the statistics of all."""
         every = [_legs_within(legs, collections) for legs in self.phrasings]
         scores = {key: s for key, s in self.scores.items() if key[0] in collections}
+        fused = {key: s for key, s in self.fused.items() if key[0] in collections}
         return Ranking(
-            self.reader, every[0], scores, only=collections, phrasings=every, _rows=self._rows
+            self.reader,
+            every[0],
+            scores,
+            only=collections,
+            phrasings=every,
+            mode=self.mode,
+            fused=fused,
+            note_of=self.note_of,
+            note_z=self.note_z,
+            _rows=self._rows,
         )
 
     # ------------------------------------------------------------------ reads
@@ -142,12 +170,14 @@ class Ranking:
         )
         return order, rows
 
-    def hits_of(self, keys: list[Key], rows: dict[Key, ChunkRow]) -> list[Hit]:
+    def hits_of(
+        self, keys: list[Key], rows: dict[Key, ChunkRow], explain: bool = False
+    ) -> list[Hit]:
         lex_pos = {key: r for r, key in enumerate(self.legs.lex_ranked, start=1)}
         vec_pos = {key: r for r, key in enumerate(self.legs.vec_ranked, start=1)}
         read: dict[Path, list[str] | None] = {}  # each cited note read once per search
         nearest = self.focus_of(keys, rows)
-        out = []
+        out: list[Hit] = []
         for key in keys:
             coll = self.scope.parts[key[0]][0]
             row = rows[key]
@@ -168,6 +198,7 @@ class Ranking:
                     cite=cite_range(coll.folder / row.path, row.line, end_line, read),
                     focus_line=first,
                     focus_end_line=last,
+                    explain=why(self, key, row, len(out) + 1) if explain else None,
                 )
             )
         return out
@@ -217,15 +248,21 @@ def rank(
     every = gather(
         reader, Words(words) if isinstance(words, str) else words, mode, depth, vectors, flt
     )
-    scores = cast(dict[Key, float], fuse_phrasings(every, mode))  # keys: (collection, chunk id)
-    if mode == "hybrid":
-        scores = witnessed(reader, scores, every)
-    return Ranking(reader, every[0], scores, phrasings=every)
-
-
-def witnessed(reader: Reader, scores: dict[Key, float], phrasings: list[Legs]) -> dict[Key, float]:
-    """Hybrid scores with the candidates' notes as witnesses (search/fusion.py with_notes), as
-    far as a phrasing has a query vector (the question's and its phrasings': a likely answer
-    is no witness of what a note is about); the scores as they are without one."""
-    qvecs = [legs.qvec for legs in phrasings if legs.qvec is not None and legs.kind != "answer"]
-    return with_notes(scores, *note_cosines(reader, scores, qvecs)) if qvecs else scores
+    fused = cast(dict[Key, float], fuse_phrasings(every, mode))  # keys: (collection, chunk id)
+    # the candidates' notes as witnesses (search/fusion.py with_notes), as far as a phrasing
+    # has a query vector (the question's and its phrasings': a likely answer is no witness of
+    # what a note is about)
+    qvecs = [legs.qvec for legs in every if legs.qvec is not None and legs.kind != "answer"]
+    if mode != "hybrid" or not qvecs:
+        return Ranking(reader, every[0], fused, phrasings=every, mode=mode)
+    note_of, cosines = note_cosines(reader, fused, qvecs)
+    return Ranking(
+        reader,
+        every[0],
+        with_notes(fused, note_of, cosines),
+        phrasings=every,
+        mode=mode,
+        fused=fused,
+        note_of=note_of,
+        note_z=note_z(cosines),
+    )

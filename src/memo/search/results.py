@@ -26,9 +26,13 @@ class Hit:
     # the lines within line..end_line that answer best (search/focus.py); 0: not computed
     focus_line: int = 0
     focus_end_line: int = 0
+    explain: dict[str, Any] | None = None  # why it ranks where it does (search/explain.py)
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        if self.explain is None:
+            del out["explain"]
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,6 +104,28 @@ def cut_text(text: str, limit: int = TEXT_LIMIT) -> str:
         if at > limit // 2:
             return head[: at + len(sep)].rstrip() + " …"
     return head + "…"
+
+
+def explain_line(why: dict[str, Any]) -> str:
+    """A hit's `explain` (search/explain.py) in one line a person or a model reads: each
+    phrasing's ranks in both legs (the window that scored), the note's factor, diversity and
+    the budget."""
+    said = []
+    for w in why.get("phrasings") or []:
+        legs = []
+        if w.get("lex"):
+            legs.append(f"lex #{w['lex']['rank']}")
+        if w.get("vec"):
+            row = w["vec"].get("from", "chunk")
+            legs.append(f"vec #{w['vec']['rank']}" + ("" if row == "chunk" else f" ({row})"))
+        said.append(f"{w['kind']}: {', '.join(legs) or 'below its candidates'}")
+    if why.get("won_by"):
+        said.append(f"won by {why['won_by']}")
+    note = why.get("note")
+    if note and note.get("factor") is not None:
+        said.append(f"note ×{note['factor']:.2f}")
+    said += [why[k] for k in ("diversity", "budget") if why.get(k)]
+    return "why: " + "; ".join(said)
 
 
 def best_lines(

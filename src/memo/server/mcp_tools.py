@@ -36,6 +36,7 @@ from ..requests import (
     RouteRequest,
     SearchRequest,
     StatusRequest,
+    WhyRequest,
     _Request,
 )
 from ..skill import skill_text
@@ -208,6 +209,15 @@ TOOLS = (
         "Per collection: files and chunks indexed, files changed since indexing, skipped "
         "files and why, last index time. Omit path for the whole library.",
         render.status_text,
+    ),
+    Tool(
+        WhyRequest,
+        "Why a note ranks where it does",
+        "For a note you expected among the hits of a question: where each of its sections "
+        "ranks in the keyword and meaning legs and what stood above it, or why it is not found "
+        "(left out by a rule, not indexed, vectors pending, no word of the question in it, its "
+        "collection outside the path or not routed).",
+        render.why_text,
     ),
     Tool(
         IndexRequest,

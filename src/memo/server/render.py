@@ -117,7 +117,8 @@ def search_text(r: dict[str, Any], limit: int | None = None) -> str:
             snippet = snippet[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"
         line = f"{i}. {h['path']}:{span}{focused(h)}{heading}  score {h['score']:.4f}"
         line += f"  cite {h['cite']}"
-        blocks.append(f"{line}\n   {snippet}")
+        why = f"\n   {results.explain_line(h['explain'])}" if h.get("explain") else ""
+        blocks.append(f"{line}\n   {snippet}{why}")
     tail = []
     if not hits:
         tail.append("No match. Try other words, mode=lex for exact names, or memo_route first.")
@@ -212,3 +213,29 @@ def reindex_text(r: dict[str, Any], limit: int | None = None) -> str:
         )
     lines += [f"error: {e}" for e in r["errors"]]
     return bounded(lines[:1], lines[1:], [], limit)
+
+
+WHY_SHOWN = 5  # a note's candidate sections memo_why's text lists
+
+
+def why_text(r: dict[str, Any], limit: int | None = None) -> str:
+    """`memo_why`: where the note ranks, each of its candidate sections, what stood above."""
+    head = [f'{r["path"]} for "{r["query"]}" in {r["within"]}:']
+    if r["found"]:
+        head[0] += f" its best section ranks {r['rank']}"
+    else:
+        head[0] += " not among the candidates"
+    blocks = [
+        f"{c['line']}  [{c['heading']}]  fused {c['fused_rank']}; lex "
+        + (f"#{c['lex_rank']} (bm25 {c['bm25']})" if c["lex_rank"] else "-")
+        + "; vec "
+        + (f"#{c['vec_rank']} (cosine {c['cosine']})" if c["vec_rank"] else "-")
+        + ("; vector pending" if c["pending"] else "")
+        for c in r["chunks"][:WHY_SHOWN]
+    ]
+    if len(r["chunks"]) > WHY_SHOWN:
+        blocks.append(f"… {len(r['chunks']) - WHY_SHOWN} more of its sections further down")
+    above = [f"above it: {a['path']}:{a['line']}  [{a['heading']}]" for a in r["above"]]
+    tail = above + [f"why: {x}" for x in r["reasons"]]
+    tail += [f"warning: {w}" for w in r.get("warnings") or []]
+    return bounded(head, blocks, tail, limit)

@@ -21,6 +21,7 @@ from ..requests import (
     RouteRequest,
     SearchRequest,
     StatusRequest,
+    WhyRequest,
     _Request,
     check,
 )
@@ -226,6 +227,19 @@ class ReindexOut(_Open):
     errors: list[str]
 
 
+class WhyOut(_Open):
+    path: str
+    query: str
+    within: str
+    collection: str | None
+    found: bool
+    rank: int | None
+    chunks: list[dict[str, Any]]
+    above: list[dict[str, Any]]
+    reasons: list[str]
+    warnings: list[str]
+
+
 # each request's answer, as OpenAPI and the MCP output schemas publish it
 OUTPUTS: dict[type[_Request], type[BaseModel]] = {
     SearchRequest: SearchOut,
@@ -233,4 +247,5 @@ OUTPUTS: dict[type[_Request], type[BaseModel]] = {
     ReadRequest: GetOut,
     StatusRequest: StatusOut,
     IndexRequest: ReindexOut,
+    WhyRequest: WhyOut,
 }

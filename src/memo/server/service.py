@@ -26,7 +26,15 @@ from ..config import Settings
 from ..embed import Embedder, embedder_for
 from ..errors import EmbedderUnavailableError
 from ..library import IndexReport, Library, StatusReport
-from ..requests import IndexRequest, ReadRequest, RouteRequest, SearchRequest, StatusRequest
+from ..library.why import WhyResult
+from ..requests import (
+    IndexRequest,
+    ReadRequest,
+    RouteRequest,
+    SearchRequest,
+    StatusRequest,
+    WhyRequest,
+)
 from ..router.route import RouteResult
 from ..search.excerpt import Excerpt
 from ..search.results import SearchResult
@@ -190,6 +198,10 @@ class Service:
     def status(self, req: StatusRequest) -> StatusReport:
         with self.library() as lib:
             return lib.status(req)
+
+    def why(self, req: WhyRequest) -> WhyResult:
+        with self.library() as lib:
+            return lib.why(req)
 
     def index(self, req: IndexRequest) -> IndexReport:
         """The text of every changed note at once; the vectors in the background (a client

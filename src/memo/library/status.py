@@ -1,0 +1,76 @@
+"""`memo status` of a library: every collection at or below a path, and what is wrong."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .. import heartbeat
+from ..collection.meta import META_FILE
+from ..collection.status import CollectionStatus
+from ..config import Settings
+from ..embed.cache import cache_status
+from ..printable import shown
+from ..search.fusion import FUSION_VERSION
+from ..search.legs import Scope
+from . import syncing
+from .collections import Collections
+from .syncing import IndexReport
+
+
+@dataclass(slots=True)
+class StatusReport:
+    """`memo status`: every collection at or below a path, and what is wrong."""
+
+    root: str
+    collections: list[CollectionStatus]
+    errors: list[str] = field(default_factory=list)  # broken _meta.yaml files, one line each
+    broken: list[dict[str, str]] = field(default_factory=list)  # {path, error}: not indexed
+    warnings: list[str] = field(default_factory=list)
+    fusion: str = FUSION_VERSION  # the rule search results come from
+    embed_cache: dict[str, Any] | None = None  # the user's embedding cache (embed/cache.py)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "root": self.root,
+            "collections": [c.to_dict() for c in self.collections],
+            "errors": self.errors,
+            "broken": self.broken,
+            "warnings": self.warnings,
+            "fusion": self.fusion,
+            "embed_cache": self.embed_cache,
+        }
+
+
+def library_status(
+    colls: Collections, scope: Scope, under: Path, settings: Settings
+) -> StatusReport:
+    """The status of a scope's collections, with the library's warnings and broken files."""
+    watcher = heartbeat.summary(colls.root, settings)
+    found = []
+    for c, _ in scope.parts:
+        st = c.status()
+        st.watcher_last_seen = watcher["watcher_last_seen"]
+        st.last_reconcile = watcher["last_reconcile"]
+        found.append(st)
+    warnings = [
+        f"{c.path}: empty description in _meta.yaml; the router cannot route to it"
+        for c in found
+        if not c.description.strip()
+    ]
+    drafted = [shown(c.path) for c in found if c.drafted]
+    if drafted:  # one warning for all: each collection's own line says which
+        warnings.append(
+            f"{drafted[0]}: description drafted by memo: review it in its {META_FILE}, "
+            "then delete the `drafted` line"
+            if len(drafted) == 1
+            else f"{len(drafted)} descriptions drafted by memo: review each in its "
+            f"{META_FILE}, then delete its `drafted` line"
+        )
+    report = IndexReport()
+    syncing.note_broken(colls, under, report)
+    cache = cache_status(settings)
+    return StatusReport(
+        str(colls.root), found, report.errors, report.broken, warnings, embed_cache=cache
+    )

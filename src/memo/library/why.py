@@ -1,0 +1,200 @@
+"""`memo why NOTE QUERY`: where a note ranks for a question, and what stood above it; or why it
+is not there at all.
+
+The question is ranked as a search ranks it (search/ranking.py), only deeper (WHY_DEPTH
+candidates a leg), so a note a search would not show is still placed: each of its chunks gets
+its rank in each leg and in the fused list, and the hits above its best chunk are named. A
+note that is no candidate at all gets the reasons memo can name, each checked, not guessed:
+outside the path searched, in no collection, left out by a rule (which, and where it is
+written), skipped (too large, binary...), not indexed yet, lines of it indexed nowhere (and
+why), vectors still being computed, no word of the question in it, its meaning farther than
+the last candidate's; and with `route`, a collection the router did not choose.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..collection.collection import Collection
+from ..collection.excluded import for_collection
+from ..collection.lexical import query_terms, terms
+from ..collection.store import IndexStore, unpack_text
+from ..collection.vectors import dequantize, quantize
+from ..search.legs import Scope
+from ..search.ranking import Ranking
+
+WHY_DEPTH = 1000  # candidates a leg: deeper than any search (k <= 50, depth >= 100)
+ABOVE = 5  # the hits above the note's best chunk that are named
+
+
+@dataclass(slots=True)
+class WhyResult:
+    """Where a note ranks for a question (`memo why`), or why it is not a candidate."""
+
+    path: str  # the note, relative to the library root
+    query: str
+    within: str  # the path searched
+    collection: str | None = None
+    found: bool = False  # some chunk of it is a candidate
+    rank: int | None = None  # its best chunk's place in the fused list (1-based)
+    chunks: list[dict[str, Any]] = field(default_factory=list)
+    above: list[dict[str, Any]] = field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def placed(ranking: Ranking, owner: int, note: str, out: WhyResult) -> None:
+    """The note's chunks among the ranking's candidates (`owner`: its collection's place in
+    the scope; `note`: its path in the collection), and the hits above the best of them."""
+    rows = ranking.reader.read(owner, partial(_note_chunks, path=note))
+    legs = ranking.legs
+    lex = {key: (i, s) for i, (key, s) in enumerate(legs.lex, start=1)}
+    vec = {key: (i, s) for i, (key, s) in enumerate(legs.vec, start=1)}
+    place = {key: i for i, key in enumerate(ranking.ranked, start=1)}
+    for cid, line, heading, pending in rows:
+        key = (owner, cid)
+        if key not in place:
+            continue
+        out.chunks.append(
+            {
+                "line": line,
+                "heading": heading,
+                "fused_rank": place[key],
+                "score": round(ranking.scores[key], 6),
+                "lex_rank": lex[key][0] if key in lex else None,
+                "bm25": round(lex[key][1], 4) if key in lex else None,
+                "vec_rank": vec[key][0] if key in vec else None,
+                "cosine": round(vec[key][1], 4) if key in vec else None,
+                "pending": bool(pending),
+            }
+        )
+    out.chunks.sort(key=lambda c: c["fused_rank"])
+    out.found = bool(out.chunks)
+    if out.found and not any(c["lex_rank"] for c in out.chunks):
+        out.reasons += [r for r in absent(ranking, owner, note, rows) if "no word" in r]
+    if out.found:
+        out.rank = out.chunks[0]["fused_rank"]
+        above = ranking.ranked[: min(out.rank - 1, ABOVE)]
+        _, got = ranking.ordered(len(above)) if above else ([], {})
+        out.above = [
+            {
+                "path": ranking.scope.parts[key[0]][0].root_path(got[key].path),
+                "line": got[key].line,
+                "heading": got[key].heading,
+                "score": round(ranking.scores[key], 6),
+            }
+            for key in above
+            if key in got
+        ]
+    else:
+        out.reasons += absent(ranking, owner, note, rows)
+
+
+def absent(ranking: Ranking, owner: int, note: str, rows: list[tuple]) -> list[str]:
+    """Why none of the note's chunks is a candidate, as far as memo can tell."""
+    coll = ranking.scope.parts[owner][0]
+    if not rows:
+        return [f"it has no chunk in the index of {coll.rel}: " + _unindexed(coll, note)]
+    said = []
+    pending = sum(1 for r in rows if r[3])
+    if pending:
+        said.append(
+            f"{pending} of its {len(rows)} chunks have no vector yet (being computed): the "
+            "vector leg cannot see them"
+        )
+    texts = ranking.reader.read(owner, partial(_note_texts, path=note))
+    asked = set(query_terms(ranking.legs.text or ""))
+    held = {t for text in texts for t in terms(text)}
+    if asked and not asked & held:
+        said.append("it holds no word of the question: the lexical leg cannot find it")
+    best = _best_cosine(ranking, owner, [r[0] for r in rows])
+    if best is not None and ranking.legs.vec:
+        last = ranking.legs.vec[-1][1]
+        said.append(
+            f"its nearest chunk's cosine {best:.3f} is below the vector leg's last candidate's "
+            f"({last:.3f}, of {len(ranking.legs.vec)}): other notes lie nearer the question"
+        )
+    return said or ["none of its chunks ranks among the candidates of either leg"]
+
+
+def searched_at(scope: Scope, coll: Collection | None, full: Path) -> int | None:
+    """The place in the scope of the collection part that searches this note, or None."""
+    for i, (c, prefix) in enumerate(scope.parts):
+        if c is not coll:
+            continue
+        inside = str(full.relative_to(c.folder)).replace("\\", "/")
+        if not prefix or inside == prefix or inside.startswith(prefix.rstrip("/") + "/"):
+            return i
+    return None
+
+
+def outside(lib_root: Path, owner: Collection | None, full: Path, route: list[str] | None) -> str:
+    """Why a note is not in the scope searched: no collection, a rule, or not routed."""
+    rel = str(full.relative_to(lib_root)).replace("\\", "/")
+    if owner is None:
+        return f"{rel} is in no collection (no _meta.yaml at or above its folder): never indexed"
+    rule = left_out(lib_root, owner, full)
+    if rule is not None:
+        return rule
+    if route is not None:
+        return f"its collection {owner.rel} was not routed: the router chose {', '.join(route)}"
+    return f"its collection {owner.rel} is outside the path searched"
+
+
+def left_out(lib_root: Path, owner: Collection, full: Path) -> str | None:
+    """The rule that leaves this note out on purpose (collection/excluded.py), said."""
+    inside = str(full.relative_to(owner.folder)).replace("\\", "/")
+    rule = for_collection(owner.folder, lib_root).note(inside)
+    return f"it is left out on purpose: {rule.why}" if rule is not None else None
+
+
+def _unindexed(coll: Collection, note: str) -> str:
+    """Why a note of this collection has no chunk: skipped, failed, or empty of words."""
+    st = coll.status()
+    for kind in ("skipped", "failed"):
+        for f in getattr(st, kind):
+            if f.get("path") == note:
+                return f"{kind}: {f.get('why') or f.get('error')}"
+    for f in st.indexed_files:
+        if f.get("path") == note:
+            runs = [f"lines {d['first']}-{d['last']}: {d['why']}" for d in f.get("dropped", [])]
+            return "no line of it is indexed (" + "; ".join(runs) + ")" if runs else "no text"
+    return "not indexed yet (a search catches it up; check `memo status`)"
+
+
+def _note_chunks(store: IndexStore, path: str) -> list[tuple[int, int, str, int]]:
+    rows = store.conn.execute(
+        "SELECT id, line, heading, vec = 0 AND ? FROM chunks WHERE path = ? ORDER BY ord",
+        (1 if store.has_vec else 0, path),
+    ).fetchall()
+    return [(int(r[0]), int(r[1]), r[2], int(r[3])) for r in rows]
+
+
+def _note_texts(store: IndexStore, path: str) -> list[str]:
+    rows = store.conn.execute("SELECT text FROM chunks WHERE path = ?", (path,)).fetchall()
+    return [unpack_text(r[0]) for r in rows]
+
+
+def _best_cosine(ranking: Ranking, owner: int, ids: list[int]) -> float | None:
+    """The best cosine of any of these chunks (and their windows) to the question."""
+    held = ranking.reader.matrices.get(owner)
+    if held is None or ranking.legs.qvec is None:
+        return None
+    q = dequantize(quantize(np.asarray(ranking.legs.qvec, dtype=np.float32)))
+    best = None
+    for cid, at in held.place(ids).items():
+        end = int(held.starts[at + 1]) if at + 1 < len(held.starts) else len(held.rows)
+        sims = held.rows[int(held.starts[at]) : end] @ q
+        top = float(np.max(sims)) if len(sims) else None
+        if top is not None and (best is None or top > best):
+            best = top
+        del cid
+    return best
