@@ -20,16 +20,16 @@ import apsw
 import pytest
 
 from memo.caches import digest
+from memo.collection import embedding as em
 from memo.collection import lease
 from memo.collection import sync as sm
 from memo.collection.chunker import passage_text
 from memo.collection.progress import SyncProgress, SyncStopped
 from memo.collection.store import reading, unpack_text
 from memo.config import Settings
-from memo.embed import make_embedder
 from memo.library import Library
 
-from .conftest import CountingEmbedder
+from .conftest import CountingEmbedder, new_engine
 from .watch_helpers import make_collection
 
 THREE = (
@@ -483,7 +483,7 @@ def test_a_model_that_cannot_load_leaves_the_notes_indexed_lexically_and_says_so
     broken = tmp_path / "model"
     broken.mkdir()
     (broken / "tokenizer.json").write_text("{}")
-    with _lib(root, make_embedder("fastembed", broken)) as lib:
+    with _lib(root, new_engine("fastembed", broken)) as lib:
         coll = _only(lib)
         rep = coll.sync()
         down = [w for w in rep.warnings if w.startswith("embedder unavailable")]
@@ -609,8 +609,8 @@ def test_slices_start_small_then_take_what_the_model_does_in_slice_seconds(
         rep = coll.embed(progress=hook)  # the model, uncached: its real speed sizes the slices
         assert hook.slices()[0] == 4 and sum(hook.slices()) == 14 and len(hook.slices()) > 1
         state = coll.sync_state.slice_size
-        assert state == max(1, min(sm.SLICE_MAX, int(rep.rate * sm.SLICE_SECONDS)))
-        assert all(1 <= n <= sm.SLICE_MAX for n in hook.slices())
+        assert state == max(1, min(em.SLICE_MAX, int(rep.rate * em.SLICE_SECONDS)))
+        assert all(1 <= n <= em.SLICE_MAX for n in hook.slices())
         assert rep.chunks_embedded == 14 and rep.chunks_pending == 0
         assert rep.embed_seconds > hook.slices()[-1] / rep.rate  # every slice's time, summed
         # the holder says who embeds and how fast, for the others' "about N s"
@@ -633,8 +633,8 @@ def test_a_model_faster_than_slice_max_per_slice_seconds_gets_slices_of_slice_ma
         coll.sync()
         hook = _Seen(coll.index_path)
         coll.embed(progress=hook)  # every vector remembered: the model's rate is unbounded
-        assert hook.slices() == [4, sm.SLICE_MAX, 40 - 4 - sm.SLICE_MAX]
-        assert coll.sync_state.slice_size == sm.SLICE_MAX
+        assert hook.slices() == [4, em.SLICE_MAX, 40 - 4 - em.SLICE_MAX]
+        assert coll.sync_state.slice_size == em.SLICE_MAX
 
 
 @pytest.mark.edits_notes
@@ -691,7 +691,7 @@ def test_a_model_that_fails_in_the_vector_stage_leaves_the_chunks_pending_and_sa
     broken = tmp_path / "model"
     broken.mkdir()
     (broken / "tokenizer.json").write_text("{}")
-    with _lib(root, make_embedder("fastembed", broken)) as lib:
+    with _lib(root, new_engine("fastembed", broken)) as lib:
         coll = _only(lib)
         rep = coll.embed()
         assert rep.warnings == [
@@ -783,7 +783,7 @@ def test_every_engine_titles_sizes_and_caps_a_note_alike(tmp_path: Path, embedde
     seen = {}
     for name, model in (
         ("none", None),
-        ("broken", make_embedder("fastembed", broken)),
+        ("broken", new_engine("fastembed", broken)),
         ("model", embedder),
     ):
         root = tmp_path / name

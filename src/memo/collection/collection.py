@@ -27,13 +27,14 @@ from ..embed import Embedder
 from ..errors import IndexError_
 from . import windows
 from .chunker import passage_text
+from .embedding import embed_pending
 from .lease import Lease
 from .meta import CollectionMeta
 from .pool import StorePool
 from .site import Site
 from .status import CollectionStatus, collection_status
 from .store import CORRUPT, IndexStore, has_windows, unpack_text, window_codes
-from .sync import Syncer, SyncProgress, SyncReport, SyncState, SyncStopped, embed_pending
+from .sync import Syncer, SyncProgress, SyncReport, SyncState, SyncStopped
 from .vectors import stored
 
 T = TypeVar("T")
@@ -236,7 +237,7 @@ class Collection:
         wait: bool = False,
         held: Lease | None = None,
     ) -> SyncReport:
-        """The second stage: vectors for the chunks that have none (sync.embed_pending), into
+        """The second stage: vectors for the chunks that have none (embedding.embed_pending), into
         `report` (a new one when None). `budget` bounds it in seconds; `wait` waits for another
         process computing them; `held` is its lease when the caller took it already. A damaged
         index is left for the next sync to rebuild."""
