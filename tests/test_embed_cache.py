@@ -22,13 +22,8 @@ import pytest
 from memo.collection.store import unpack_text
 from memo.config import Settings
 from memo.embed import embedder_for, make_embedder
-from memo.embed.cache import (
-    CachingEmbedder,
-    EmbeddingCache,
-    cache_path,
-    cache_status,
-    passage_key,
-)
+from memo.embed.cache import EmbeddingCache, cache_path, cache_status, passage_key
+from memo.embed.caching import CachingEmbedder
 from memo.library import Library
 
 from .watch_helpers import make_collection

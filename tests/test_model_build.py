@@ -21,7 +21,7 @@ import pytest
 
 from memo.embed import make_embedder
 from memo.embed import model_cache as mc
-from memo.embed.cache import CachingEmbedder
+from memo.embed.caching import CachingEmbedder
 from memo.embed.choose import model_status
 from memo.embed.default_backend import DefaultEmbedder, EngineFallbackWarning
 from memo.embed.ort_backend import OrtEmbedder

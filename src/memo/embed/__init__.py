@@ -61,7 +61,8 @@ def open_choice(choice: Choice, settings: Settings | None = None) -> Embedder:
     the fallback it names, behind the user's embedding cache (embed/cache.py) unless
     `settings` turn it off (MEMO_EMBED_CACHE_MB=0)."""
     engine = _open_choice(choice)
-    from .cache import CachingEmbedder, open_cache
+    from .cache import open_cache
+    from .caching import CachingEmbedder
 
     cache = open_cache(settings or Settings())
     return engine if cache is None else CachingEmbedder(engine, cache)
