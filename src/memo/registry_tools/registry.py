@@ -51,10 +51,6 @@ class Registry(RegistryView):
         self._centroids: dict[str, bytes | None] = {}  # path -> centroid waiting to be written
 
     @property
-    def db_path(self) -> Path:
-        return self.store.path
-
-    @property
     def yaml_path(self) -> Path:
         return export.yaml_path(self.root, self.folder, self.settings.index_dir is not None)
 
