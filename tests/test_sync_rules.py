@@ -13,7 +13,6 @@ import logging
 import os
 import shutil
 import threading
-import time
 from pathlib import Path
 
 import apsw
@@ -29,8 +28,8 @@ from memo.collection.store import reading, unpack_text
 from memo.config import Settings
 from memo.library import Library
 
-from .conftest import CountingEmbedder, new_engine
-from .watch_helpers import make_collection
+from .conftest import CountingEmbedder, flock_waited_on, new_engine
+from .watch_helpers import make_collection, wait_for
 
 THREE = (
     "# Routing\n\nPolicy based routing sends marked packets to a second table.\n\n"
@@ -905,13 +904,14 @@ def test_a_wait_blocks_until_the_holder_lets_go(tmp_path: Path, embedder):
         assert held is not None
         gone = threading.Event()
 
-        def let_go_later() -> None:  # the holder finishes a moment after the wait began
-            time.sleep(0.5)
+        def let_go_later() -> None:  # the holder finishes once the embed waits for it
+            wait_for(lambda: flock_waited_on(lease.lease_path(coll.index_path)))
             held.release()
             gone.set()
 
         def start(hook: Hook) -> bool:
-            threading.Thread(target=let_go_later).start()
+            if hook.calls[-1][0] == "waiting":  # not at the stop checks that follow
+                threading.Thread(target=let_go_later).start()
             return False
 
         rep = coll.embed(progress=Hook(start), wait=True)
