@@ -53,8 +53,26 @@ def built_emb(built: dict) -> OrtEmbedder:
     return OrtEmbedder(built["info"].model, built["info"].tokenizer)
 
 
-def copy_cache(built: dict, dest: Path) -> Path:
-    shutil.copytree(built["cache"] / "memo", dest / "memo", ignore=shutil.ignore_patterns("*.lock"))
+def copy_cache(built: dict, dest: Path, share_model: bool = True) -> Path:
+    """The session's model cache under `dest`. Its two large files (150 MB) are hard links to
+    the session's, not copies, unless the test writes into them (`share_model=False`): a test
+    run leaves no copy of the model behind (issue 42)."""
+
+    def copy(src: str, dst: str) -> object:
+        if share_model and Path(src).name in (mc.MODEL, mc.TOKENIZER):
+            try:
+                os.link(src, dst)
+                return dst
+            except OSError:  # another filesystem: a copy, then
+                pass
+        return shutil.copy2(src, dst)
+
+    shutil.copytree(
+        built["cache"] / "memo",
+        dest / "memo",
+        ignore=shutil.ignore_patterns("*.lock"),
+        copy_function=copy,
+    )
     return dest
 
 
@@ -141,6 +159,19 @@ def test_killed_build_leaves_nothing_usable(fresh_build: dict, tmp_path: Path, u
     assert info.manifest["files"]["model.onnx"]["sha256"] == mc.file_sha256(info.model)
 
 
+def test_a_test_s_copy_of_the_model_shares_its_bytes_unless_it_writes_into_them(
+    built: dict, tmp_path: Path
+) -> None:
+    """What a test run leaves in $TMPDIR: no 150 MB copy of the model per test that needs one
+    in a cache of its own (issue 42: ~8 copies were left), a real copy only to damage it."""
+    model = built["cache"] / "memo" / "models" / mc.FOLDER / mc.MODEL
+    shared = copy_cache(built, tmp_path / "a") / "memo" / "models" / mc.FOLDER
+    own = copy_cache(built, tmp_path / "b", share_model=False) / "memo" / "models" / mc.FOLDER
+    assert (shared / mc.MODEL).samefile(model) or os.stat(model).st_dev != os.stat(tmp_path).st_dev
+    assert not (own / mc.MODEL).samefile(model)
+    assert not (shared / mc.MANIFEST).samefile(model.parent / mc.MANIFEST)  # tests edit it
+
+
 def test_damaged_foreign_or_stale_files_are_detected(
     built: dict, tmp_path: Path, use_cache
 ) -> None:
@@ -161,7 +192,7 @@ def test_damaged_foreign_or_stale_files_are_detected(
 
 @pytest.mark.slow  # a whole rebuild (7-45 s on two cores, by how busy they are)
 def test_corrupt_model_is_rebuilt(built: dict, tmp_path: Path, use_cache) -> None:
-    folder = use_cache(copy_cache(built, tmp_path))
+    folder = use_cache(copy_cache(built, tmp_path, share_model=False))  # it writes into it
     good = built["info"].manifest["files"]["model.onnx"]["sha256"]
     with open(folder / mc.MODEL, "r+b") as f:  # flip bytes in the middle, same size
         f.seek(f.seek(0, os.SEEK_END) // 2)
