@@ -199,7 +199,7 @@ def init_plan(p: dict[str, Any]) -> None:
         click.echo(f"warning: {shown(problem)}", err=True)
 
 
-def init_done(p: dict[str, Any], wrote: bool, asked: bool) -> None:
+def init_done(p: dict[str, Any], wrote: bool, asked: bool, indexing: bool = False) -> None:
     new = [c for c in p["collections"] if not c["kept"]]
     root = quoted(p["root"])
     if p["nothing_to_do"]:
@@ -208,7 +208,7 @@ def init_done(p: dict[str, Any], wrote: bool, asked: bool) -> None:
         click.echo(
             f"wrote {len(p['written'])} files: {len(new)} _meta.yaml (marked drafted: review "
             f"each description){', and the library marker' if p['declare'] else ''}. "
-            f"Next: memo index {root}"
+            + ("Indexing it now." if indexing else f"Next: memo index {root}")
         )
     else:
         marker = f" and {MARKER}" if p["declare"] else ""
