@@ -282,7 +282,10 @@ def test_the_size_limit_admits_a_note_of_exactly_its_size_and_skips_one_byte_mor
         assert rep.files == [("skipped", "c/n.md")]
         assert rep.warnings == [f"c/n.md: skipped, {why}"]
         assert f"c/n.md: skipped, {why}" in caplog.messages
-        assert coll.sync().unchanged == 1  # a skip is remembered by its stat too
+        again = coll.sync()  # a skip is remembered by its stat too: not read again, and
+        assert (again.caught_up, again.unchanged, again.files) == (0, 0, [])  # not "up to date"
+        said = coll.sync(thorough=True)  # `memo index` says it again, and counts it
+        assert (said.skipped, said.warnings) == (1, [f"c/n.md: skipped, {why}"])
 
 
 @pytest.mark.edits_notes

@@ -158,9 +158,10 @@ def index(r: dict[str, Any]) -> None:
         click.echo(f"error: {err}", err=True)
     broken = f"; {len(r['broken'])} broken, not indexed" if r.get("broken") else ""
     if r["nothing_to_do"]:
+        skipped = f", {r['skipped']} skipped (above)" if r["skipped"] else ""
         click.echo(
             f"nothing to do: {r['collections']} collections, "
-            f"{r['unchanged']} files up to date{broken} ({r['seconds']:.2f} s)"
+            f"{r['unchanged']} files up to date{skipped}{broken} ({r['seconds']:.2f} s)"
         )
     else:
         click.echo(

@@ -187,7 +187,14 @@ class Syncer:
         stored = stored_stats(self.store.conn, prefix)
         owed = behind(on_disk, stored)
         todo, removed = owed.todo, owed.removed
-        report.unchanged = len(on_disk) - len(todo)
+        held_out = self._still_skipped(set(on_disk) - set(todo))
+        report.unchanged = len(on_disk) - len(todo) - len(held_out)
+        if thorough:
+            # `memo index` says every note it does not index, and counts what it says: the
+            # ones it cannot even read as notes, and those skipped before that did not change
+            report.skipped += len(rejected) + len(held_out)
+            for path, why in held_out:
+                report.warnings.append(f"{shown(site.root_path(path))}: skipped, {why}")
         if todo or removed:
             label = site.root_path(prefix.strip("/")) if prefix else site.rel
             self.progress.begin(label, len(todo))
@@ -211,6 +218,11 @@ class Syncer:
         self._flush(pending)
         if todo or removed:
             self.store.compact()
+
+    def _still_skipped(self, up_to_date: set[str]) -> list[tuple[str, str]]:
+        """(path, why) of the notes among these that the index holds as skipped."""
+        rows = self.store.conn.execute("SELECT path, note FROM files WHERE status = 'skipped'")
+        return sorted((path, why or "") for path, why in rows if path in up_to_date)
 
     def _log_rejected(self, path: str, skip: Skip) -> None:
         """Log a note that cannot be indexed, once per process."""
