@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .caches import HIDDEN, registry_dir
 from .config import Settings
-from .errors import LibraryNotFoundError
+from .errors import LibraryNotFoundError, TargetError
 
 WHOLE = ("", ".", "*")  # the whole library, as a target
 MARKER = "_library.yaml"  # the declaration beside the notes
@@ -95,3 +95,12 @@ def not_a_library(path: Path, shown: str | None = None) -> NotALibraryError:
         f"Make the folder that holds your notes a library: `memo init {arg}` proposes "
         f"collections from its folders (or `memo index {arg}` when it has them already).",
     )
+
+
+def outside_library(shown: str, full: Path, library: Path, named: Path) -> TargetError:
+    """The error for a path named from inside `library` (the current folder lies in it) that
+    lies outside it and every other library: it names that library, as `--root` does, and not
+    `memo init` of a folder like /etc or /tmp. `named` is the path as typed, made absolute;
+    `full` where it leads (another place: a symlink on the way, said so)."""
+    via = "" if Path(os.path.abspath(named)) == full else f" (it leads to {full})"
+    return TargetError(f"{shown}{via} is outside the library {library}")

@@ -17,7 +17,14 @@ import click
 
 from ..config import Settings
 from ..errors import LibraryNotFoundError, MemoError, TargetError
-from ..roots import WHOLE, NotALibraryError, declared_root, is_declared, not_a_library
+from ..roots import (
+    WHOLE,
+    NotALibraryError,
+    declared_root,
+    is_declared,
+    not_a_library,
+    outside_library,
+)
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -122,6 +129,8 @@ def find_root(
         if declaring and full.is_dir():
             return full, None
         if path not in WHOLE:
+            if (inside := declared_root(here, settings)) is not None:
+                raise outside_library(str(path), full, inside, here / given)
             raise not_a_library(full, path)
         # '.' where no library is: the whole library the next rules find
     inside = declared_root(here, settings)
