@@ -244,3 +244,19 @@ def test_a_path_out_of_the_library_the_current_folder_is_in_says_so(tmp_path, mo
         "search", given, "zz", "--root", str(lib), cwd=tmp_path, monkeypatch=monkeypatch
     )
     assert with_root.exit_code == 1 and "is outside the library root" in with_root.output
+
+
+def test_a_broken_meta_is_named_once_on_a_line_it_has(tmp_path, monkeypatch):
+    """Issue 42: the error repeated its path ("c/_meta.yaml: /…/c/_meta.yaml: not valid YAML")
+    and named line 5 of a 4-line file (YAML's end of stream); it names the file once and the
+    line where the quote that never closes begins."""
+    lib = tmp_path / "lib"
+    collection(lib / "good", "fine", "# G\n\nzz\n")
+    bad = collection(lib / "bad", "x", "# B\n\nzz\n")
+    (bad / "_meta.yaml").write_text('name: c\ndescription: "unclosed\ntags: [a]\nembedder: x\n')
+    said = run("index", str(lib), cwd=tmp_path, monkeypatch=monkeypatch).output
+    said += run("status", str(lib), cwd=tmp_path, monkeypatch=monkeypatch).output
+    lines = [x for x in said.splitlines() if "not valid YAML" in x]
+    assert lines and all(x.count("_meta.yaml") <= 1 and str(bad) not in x for x in lines), lines
+    assert all("not valid YAML (line 2): found unexpected end of stream" in x for x in lines)
+    assert "bad/_meta.yaml: not valid YAML" in said

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..collection import lease
 from ..collection.collection import Collection
-from ..collection.meta import META_FILE
+from ..collection.meta import META_FILE, problem_of
 from ..collection.progress import SyncProgress, SyncStopped
 from ..collection.sync import SYNC_COUNTERS, SyncReport
 from ..config import Settings
@@ -311,7 +311,7 @@ def parts_for_paths(colls: Collections, paths: Iterable[Path], report: IndexRepo
         try:
             coll = colls.at(folder)
         except MemoError as e:
-            report.broken.append({"path": colls.rel(folder), "error": str(e)})
+            report.broken.append({"path": colls.rel(folder), "error": problem_of(e, folder)})
             continue
         subs = wanted[folder]
         if "" in subs or len(subs) > BULK:
