@@ -18,7 +18,7 @@ from pathlib import Path
 from ..printable import shown
 from . import excluded as rules_of
 from . import skips
-from .excluded import Rule
+from .excluded import Rule, Rules
 from .meta import META_FILE
 from .skips import Skip
 
@@ -64,17 +64,21 @@ def file_identity(path: Path | str) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def find_collections(top: Path) -> list[Path]:
-    """Every collection folder at or below `top`, sorted; symlinked folders are not followed."""
+def find_collections(top: Path, rules: Rules | None = None) -> list[Path]:
+    """Every collection folder at or below `top`, sorted; symlinked folders are not followed.
+    With `rules` (the library root's, `top` being the root), a folder they exclude is not
+    entered: a collection there is left out whole, as its notes are."""
     found: list[Path] = []
-    stack = [top]
+    stack = [(top, "")]
     while stack:
-        folder = stack.pop()
+        folder, rel = stack.pop()
         for e in _entries(folder):
             if e.name == META_FILE and e.is_file():
                 found.append(folder)
             elif e.is_dir(follow_symlinks=False) and not skip_folder(str(folder), e.name):
-                stack.append(Path(e.path))
+                sub = f"{rel}/{e.name}" if rel else e.name
+                if not rules or rules.folder(sub) is None:
+                    stack.append((Path(e.path), sub))
     return sorted(found)
 
 
