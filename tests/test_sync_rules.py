@@ -615,8 +615,10 @@ def test_slices_start_small_then_take_what_the_model_does_in_slice_seconds(
         assert all(1 <= n <= em.SLICE_MAX for n in hook.slices())
         assert rep.chunks_embedded == 14 and rep.chunks_pending == 0
         assert rep.embed_seconds > hook.slices()[-1] / rep.rate  # every slice's time, summed
-        # the holder says who embeds and how fast, for the others' "about N s"
-        assert all(h is not None and h.pid == os.getpid() and h.rate for h in hook.holders)
+        # the holder says who embeds, and how fast once its pace is measured (from the end of
+        # the first slice: loading the model is no pace), for the others' "about N s"
+        assert all(h is not None and h.pid == os.getpid() for h in hook.holders)
+        assert hook.holders[0].rate is None and all(h.rate for h in hook.holders[1:])
         assert lease.holder(coll.index_path) is None  # released at the end
 
 
@@ -747,6 +749,7 @@ def test_a_report_says_its_counters_in_one_shape(tmp_path: Path):
         "collection",
         *sm.SYNC_COUNTERS,
         "chunks",
+        "read_by",
         "embedding_by",
         "rebuilt",
         "warnings",
@@ -763,7 +766,9 @@ def test_a_report_says_its_counters_in_one_shape(tmp_path: Path):
         "chunks_embedded": 0,
         "chunks_reused": 0,
         "chunks_pending": 0,
+        "read_elsewhere": 0,
         "chunks": 5,
+        "read_by": "",
         "embedding_by": None,
         "rebuilt": "new index",
         "warnings": [],
@@ -909,8 +914,8 @@ def test_a_wait_blocks_until_the_holder_lets_go(tmp_path: Path, embedder):
 
         def let_go_later() -> None:  # the holder finishes once the embed waits for it
             wait_for(lambda: flock_waited_on(lease.lease_path(coll.index_path)))
+            gone.set()  # first: the embed may get the lease the moment it is let go
             held.release()
-            gone.set()
 
         def start(hook: Hook) -> bool:
             if hook.calls[-1][0] == "waiting":  # not at the stop checks that follow
@@ -1021,3 +1026,21 @@ def test_a_prefix_written_with_slashes_syncs_that_folder_and_removes_nothing(tmp
                 "sub/a.md",
                 "top.md",
             ]
+
+
+def test_the_pace_is_measured_from_the_second_slice_then_follows_a_new_load_smoothly():
+    """Issue 44: a search's "about 13 s" jumped to "8 min" within 25 s and said 13 s for
+    ~100 s of work (the rate of one slice of the model). The pace the lease tells is chunks
+    per second of wall time: the average first, then it follows a changed load without
+    jumping at one slice nor lagging minutes; a wait for another process is not counted."""
+    pace = em.Pace()
+    assert pace.add(10, now=0.0) is None  # the first slice also loaded the model: no pace
+    for t in range(1, 21):
+        rate = pace.add(10, now=float(t))  # 10 chunks every second
+    assert rate == pytest.approx(10.0)
+    slower = [pace.add(10, now=20.0 + 2 * k) for k in range(1, 61)]  # the load doubles
+    assert slower[0] > 9.0  # one slow slice moves it little
+    assert slower[-1] == pytest.approx(5.0, rel=0.05)  # two minutes later it tells the new pace
+    pace.paused()  # waiting for another process's lease
+    assert pace.add(10, now=10_000.0) == slower[-1]
+    assert pace.add(5, now=10_001.0) < slower[-1] * 1.1

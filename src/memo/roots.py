@@ -86,8 +86,13 @@ def declare(root: Path, settings: Settings) -> Path | None:
     return path
 
 
-def not_a_library(path: Path, shown: str | None = None) -> NotALibraryError:
-    """The error for a path outside every library, naming the command that declares one."""
+def not_a_library(
+    path: Path, shown: str | None = None, inside: Path | None = None, named: Path | None = None
+) -> NotALibraryError | TargetError:
+    """The error for a path outside every library, naming the command that declares one; or,
+    named from `inside` a library (the current folder lies in it), `outside_library`."""
+    if inside is not None:
+        return outside_library(shown or str(path), path, inside, named or path)
     folder = path if path.is_dir() or not path.exists() else path.parent
     arg = shlex.quote(str(folder))
     return NotALibraryError(

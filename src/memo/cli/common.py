@@ -17,14 +17,7 @@ import click
 
 from ..config import Settings
 from ..errors import LibraryNotFoundError, MemoError, TargetError
-from ..roots import (
-    WHOLE,
-    NotALibraryError,
-    declared_root,
-    is_declared,
-    not_a_library,
-    outside_library,
-)
+from ..roots import WHOLE, NotALibraryError, declared_root, is_declared, not_a_library
 
 if TYPE_CHECKING:
     from ..library import Library
@@ -128,10 +121,8 @@ def find_root(
             return named, str(full)
         if declaring and full.is_dir():
             return full, None
-        if path not in WHOLE:
-            if (inside := declared_root(here, settings)) is not None:
-                raise outside_library(str(path), full, inside, here / given)
-            raise not_a_library(full, path)
+        if path not in WHOLE:  # from inside a library: outside it (not `memo init /etc`)
+            raise not_a_library(full, path, declared_root(here, settings), here / given)
         # '.' where no library is: the whole library the next rules find
     inside = declared_root(here, settings)
     if inside is not None:

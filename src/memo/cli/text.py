@@ -164,8 +164,12 @@ def index(r: dict[str, Any]) -> None:
             f"{r['unchanged']} files up to date{skipped}{broken} ({r['seconds']:.2f} s)"
         )
     else:
+        meanwhile = r.get("read_elsewhere", 0)
+        who = sorted({c["read_by"] for c in r["collections_detail"] if c.get("read_by")})
+        who = who if len(who) == 1 else ["other memo processes"]
+        by = f" (and {meanwhile} read meanwhile by {who[0]})" if meanwhile else ""
         click.echo(
-            f"{r['collections']} collections: {r['new']} new, {r['changed']} changed, "
+            f"{r['collections']} collections: {r['new']} new{by}, {r['changed']} changed, "
             f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped; "
             f"{r['chunks_embedded']} chunks embedded{_cached(r)} in {r['seconds']:.1f} s{broken}"
         )

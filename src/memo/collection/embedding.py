@@ -9,7 +9,9 @@ before it stays. A budget (seconds) bounds it for a search's catch-up.
 
 from __future__ import annotations
 
+import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -25,6 +27,41 @@ from .vectors import quantize
 
 SLICE_SECONDS = 0.4  # one call into the model takes about this long (sized from its speed)
 SLICE_MAX = 32
+PACE_SECONDS = 20.0  # the pace is the plain average over this long, then smoothed over it
+
+
+@dataclass(slots=True)
+class Pace:
+    """How fast a pass gives chunks their vectors, in chunks per second of wall time (the
+    model, the writes, and the time other work took the cores: what the time left depends
+    on), measured from the end of its first slice (loading the model is no pace). The plain
+    average over the first PACE_SECONDS, then an average whose weights fade over that long:
+    one rate for the progress line and for the searches told the time left (the lease), that
+    neither jumps with one slice nor lags a changed load by minutes."""
+
+    rate: float | None = None
+    last: float | None = None  # when the last slice ended (monotonic)
+    chunks: int = 0  # counted so far, and over how long
+    seconds: float = 0.0
+
+    def add(self, chunks: int, now: float | None = None) -> float | None:
+        """A slice of `chunks` ended `now`; returns the pace (None until one is measured)."""
+        now = time.monotonic() if now is None else now
+        if self.last is None:
+            self.last = now
+            return self.rate
+        spent, self.last = max(now - self.last, 1e-6), now
+        if self.rate is None or self.seconds < PACE_SECONDS:
+            self.chunks, self.seconds = self.chunks + chunks, self.seconds + spent
+            self.rate = self.chunks / self.seconds
+        else:
+            weight = 1.0 - math.exp(-spent / PACE_SECONDS)
+            self.rate += weight * (chunks / spent - self.rate)
+        return self.rate
+
+    def paused(self) -> None:
+        """Time not spent embedding follows (a wait for another process): not counted."""
+        self.last = None
 
 
 def embed_pending(
@@ -36,12 +73,14 @@ def embed_pending(
     budget: float | None = None,
     wait: bool = False,
     held: lease.Lease | None = None,
+    pace: Pace | None = None,
 ) -> None:
     """Give chunks without a vector one, under the index's lease, until none is left, the
     `budget` (seconds, None: no bound) is spent or a stop is asked for. Another process holding
     the lease: leave them to it (`report.embedding_by` says who), or `wait` for it first.
     Newest chunks first under a budget: a search's catch-up embeds the note just edited.
-    `held`: the lease, taken already by the caller (it is released here either way)."""
+    `held`: the lease, taken already by the caller (it is released here either way); `pace`:
+    the pass's, measured over every collection it embeds (a new one when None)."""
     report.chunks_pending = store.pending()
     report.chunks = store.chunk_count()
     embedder = site.embedder
@@ -49,7 +88,8 @@ def embed_pending(
         if held is not None:
             held.release()
         return
-    held = held or _lease(site, report, progress, wait)
+    pace = pace if pace is not None else Pace()
+    held = held or _lease(site, report, progress, wait, pace)
     if held is None:
         return
     t0 = time.perf_counter()
@@ -65,16 +105,19 @@ def embed_pending(
             if progress.yield_requested():
                 report.paused = True
                 break
-            done = _slice(store, state, report, held, budget is not None, embedder)
+            done = _slice(store, state, report, budget is not None, embedder)
             if not done:
                 break
             report.chunks_pending = store.pending()
+            if (rate := pace.add(done)) is not None:
+                held.tell(rate)
+                progress.pace(rate)
             progress.chunks_done(done)
     report.chunks = store.chunk_count()
 
 
 def _lease(
-    site: Site, report: SyncReport, progress: SyncProgress, wait: bool
+    site: Site, report: SyncReport, progress: SyncProgress, wait: bool, pace: Pace
 ) -> lease.Lease | None:
     """The index's lease, waited for with `wait`; None (and who holds it, in `report`) when
     another process computes these vectors."""
@@ -83,6 +126,7 @@ def _lease(
         other = lease.holder(site.index_path)
         progress.waiting(site.rel, other.pid if other else None)
         held = lease.acquire(site.index_path, wait=True)
+        pace.paused()
     if held is None:
         other = lease.holder(site.index_path)
         report.embedding_by = other.pid if other else None
@@ -94,7 +138,6 @@ def _slice(
     store: IndexStore,
     state: SyncState,
     report: SyncReport,
-    held: lease.Lease,
     newest: bool,
     embedder: Embedder,
 ) -> int:
@@ -121,10 +164,9 @@ def _slice(
         return 0
     spent = time.perf_counter() - t
     report.embed_seconds += spent
-    rate = len(rows) / max(spent, 1e-6)  # passages per second, this model, this machine
+    rate = len(rows) / max(spent, 1e-6)  # chunks per second of the model, this machine
     state.slice_size = max(1, min(SLICE_MAX, int(rate * SLICE_SECONDS)))
     report.rate = rate
-    held.tell(rate)
     codes = [c.tobytes() for c in quantize(np.asarray(vecs, dtype=np.float32))]
     report.chunks_embedded += _store(store, rows, codes, wins)
     return len(rows)

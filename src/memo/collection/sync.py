@@ -52,6 +52,7 @@ SYNC_COUNTERS = (
     "chunks_embedded",
     "chunks_reused",
     "chunks_pending",
+    "read_elsewhere",
 )
 
 
@@ -67,11 +68,17 @@ class SyncReport:
     unchanged: int = 0
     touched: int = 0  # mtime moved, content identical: nothing re-embedded
     skipped: int = 0
+    # notes up to date that another process read since this pass began (a search's catch-up,
+    # the watcher): work of this pass's, done meanwhile by `read_by`
+    read_elsewhere: int = 0
+    read_by: str = ""
     chunks_embedded: int = 0  # vectors made by the vector stage (the embedding cache's included)
     chunks_reused: int = 0  # vectors kept from the index's own rows (text unchanged)
     chunks_pending: int = 0  # chunks still without a vector when this sync ended
     chunks: int = 0  # chunks the index holds when this sync ended
     embedding_by: int | None = None  # pid of another process computing the vectors
+    reading_by: int | None = None  # pid of a pass reading these notes: this sync left them
+    unread: int = 0  # notes left to that pass (their words are not searchable yet)
     rate: float | None = None  # chunks per second the vector stage went at
     paused: bool = False  # the vector stage gave way to more urgent work, vectors left
     rebuilt: str = ""  # why the index was rebuilt from scratch, if it was
@@ -87,6 +94,7 @@ class SyncReport:
             "collection": self.collection,
             **{k: getattr(self, k) for k in SYNC_COUNTERS},
             "chunks": self.chunks,
+            "read_by": self.read_by,
             "embedding_by": self.embedding_by,
             "rebuilt": self.rebuilt,
             "warnings": self.warnings,
@@ -171,10 +179,59 @@ class Syncer:
         self.report = report
         self.progress = progress
         self.settings = site.settings
+        self.elsewhere: set[str] = set()  # notes another process read since the pass began
 
-    def run(self, prefix: str, thorough: bool) -> None:
-        with lease.reading_notes(self.site.index_path):  # one process reads them at a time
+    def run(
+        self,
+        prefix: str,
+        thorough: bool,
+        by: str = "",
+        held: lease.Lease | None = None,
+        since: float | None = None,
+    ) -> None:
+        """Read what changed under `prefix` (`thorough`: `memo index`'s checks), as `by` (what
+        this process is), under the text lease (`held`: taken already by the pass). One
+        process reads a collection's notes at a time: the others wait for it, then find them
+        read; a search or the watcher does not wait for a pass that took the lease ahead (it
+        reads them all soon): it leaves them, and `reading_by` says who reads them. `since`:
+        when the pass began (notes another process read since then are counted)."""
+        held = held or self._text_lease(prefix, thorough, by)
+        if held is None:
+            return
+        with held:
+            if since is not None and thorough:
+                self._read_elsewhere(prefix, since)
             self._run(prefix, thorough)
+
+    def _text_lease(self, prefix: str, thorough: bool, by: str) -> lease.Lease | None:
+        """The text lease, waited for unless a pass holds it ahead and this is no pass."""
+        path = self.site.index_path
+        held = lease.acquire_text(path, by)
+        if held is not None:
+            return held
+        other = lease.reader(path)
+        if other is not None and other.ahead and not thorough:
+            self.report.reading_by = other.pid
+            on_disk = note_files(self.site.folder, self.site.root, prefix)
+            self.report.unread = behind(on_disk, stored_stats(self.store.conn, prefix)).count
+            return None
+        self.report.read_by = other.by if other is not None else ""
+        return lease.acquire_text(path, by, wait=True)
+
+    def _read_elsewhere(self, prefix: str, since: float) -> None:
+        """Count the notes another process indexed since the pass began: a pass waited for
+        it, or it read them before the pass took the lease (`read_by`: who, when seen)."""
+        pre = prefix.strip("/")
+        rows = self.store.conn.execute(
+            "SELECT path FROM files WHERE indexed_at >= ? AND status = 'ok'", (since,)
+        )
+        self.elsewhere = {
+            path for (path,) in rows if not pre or path == pre or path.startswith(pre + "/")
+        }
+        n = self.report.read_elsewhere = len(self.elsewhere)
+        if n:
+            self.report.read_by = self.report.read_by or "other memo processes"
+            self.progress.read_elsewhere(n)
 
     def _run(self, prefix: str, thorough: bool) -> None:
         site, report = self.site, self.report
@@ -187,8 +244,9 @@ class Syncer:
         stored = stored_stats(self.store.conn, prefix)
         owed = behind(on_disk, stored)
         todo, removed = owed.todo, owed.removed
-        held_out = self._still_skipped(set(on_disk) - set(todo))
-        report.unchanged = len(on_disk) - len(todo) - len(held_out)
+        up_to_date = set(on_disk) - set(todo)
+        held_out = self._still_skipped(up_to_date)
+        report.unchanged = len(up_to_date) - len(held_out) - len(up_to_date & self.elsewhere)
         if thorough:
             # `memo index` says every note it does not index, and counts what it says: the
             # ones it cannot even read as notes, and those skipped before that did not change
