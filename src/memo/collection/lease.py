@@ -144,6 +144,26 @@ def _lockable(path: Path) -> bool:
     return True
 
 
+PASS_FILE = "pass.lock"  # beside a library's registry: a pass over it is running
+
+
+def acquire_pass(registry_dir: Path, by: str) -> Lease | None:
+    """Say for the whole library that a pass (`memo index`) runs: a search meanwhile leaves
+    new descriptions to it (library/collections.py). None when another pass says so."""
+    try:
+        registry_dir.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    path = registry_dir / PASS_FILE
+    handle = _lock(path, wait=False)
+    return None if handle is None else Lease(path, handle, by=by)
+
+
+def passing(registry_dir: Path) -> Holder | None:
+    """The pass running over the library whose registry is there (None: none)."""
+    return _holder(registry_dir / PASS_FILE)
+
+
 def holder(index_path: Path) -> Holder | None:
     """Who computes this index's vectors right now (None: nobody), from what the holder wrote.
     A holder whose process is gone (it crashed: the kernel freed its lock, the file still

@@ -134,7 +134,9 @@ def sync_parts(
     t0, since = time.perf_counter(), time.time()
     by = "memo index" if thorough else "a search" if vectors.budget is not None else "the watcher"
     # memo index says first what it will do: a search meanwhile leaves it that work
-    claims = Claims.take(parts, by, vectors.budget is None) if thorough else Claims()
+    claims = (
+        Claims.take(parts, by, vectors.budget is None, colls.registry_dir) if thorough else Claims()
+    )
     outcome: dict[str, SyncReport | MemoError] = {}
     try:
         if progress is not None:
@@ -168,10 +170,13 @@ def sync_parts(
                 changed.append(coll.folder)
         colls.update_summaries(changed)
         if not report.stopped:
+            if vectors.budget is None:  # the descriptions its re-scan left, before the chunks
+                colls.describe()
             embedded = _embed(synced, report, outcome, progress, vectors, claims.vectors)
             colls.update_summaries([c.folder for c in embedded])
     finally:
         claims.release()
+        colls.describe_later = False  # a stopped pass leaves them to the next search
     report.seconds += time.perf_counter() - t0
     return outcome
 
@@ -186,10 +191,13 @@ class Claims:
 
     text: dict[str, lease.Lease] = field(default_factory=dict)
     vectors: dict[str, lease.Lease] = field(default_factory=dict)
+    whole: lease.Lease | None = None  # the library's: new descriptions are this pass's too
 
     @classmethod
-    def take(cls, parts: Parts, by: str, vectors: bool) -> Claims:
+    def take(cls, parts: Parts, by: str, vectors: bool, registry: Path | None = None) -> Claims:
         out = cls()
+        if registry is not None:
+            out.whole = lease.acquire_pass(registry, by)
         for coll, _ in parts[:LEASES_AHEAD]:
             if coll.rel in out.text:
                 continue
@@ -205,6 +213,8 @@ class Claims:
     def release(self) -> None:
         for held in (*self.text.values(), *self.vectors.values()):
             held.release()
+        if self.whole is not None:
+            self.whole.release()
 
 
 def _embed(

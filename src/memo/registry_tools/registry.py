@@ -147,6 +147,12 @@ class Registry(RegistryView):
             self.generation = -1
             raise
 
+    def embed_descriptions(self, limit: int | None = None) -> RefreshReport:
+        """Embed up to `limit` descriptions that have no vector yet (None: all)."""
+        rep = RefreshReport()
+        self._embed_missing(rep, limit, None)
+        return rep
+
     def _embed_missing(
         self,
         rep: RefreshReport,
