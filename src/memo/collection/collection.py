@@ -198,7 +198,8 @@ class Collection:
                 msg = f"index was damaged ({e}): rebuilt from the notes"
                 log.warning("%s: %s", self.rel, msg)
                 self.drop()
-                again = {**reading, "held": None}  # the first try released the lease it had
+                held = reading.get("held")  # the first try may have released it (or not)
+                again = {**reading, "held": held if held is not None and held.live else None}
                 report = self._sync(prefix, False, progress, thorough, again)
                 report.rebuilt = msg
                 report.warnings.insert(0, f"{self.rel}: {msg}")

@@ -77,6 +77,11 @@ class Lease:
         with contextlib.suppress(OSError):
             os.pwrite(self._handle.fileno(), record.ljust(max(RECORD, len(record))), 0)
 
+    @property
+    def live(self) -> bool:
+        """Still held (not released)."""
+        return self._handle is not None
+
     def release(self) -> None:
         if self._handle is not None:
             with contextlib.suppress(OSError):

@@ -143,32 +143,9 @@ def sync_parts(
             progress.collections(len(parts))
             if progress.wants_plan and len(parts) <= PLAN_MAX:
                 progress.plan(plan(parts, full))
-        synced: list[tuple[Collection, SyncReport]] = []
-        changed: list[Path] = []
-        for coll, prefix in parts:
-            held = claims.text.pop(coll.rel, None)
-            try:
-                rep = coll.sync(
-                    prefix,
-                    full=full,
-                    progress=progress,
-                    thorough=thorough,
-                    by=by,
-                    held=held,
-                    since=since,
-                )
-            except SyncStopped:
-                report.stopped = True
-                break
-            except MemoError as e:  # one collection failing never stops the others
-                _failed(report, outcome, coll, e)
-                continue
-            report.reports.append(rep)
-            outcome[coll.rel] = rep
-            synced.append((coll, rep))
-            if rep.did_work:
-                changed.append(coll.folder)
-        colls.update_summaries(changed)
+        reading = {"full": full, "progress": progress, "thorough": thorough, "by": by}
+        synced = _read_notes(parts, report, outcome, claims, since=since, **reading)
+        colls.update_summaries([c.folder for c, rep in synced if rep.did_work])
         if not report.stopped:
             if vectors.budget is None:  # the descriptions its re-scan left, before the chunks
                 colls.describe()
@@ -179,6 +156,35 @@ def sync_parts(
         colls.describe_later = False  # a stopped pass leaves them to the next search
     report.seconds += time.perf_counter() - t0
     return outcome
+
+
+def _read_notes(
+    parts: Parts,
+    report: IndexReport,
+    outcome: dict[str, SyncReport | MemoError],
+    claims: Claims,
+    **reading: Any,
+) -> list[tuple[Collection, SyncReport]]:
+    """The text stage of a pass: each part read in turn (with its claimed lease, if any);
+    returns what was synced. A stop request ends it, recorded in `report`."""
+    synced: list[tuple[Collection, SyncReport]] = []
+    for coll, prefix in parts:
+        held = claims.text.pop(coll.rel, None)
+        try:
+            rep = coll.sync(prefix, held=held, **reading)
+        except SyncStopped:
+            report.stopped = True
+            break
+        except MemoError as e:  # one collection failing never stops the others
+            _failed(report, outcome, coll, e)
+            continue
+        finally:
+            if held is not None:  # however the sync ended: never left to the collector
+                held.release()
+        report.reports.append(rep)
+        outcome[coll.rel] = rep
+        synced.append((coll, rep))
+    return synced
 
 
 @dataclass(slots=True)
