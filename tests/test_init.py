@@ -14,7 +14,7 @@ from memo.config import Settings
 from memo.library.adopt import SPLIT_ABOVE, plan
 from memo.roots import MARKER, is_declared
 
-from .conftest import checksums
+from .conftest import REPO, checksums
 from .test_roots import tree
 from .vault import NFD_FOLDER, PLUGINS, SYNC, write_vault
 
@@ -96,6 +96,7 @@ def test_two_commands_from_a_bare_vault_to_the_first_answer(vault, tmp_path, mon
     done = run("init", str(vault), "--yes", "--index", monkeypatch=monkeypatch, cwd=tmp_path)
     assert done.exit_code == 0, done.output
     assert "5 collections: 10 new" in done.output  # the index report: no Logseq backup
+    assert "Indexing it now." in done.output and "Next: memo index" not in done.output
     hit = run(
         "search", str(vault), "пароль шифрования", "--json", monkeypatch=monkeypatch, cwd=tmp_path
     )
@@ -176,3 +177,13 @@ def test_both_writers_of_a_meta_write_it_one_way(tmp_path):
     assert len(made.read_text().splitlines()) == 2  # name, description
     with pytest.raises(TargetError, match="already a collection"):
         create_collection(root, "made", "again")
+
+
+def test_the_readme_adopts_a_vault_with_the_memo_the_quick_start_installed():
+    """Its quick start installs into .venv/bin: the next section's commands run that memo."""
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Already have notes?", 1)[1].split("\n## ", 1)[0]
+    block = section.split("```sh\n", 1)[1].split("```", 1)[0]
+    commands = [line for line in block.splitlines() if line.strip()]
+    assert commands and all(line.startswith(".venv/bin/memo ") for line in commands), commands
+    assert "pip install -e" in readme.split("## Already have notes?", 1)[0]

@@ -5,12 +5,9 @@ indexed without a model; real SQLite FTS5 where the module's expression meets it
 
 from __future__ import annotations
 
-import apsw
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
-from memo.collection.lexical import _MAX_QUERY_TERMS, fts_query, lex_text, query_terms, script
+from memo.collection.lexical import _MAX_QUERY_TERMS, query_terms, script
 from memo.config import Settings
 from memo.library import Library
 
@@ -76,7 +73,7 @@ def test_fts_syntax_in_a_question_is_searched_as_words(lib):
     # quotes, OR, a prefix star, NEAR, a minus and an open parenthesis: no error, no operator
     assert found(lib, '"bread" OR bak* NEAR(printer -x (') == {"bread.md", "printer.md"}
     assert found(lib, "bak*") == set()  # not a prefix search: no note says "bak"
-    assert fts_query('"a" OR b*') == '"b"'  # "a" and "or" are function words here
+    assert query_terms('"a" OR b*') == ["b"]  # "a" and "or" are function words here
 
 
 def test_an_alphabet_dominates_from_exactly_twice_the_other_ones_letters():
@@ -91,42 +88,3 @@ def test_a_query_leaves_out_acronyms_and_words_with_digits_a_text_does_not():
     assert script(said) is None  # a note's text: every letter counts
     assert script(said, query=True) == "cyrl"  # a question: the acronyms say nothing
     assert script("x86 arm64 ядро", query=True) == "cyrl"
-
-
-def matched(lib: Library, expr: str) -> set[str]:
-    """The notes whose chunks FTS5 matches with `expr`, in the index memo built."""
-    store = lib.collections()[0].store()[0]
-    rows = store.conn.execute(
-        "SELECT c.path FROM chunks_fts JOIN chunks c ON c.id = chunks_fts.rowid"
-        " WHERE chunks_fts MATCH ?",
-        (expr,),
-    )
-    return {p for (p,) in rows}
-
-
-def test_a_query_finds_the_notes_holding_any_of_its_stems_in_fts5(lib):
-    assert matched(lib, fts_query("ёжика")) == {"hedgehog.md"}  # its stem ежик: "Ёжик", "Ёжики"
-    assert matched(lib, fts_query("printers or breads")) == {"printer.md", "bread.md"}
-    assert fts_query("?! -- ()") is None  # no words: nothing to search
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.text(max_size=40))
-def test_any_typed_text_gives_none_or_an_expression_fts5_accepts(lib, text):
-    expr = fts_query(text)
-    assert (expr is None) == (query_terms(text) == [])  # None only when there is no word
-    if expr is not None:
-        assert matched(lib, expr) <= set(NOTES)  # never an FTS5 syntax error
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.sampled_from('bread printer домен "OR" * - ( ) NEAR AND не the'.split())))
-def test_a_note_that_says_the_question_is_found_by_it(words):
-    text = " ".join(words)
-    expr = fts_query(text)
-    if expr is None:
-        return
-    conn = apsw.Connection(":memory:")  # memo's table's tokenizer (collection/store.py)
-    conn.execute("CREATE VIRTUAL TABLE t USING fts5(lex, tokenize='unicode61 remove_diacritics 2')")
-    conn.execute("INSERT INTO t(rowid, lex) VALUES (1, ?)", (lex_text(text),))
-    assert [r for (r,) in conn.execute("SELECT rowid FROM t WHERE t MATCH ?", (expr,))] == [1]

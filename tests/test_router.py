@@ -180,7 +180,7 @@ def test_a_process_without_a_model_never_empties_the_router(notes, emb):
         top = lib.route(q, k=1).collections[0]
         assert top.path == "home/cooking" and top.lex_rank == 1
     # A deleted router index comes back whole on the next call, summaries included.
-    sqlite.delete(Library(notes, emb).registry.db_path)
+    sqlite.delete(Library(notes, emb).registry.store.path)
     with Library(notes, None) as lexical:
         entry = next(e for e in lexical.registry.entries if e.path == "home/cooking")
         assert "autolys" in entry.content.split()
@@ -343,7 +343,7 @@ def test_registry_write_waits_for_another_writer_and_recovers_from_a_failed_one(
     lib = Library(notes, emb, Settings(registry_ttl=3600))
     lib.rebuild_registry(write_yaml=False)
     reg = lib.registry
-    other = apsw.Connection(str(reg.db_path))
+    other = apsw.Connection(str(reg.store.path))
     other.execute("BEGIN IMMEDIATE")
     threading.Timer(0.5, lambda: other.execute("COMMIT")).start()
     genlib.write_meta(notes / "home" / "astro", "astro", "Telescopes and star charts", [])
@@ -394,7 +394,7 @@ def test_a_recreated_registry_is_read_in_full(notes, emb):
     paths = [e.path for e in reg.entries]
     reg.close()
     for suffix in ("", "-wal", "-shm"):
-        Path(f"{reg.db_path}{suffix}").unlink(missing_ok=True)
+        Path(f"{reg.store.path}{suffix}").unlink(missing_ok=True)
     reg.load()  # a new, empty database at generation 0: not a patch of the old one
     assert reg.entries == [] and paths
     reg.refresh(embed_limit=0, write_yaml=False)
@@ -554,6 +554,7 @@ def lib100k(tmp_path_factory):
     assert len(reg.ok_entries()) == 100_000
     yield lib, homes, root
     lib.close()
+    shutil.rmtree(root, ignore_errors=True)  # ~900 MB of folders: not left in $TMPDIR
 
 
 @pytest.mark.slow

@@ -13,24 +13,23 @@ import logging
 import os
 import shutil
 import threading
-import time
 from pathlib import Path
 
 import apsw
 import pytest
 
 from memo.caches import digest
+from memo.collection import embedding as em
 from memo.collection import lease
 from memo.collection import sync as sm
 from memo.collection.chunker import passage_text
 from memo.collection.progress import SyncProgress, SyncStopped
 from memo.collection.store import reading, unpack_text
 from memo.config import Settings
-from memo.embed import make_embedder
 from memo.library import Library
 
-from .conftest import CountingEmbedder
-from .watch_helpers import make_collection
+from .conftest import CountingEmbedder, flock_waited_on, new_engine
+from .watch_helpers import make_collection, wait_for
 
 THREE = (
     "# Routing\n\nPolicy based routing sends marked packets to a second table.\n\n"
@@ -283,7 +282,10 @@ def test_the_size_limit_admits_a_note_of_exactly_its_size_and_skips_one_byte_mor
         assert rep.files == [("skipped", "c/n.md")]
         assert rep.warnings == [f"c/n.md: skipped, {why}"]
         assert f"c/n.md: skipped, {why}" in caplog.messages
-        assert coll.sync().unchanged == 1  # a skip is remembered by its stat too
+        again = coll.sync()  # a skip is remembered by its stat too: not read again, and
+        assert (again.caught_up, again.unchanged, again.files) == (0, 0, [])  # not "up to date"
+        said = coll.sync(thorough=True)  # `memo index` says it again, and counts it
+        assert (said.skipped, said.warnings) == (1, [f"c/n.md: skipped, {why}"])
 
 
 @pytest.mark.edits_notes
@@ -483,7 +485,7 @@ def test_a_model_that_cannot_load_leaves_the_notes_indexed_lexically_and_says_so
     broken = tmp_path / "model"
     broken.mkdir()
     (broken / "tokenizer.json").write_text("{}")
-    with _lib(root, make_embedder("fastembed", broken)) as lib:
+    with _lib(root, new_engine("fastembed", broken)) as lib:
         coll = _only(lib)
         rep = coll.sync()
         down = [w for w in rep.warnings if w.startswith("embedder unavailable")]
@@ -609,12 +611,14 @@ def test_slices_start_small_then_take_what_the_model_does_in_slice_seconds(
         rep = coll.embed(progress=hook)  # the model, uncached: its real speed sizes the slices
         assert hook.slices()[0] == 4 and sum(hook.slices()) == 14 and len(hook.slices()) > 1
         state = coll.sync_state.slice_size
-        assert state == max(1, min(sm.SLICE_MAX, int(rep.rate * sm.SLICE_SECONDS)))
-        assert all(1 <= n <= sm.SLICE_MAX for n in hook.slices())
+        assert state == max(1, min(em.SLICE_MAX, int(rep.rate * em.SLICE_SECONDS)))
+        assert all(1 <= n <= em.SLICE_MAX for n in hook.slices())
         assert rep.chunks_embedded == 14 and rep.chunks_pending == 0
         assert rep.embed_seconds > hook.slices()[-1] / rep.rate  # every slice's time, summed
-        # the holder says who embeds and how fast, for the others' "about N s"
-        assert all(h is not None and h.pid == os.getpid() and h.rate for h in hook.holders)
+        # the holder says who embeds, and how fast once its pace is measured (from the end of
+        # the first slice: loading the model is no pace), for the others' "about N s"
+        assert all(h is not None and h.pid == os.getpid() for h in hook.holders)
+        assert hook.holders[0].rate is None and all(h.rate for h in hook.holders[1:])
         assert lease.holder(coll.index_path) is None  # released at the end
 
 
@@ -633,8 +637,8 @@ def test_a_model_faster_than_slice_max_per_slice_seconds_gets_slices_of_slice_ma
         coll.sync()
         hook = _Seen(coll.index_path)
         coll.embed(progress=hook)  # every vector remembered: the model's rate is unbounded
-        assert hook.slices() == [4, sm.SLICE_MAX, 40 - 4 - sm.SLICE_MAX]
-        assert coll.sync_state.slice_size == sm.SLICE_MAX
+        assert hook.slices() == [4, em.SLICE_MAX, 40 - 4 - em.SLICE_MAX]
+        assert coll.sync_state.slice_size == em.SLICE_MAX
 
 
 @pytest.mark.edits_notes
@@ -691,7 +695,7 @@ def test_a_model_that_fails_in_the_vector_stage_leaves_the_chunks_pending_and_sa
     broken = tmp_path / "model"
     broken.mkdir()
     (broken / "tokenizer.json").write_text("{}")
-    with _lib(root, make_embedder("fastembed", broken)) as lib:
+    with _lib(root, new_engine("fastembed", broken)) as lib:
         coll = _only(lib)
         rep = coll.embed()
         assert rep.warnings == [
@@ -745,6 +749,7 @@ def test_a_report_says_its_counters_in_one_shape(tmp_path: Path):
         "collection",
         *sm.SYNC_COUNTERS,
         "chunks",
+        "read_by",
         "embedding_by",
         "rebuilt",
         "warnings",
@@ -761,7 +766,9 @@ def test_a_report_says_its_counters_in_one_shape(tmp_path: Path):
         "chunks_embedded": 0,
         "chunks_reused": 0,
         "chunks_pending": 0,
+        "read_elsewhere": 0,
         "chunks": 5,
+        "read_by": "",
         "embedding_by": None,
         "rebuilt": "new index",
         "warnings": [],
@@ -783,7 +790,7 @@ def test_every_engine_titles_sizes_and_caps_a_note_alike(tmp_path: Path, embedde
     seen = {}
     for name, model in (
         ("none", None),
-        ("broken", make_embedder("fastembed", broken)),
+        ("broken", new_engine("fastembed", broken)),
         ("model", embedder),
     ):
         root = tmp_path / name
@@ -905,13 +912,14 @@ def test_a_wait_blocks_until_the_holder_lets_go(tmp_path: Path, embedder):
         assert held is not None
         gone = threading.Event()
 
-        def let_go_later() -> None:  # the holder finishes a moment after the wait began
-            time.sleep(0.5)
+        def let_go_later() -> None:  # the holder finishes once the embed waits for it
+            wait_for(lambda: flock_waited_on(lease.lease_path(coll.index_path)))
+            gone.set()  # first: the embed may get the lease the moment it is let go
             held.release()
-            gone.set()
 
         def start(hook: Hook) -> bool:
-            threading.Thread(target=let_go_later).start()
+            if hook.calls[-1][0] == "waiting":  # not at the stop checks that follow
+                threading.Thread(target=let_go_later).start()
             return False
 
         rep = coll.embed(progress=Hook(start), wait=True)
@@ -1018,3 +1026,21 @@ def test_a_prefix_written_with_slashes_syncs_that_folder_and_removes_nothing(tmp
                 "sub/a.md",
                 "top.md",
             ]
+
+
+def test_the_pace_is_measured_from_the_second_slice_then_follows_a_new_load_smoothly():
+    """Issue 44: a search's "about 13 s" jumped to "8 min" within 25 s and said 13 s for
+    ~100 s of work (the rate of one slice of the model). The pace the lease tells is chunks
+    per second of wall time: the average first, then it follows a changed load without
+    jumping at one slice nor lagging minutes; a wait for another process is not counted."""
+    pace = em.Pace()
+    assert pace.add(10, now=0.0) is None  # the first slice also loaded the model: no pace
+    for t in range(1, 21):
+        rate = pace.add(10, now=float(t))  # 10 chunks every second
+    assert rate == pytest.approx(10.0)
+    slower = [pace.add(10, now=20.0 + 2 * k) for k in range(1, 61)]  # the load doubles
+    assert slower[0] > 9.0  # one slow slice moves it little
+    assert slower[-1] == pytest.approx(5.0, rel=0.05)  # two minutes later it tells the new pace
+    pace.paused()  # waiting for another process's lease
+    assert pace.add(10, now=10_000.0) == slower[-1]
+    assert pace.add(5, now=10_001.0) < slower[-1] * 1.1

@@ -9,22 +9,27 @@ issue is about processes.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
 
 from memo.collection import lease
+from memo.collection.progress import SyncProgress
 from memo.config import Settings
 from memo.library import Library
+from memo.printable import duration
 from memo.search.confidence import confidence
 from memo.search.fusion import Legs, fuse
 
+from .conftest import CountingEmbedder, flock_waited_on
 from .watch_helpers import indexed_vectors, make_collection, wait_for
 
 QUERIES = [
@@ -70,9 +75,16 @@ def test_a_library_nobody_indexed_answers_from_its_words_while_another_computes_
         assert all(f.embedding_by == os.getpid() for f in fresh.values())
         said = [w for w in res.warnings if w.startswith("vectors for ")]
         total = sum(f.chunks for f in fresh.values())
-        assert said == [
-            f"vectors for {total} of {total} chunks are still being computed (about 1 s, by "
+        assert said == [  # its pace not measured yet: no time left is guessed
+            f"vectors for {total} of {total} chunks are still being computed (by "
             f"memo pid {os.getpid()}): semantic matches may be missing"
+        ]
+        for h in held:
+            h.tell(2.0)  # the holder's measured pace, chunks a second
+        again = lib.search(".", "vlan tagging trunk", k=5)
+        assert [w for w in again.warnings if w.startswith("vectors for ")] == [
+            f"vectors for {total} of {total} chunks are still being computed (about "
+            f"{duration(total / 2.0)}, by memo pid {os.getpid()}): semantic matches may be missing"
         ]
         assert res.confidence != "none"  # the vector leg has seen nothing: no "not here"
         st = {c.path: c for c in lib.status().collections}
@@ -283,3 +295,97 @@ def test_a_server_computes_the_vectors_nobody_computes_while_it_answers(notes: P
         assert sum(c.pending for c in st.collections) == 0
     finally:
         service.close()
+
+
+class _Gate(SyncProgress):
+    """A pass's driver that holds the pass at a controlled moment: its text stage has read
+    the first collection and begins the second (every claim taken at the start), until the
+    test lets it go."""
+
+    def __init__(self) -> None:
+        self.begun, self.go = threading.Event(), threading.Event()
+        self.collections_begun = 0
+
+    def begin(self, label: str, files: int) -> None:
+        self.collections_begun += 1
+        if self.collections_begun == 2:
+            self.begun.set()
+            assert self.go.wait(timeout=120), "the test never let the pass go"
+
+
+def _in_thread(work) -> tuple[threading.Thread, list]:
+    out: list = []
+    t = threading.Thread(target=lambda: out.append(work()), daemon=True)
+    t.start()
+    return t, out
+
+
+@pytest.mark.edits_notes
+def test_memo_index_says_first_what_it_will_do_and_a_search_meanwhile_leaves_it_that_work(
+    notes: Path, embedder, real_embedder
+):
+    """Issue 44: a search beside a first index (`memo init --index` is `memo index`) read every
+    note itself (2-7 s, 14 s at load 7) and said "not computed yet … run `memo index`" while the
+    pass was computing them. The pass takes every collection's leases before reading a note:
+    a search meanwhile neither reads those notes nor waits for them, and says who reads them
+    and who computes their vectors; the pass then reads all of them itself."""
+    gate = _Gate()
+    indexer = Library(notes, embedder, Settings())
+    pass_, report = _in_thread(lambda: indexer.index(progress=gate))
+    assert gate.begun.wait(timeout=120)  # home/cooking read; jira and networking not yet
+    # nothing asked of the model before the text stage ends, descriptions included: on a new
+    # machine that would build it (7-45 s) before the leases are taken
+    assert embedder.passages == []
+    searcher = CountingEmbedder(real_embedder)  # another process, as far as leases go
+    with Library(notes, searcher, Settings()) as lib:
+        search, got = _in_thread(lambda: lib.search(".", "хлеб в чугунной кастрюле", k=3))
+        search.join(timeout=120)
+        assert not search.is_alive(), "the search waited for the pass"
+        res = got[0]
+    gate.go.set()
+    pass_.join(timeout=300)
+    assert not pass_.is_alive()
+    indexer.close()
+    me = os.getpid()
+    assert {h.path for h in res.hits} == {"home/cooking/sourdough.md"}  # read by the pass
+    assert searcher.passages == []  # it did none of the pass's work, descriptions included
+    fresh = {f.collection: f for f in res.freshness}
+    assert all(f.caught_up == 0 for f in fresh.values())
+    assert [c for c, f in fresh.items() if not f.current] == ["jira", "networking"]
+    assert fresh["cooking"].embedding_by == me  # its vectors: the pass's, from the start
+    said = res.warnings[-1]
+    assert said.startswith(f"4 notes are being read by memo pid {me} (memo index)"), said
+    assert f"are still being computed (by memo pid {me})" in said and "run `memo" not in said
+    totals = report[0].totals()
+    assert (totals["new"], totals["read_elsewhere"], totals["chunks_pending"]) == (5, 0, 0)
+
+
+@pytest.mark.edits_notes
+def test_notes_another_process_read_during_the_pass_are_counted_read_and_by_whom(
+    notes: Path, embedder, real_embedder
+):
+    """Issue 44: the new library ended "118 new, 55 unchanged" (searches had read 55 notes
+    first). Here a search holds a collection's text lease as the pass starts: the pass waits
+    for it, finds those notes read, and says so, by whom; its progress counts them read."""
+    from memo.cli.progress import IndexProgress
+
+    with Library(notes, real_embedder, Settings()) as other:
+        jira = next(c for c in other.collections() if c.rel == "work/jira")
+        jira.index_path.parent.mkdir(parents=True, exist_ok=True)
+        held = lease.acquire_text(jira.index_path, "a search")
+        assert held is not None
+        stream = io.StringIO()
+        progress = IndexProgress(stream, every=0.0)
+        indexer = Library(notes, embedder, Settings())
+        pass_, report = _in_thread(lambda: indexer.index(progress=progress))
+        wait_for(lambda: flock_waited_on(lease.text_path(jira.index_path)))
+        mine = jira.sync(by="a search", held=held)  # what the search read, then let go
+        pass_.join(timeout=300)
+        assert not pass_.is_alive()
+        indexer.close()
+    totals = report[0].totals()
+    assert mine.new == 2 and (totals["new"], totals["read_elsewhere"]) == (3, 2)
+    detail = {d["collection"]: d for d in report[0].to_dict()["collections_detail"]}
+    assert (detail["jira"]["read_elsewhere"], detail["jira"]["read_by"]) == (2, "a search")
+    assert "read 5/5 notes" in stream.getvalue().splitlines()[-1]
+    assert "2 of them read by other memo processes" in stream.getvalue()

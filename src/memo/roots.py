@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .caches import HIDDEN, registry_dir
 from .config import Settings
-from .errors import LibraryNotFoundError
+from .errors import LibraryNotFoundError, TargetError
 
 WHOLE = ("", ".", "*")  # the whole library, as a target
 MARKER = "_library.yaml"  # the declaration beside the notes
@@ -86,8 +86,13 @@ def declare(root: Path, settings: Settings) -> Path | None:
     return path
 
 
-def not_a_library(path: Path, shown: str | None = None) -> NotALibraryError:
-    """The error for a path outside every library, naming the command that declares one."""
+def not_a_library(
+    path: Path, shown: str | None = None, inside: Path | None = None, named: Path | None = None
+) -> NotALibraryError | TargetError:
+    """The error for a path outside every library, naming the command that declares one; or,
+    named from `inside` a library (the current folder lies in it), `outside_library`."""
+    if inside is not None:
+        return outside_library(shown or str(path), path, inside, named or path)
     folder = path if path.is_dir() or not path.exists() else path.parent
     arg = shlex.quote(str(folder))
     return NotALibraryError(
@@ -95,3 +100,12 @@ def not_a_library(path: Path, shown: str | None = None) -> NotALibraryError:
         f"Make the folder that holds your notes a library: `memo init {arg}` proposes "
         f"collections from its folders (or `memo index {arg}` when it has them already).",
     )
+
+
+def outside_library(shown: str, full: Path, library: Path, named: Path) -> TargetError:
+    """The error for a path named from inside `library` (the current folder lies in it) that
+    lies outside it and every other library: it names that library, as `--root` does, and not
+    `memo init` of a folder like /etc or /tmp. `named` is the path as typed, made absolute;
+    `full` where it leads (another place: a symlink on the way, said so)."""
+    via = "" if Path(os.path.abspath(named)) == full else f" (it leads to {full})"
+    return TargetError(f"{shown}{via} is outside the library {library}")

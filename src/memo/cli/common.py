@@ -115,8 +115,8 @@ def find_root(
             return named, str(full)
         if declaring and full.is_dir():
             return full, None
-        if path not in WHOLE:
-            raise not_a_library(full, path)
+        if path not in WHOLE:  # from inside a library: outside it (not `memo init /etc`)
+            raise not_a_library(full, path, declared_root(here, settings), here / given)
         # '.' where no library is: the whole library the next rules find
     inside = declared_root(here, settings)
     if inside is not None:

@@ -229,7 +229,7 @@ def init(path: str | None, yes: bool, then_index: bool, as_json: bool) -> None:
     if as_json:
         emit(the_plan.to_dict())
     else:
-        text.init_done(the_plan.to_dict(), wrote=yes, asked=asked)
+        text.init_done(the_plan.to_dict(), wrote=yes, asked=asked, indexing=then_index)
     if then_index and (yes or the_plan.nothing_to_do):
         ctx = click.get_current_context()
         ctx.invoke(index, path=str(root), root=None, full=False, quiet=as_json, as_json=as_json)

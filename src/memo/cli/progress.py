@@ -81,6 +81,8 @@ class IndexProgress(Background):
         self.queue: list[tuple[str, int]] = []  # the current part's notes not read yet
         self.first_chunk: float | None = None  # when the first chunks were embedded
         self.chunks_then = 0
+        self.paced: float | None = None  # the vector stage's pace, as the pass measures it
+        self.elsewhere = 0  # notes of the plan another process read meanwhile
 
     # ------------------------------------------------------------------ what the sync says
     def collections(self, n: int) -> None:
@@ -110,10 +112,20 @@ class IndexProgress(Background):
         self.files += n
         self._maybe_show()
 
+    def read_elsewhere(self, n: int) -> None:
+        self.files += n
+        self.elsewhere += n
+        self._maybe_show()
+
     def pending(self, chunks: int) -> None:
         super().pending(chunks)
+        # every note is read now, by this pass or meanwhile by another process
+        self.files = max(self.files, self.total)
         self.to_embed = (self.to_embed or 0) + chunks
         self._maybe_show(force=True)  # the library is searchable now: say so at once
+
+    def pace(self, rate: float) -> None:
+        self.paced = rate
 
     def vectors(self, label: str, chunks: int) -> None:
         self.label = label
@@ -134,7 +146,10 @@ class IndexProgress(Background):
 
     # ------------------------------------------------------------------ estimates
     def rate(self) -> float | None:
-        """Chunks per second since the first slice (None until it has run WARM s)."""
+        """Chunks per second: the pass's pace (what the searches are told too), else the
+        average since the first slice (None until it has run WARM s)."""
+        if self.paced is not None:
+            return self.paced
         if self.first_chunk is None:
             return None
         spent = self.clock() - self.first_chunk
@@ -163,6 +178,8 @@ class IndexProgress(Background):
         counted = self.planned is not None or self.begun >= self.colls
         notes = f"{self.files}/{self.total}" if counted else f"{self.files}/{self.total}+"
         size = f" ({self.total_bytes / 1e6:.1f} MB)" if self.planned is not None else ""
+        if self.elsewhere:
+            size += f", {self.elsewhere:,} of them read by other memo processes"
         colls = f"collection {min(self.begun, self.colls)}/{self.colls}, " if self.colls > 1 else ""
         out = f"indexing {colls}read {notes} notes{size}"
         if self.to_embed is not None:

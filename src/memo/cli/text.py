@@ -190,13 +190,18 @@ def index(r: dict[str, Any]) -> None:
         click.echo(f"error: {err}", err=True)
     broken = f"; {len(r['broken'])} broken, not indexed" if r.get("broken") else ""
     if r["nothing_to_do"]:
+        skipped = f", {r['skipped']} skipped (above)" if r["skipped"] else ""
         click.echo(
             f"nothing to do: {r['collections']} collections, "
-            f"{r['unchanged']} files up to date{broken} ({r['seconds']:.2f} s)"
+            f"{r['unchanged']} files up to date{skipped}{broken} ({r['seconds']:.2f} s)"
         )
     else:
+        meanwhile = r.get("read_elsewhere", 0)
+        who = sorted({c["read_by"] for c in r["collections_detail"] if c.get("read_by")})
+        who = who if len(who) == 1 else ["other memo processes"]
+        by = f" (and {meanwhile} read meanwhile by {who[0]})" if meanwhile else ""
         click.echo(
-            f"{r['collections']} collections: {r['new']} new, {r['changed']} changed, "
+            f"{r['collections']} collections: {r['new']} new{by}, {r['changed']} changed, "
             f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped; "
             f"{r['chunks_embedded']} chunks embedded{_cached(r)} in {r['seconds']:.1f} s{broken}"
         )
@@ -231,7 +236,7 @@ def init_plan(p: dict[str, Any]) -> None:
         click.echo(f"warning: {shown(problem)}", err=True)
 
 
-def init_done(p: dict[str, Any], wrote: bool, asked: bool) -> None:
+def init_done(p: dict[str, Any], wrote: bool, asked: bool, indexing: bool = False) -> None:
     new = [c for c in p["collections"] if not c["kept"]]
     root = quoted(p["root"])
     if p["nothing_to_do"]:
@@ -240,7 +245,7 @@ def init_done(p: dict[str, Any], wrote: bool, asked: bool) -> None:
         click.echo(
             f"wrote {len(p['written'])} files: {len(new)} _meta.yaml (marked drafted: review "
             f"each description){', and the library marker' if p['declare'] else ''}. "
-            f"Next: memo index {root}"
+            + ("Indexing it now." if indexing else f"Next: memo index {root}")
         )
     else:
         marker = f" and {MARKER}" if p["declare"] else ""

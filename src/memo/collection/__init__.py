@@ -3,16 +3,17 @@ This package stores and reads; how a search ranks what it reads is search/.
 
     collection.py  Collection: one folder tied to its index
     meta.py        _meta.yaml -> CollectionMeta
-    files.py       which files are its notes          excluded.py  what is left out on purpose
-    markdown.py    Obsidian/Logseq syntax as read     chunker.py   markdown -> heading chunks
-    windows.py     each chunk's sentence windows      lexical.py   stems for the lexical leg
-    stopwords.py   words the lexical leg skips        coverage.py  lines in no chunk, and why
-    store.py       the index database and profile     vectors.py   int8 vectors and back
-    pool.py        the bound on open indexes          queries.py   what a search reads
-    sync.py        notes -> index, in two stages      progress.py  what sync reports as it goes
-    staleness.py   which notes an index is behind     lease.py     who computes its vectors
-    site.py        what sync and status read          skips.py     why a note is not indexed
-    filters.py     frontmatter filters (tags, dates)  status.py    what `memo status` says
+    files.py       which files are its notes          excluded.py   what is left out on purpose
+    markdown.py    Obsidian/Logseq syntax as read     chunker.py    markdown -> heading chunks
+    splitter.py    a long section -> pieces that fit  windows.py    each chunk's sentence windows
+    lexical.py     stems for the lexical leg          stopwords.py  words the lexical leg skips
+    coverage.py    lines in no chunk, and why         skips.py      why a note is not indexed
+    store.py       the index database and profile     vectors.py    int8 vectors and back
+    pool.py        the bound on open indexes          queries.py    what a search reads
+    sync.py        notes -> index: the text first     embedding.py  then the vectors
+    progress.py    what sync reports as it goes       staleness.py  which notes an index is behind
+    lease.py       who reads notes, who embeds        site.py       what sync and status read
+    filters.py     frontmatter filters (tags, dates)  status.py     what `memo status` says
     summary.py     what the registry is told
 
 Nothing is imported here: `memo.collection.meta` or `.files` stay cheap to import alone.

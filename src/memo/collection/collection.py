@@ -27,13 +27,14 @@ from ..embed import Embedder
 from ..errors import IndexError_
 from . import windows
 from .chunker import passage_text
+from .embedding import Pace, embed_pending
 from .lease import Lease
 from .meta import CollectionMeta
 from .pool import StorePool
 from .site import Site
 from .status import CollectionStatus, collection_status
 from .store import CORRUPT, IndexStore, has_windows, unpack_text, window_codes
-from .sync import Syncer, SyncProgress, SyncReport, SyncState, SyncStopped, embed_pending
+from .sync import Syncer, SyncProgress, SyncReport, SyncState, SyncStopped
 from .vectors import stored
 
 T = TypeVar("T")
@@ -177,11 +178,13 @@ class Collection:
         full: bool = False,
         progress: SyncProgress | None = None,
         thorough: bool = False,
+        **reading: Any,
     ) -> SyncReport:
         """Bring the index in line with the notes (only under `prefix`, if given).
 
         `thorough` (an explicit `memo index`): also run SQLite's quick_check on the database and
         report notes that cannot be indexed (FIFOs, symlink loops, undecodable names).
+        `reading`: how this process reads the notes (sync.Syncer.run: `by`, `held`, `since`).
         A damaged database is dropped and rebuilt; a full disk or another write failure raises
         IndexError_ and leaves every file committed so far in the index; a stop request raises
         SyncStopped, also keeping them.
@@ -190,12 +193,14 @@ class Collection:
         progress = progress or SyncProgress()
         try:
             try:
-                report = self._sync(prefix, full, progress, thorough)
+                report = self._sync(prefix, full, progress, thorough, reading)
             except CORRUPT as e:
                 msg = f"index was damaged ({e}): rebuilt from the notes"
                 log.warning("%s: %s", self.rel, msg)
                 self.drop()
-                report = self._sync(prefix, False, progress, thorough)
+                held = reading.get("held")  # the first try may have released it (or not)
+                again = {**reading, "held": held if held is not None and held.live else None}
+                report = self._sync(prefix, False, progress, thorough, again)
                 report.rebuilt = msg
                 report.warnings.insert(0, f"{self.rel}: {msg}")
         except apsw.FullError as e:
@@ -212,7 +217,14 @@ class Collection:
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _sync(self, prefix: str, full: bool, progress: SyncProgress, thorough: bool) -> SyncReport:
+    def _sync(
+        self,
+        prefix: str,
+        full: bool,
+        progress: SyncProgress,
+        thorough: bool,
+        reading: dict[str, Any],
+    ) -> SyncReport:
         report = SyncReport(self.name, self.rel)
         if full:
             self.drop()
@@ -223,7 +235,7 @@ class Collection:
             rows = store.conn.execute("PRAGMA quick_check(1)").fetchall()
             if rows != [("ok",)]:
                 raise apsw.CorruptError(f"quick_check: {rows[0][0] if rows else 'no answer'}")
-        Syncer(self.site, store, self.sync_state, report, progress).run(prefix, thorough)
+        Syncer(self.site, store, self.sync_state, report, progress).run(prefix, thorough, **reading)
         report.chunks_pending, report.chunks = store.pending(), store.chunk_count()
         self.vector_debt = (report.chunks, report.chunks_pending)
         return report
@@ -235,17 +247,21 @@ class Collection:
         budget: float | None = None,
         wait: bool = False,
         held: Lease | None = None,
+        pace: Pace | None = None,
     ) -> SyncReport:
-        """The second stage: vectors for the chunks that have none (sync.embed_pending), into
-        `report` (a new one when None). `budget` bounds it in seconds; `wait` waits for another
-        process computing them; `held` is its lease when the caller took it already. A damaged
-        index is left for the next sync to rebuild."""
+        """The second stage: vectors for the chunks that have none (embedding.embed_pending),
+        into `report` (a new one when None). `budget` bounds it in seconds; `wait` waits for
+        another process computing them; `held` is its lease when the caller took it already;
+        `pace` the pass's measured speed. A damaged index is left for the next sync to
+        rebuild."""
         report = report or SyncReport(self.name, self.rel)
         t0 = time.perf_counter()
         progress = progress or SyncProgress()
         try:
             store, _ = self.store()
-            embed_pending(self.site, store, self.sync_state, report, progress, budget, wait, held)
+            embed_pending(
+                self.site, store, self.sync_state, report, progress, budget, wait, held, pace
+            )
         except CORRUPT as e:
             report.warnings.append(f"{self.rel}: index damaged ({e}): rebuilt on the next sync")
         except apsw.FullError as e:

@@ -18,7 +18,7 @@ from pathlib import Path
 from ..printable import shown
 from . import excluded as rules_of
 from . import skips
-from .excluded import Rule
+from .excluded import Rule, Rules
 from .meta import META_FILE
 from .skips import Skip
 
@@ -64,17 +64,21 @@ def file_identity(path: Path | str) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino)
 
 
-def find_collections(top: Path) -> list[Path]:
-    """Every collection folder at or below `top`, sorted; symlinked folders are not followed."""
+def find_collections(top: Path, rules: Rules | None = None) -> list[Path]:
+    """Every collection folder at or below `top`, sorted; symlinked folders are not followed.
+    With `rules` (the library root's, `top` being the root), a folder they exclude is not
+    entered: a collection there is left out whole, as its notes are."""
     found: list[Path] = []
-    stack = [top]
+    stack = [(top, "")]
     while stack:
-        folder = stack.pop()
+        folder, rel = stack.pop()
         for e in _entries(folder):
             if e.name == META_FILE and e.is_file():
                 found.append(folder)
             elif e.is_dir(follow_symlinks=False) and not skip_folder(str(folder), e.name):
-                stack.append(Path(e.path))
+                sub = f"{rel}/{e.name}" if rel else e.name
+                if not rules or rules.folder(sub) is None:
+                    stack.append((Path(e.path), sub))
     return sorted(found)
 
 
@@ -121,87 +125,127 @@ def note_files(
     they are appended to it (the walk then lists excluded folders' names to count them),
     without it an excluded folder is not entered at all.
     """
-    out: dict[str, FileStat] = {}
     prefix = prefix.strip("/")  # as stored_stats reads it: "/sub/" is "sub", not the disk's root
-    root_real = ""  # resolved at the first symlink: most trees have none
-    reject = rejected.append if rejected is not None else (lambda _: None)
     start = folder / prefix if prefix else folder
     if prefix and _in_nested_collection(folder, start):
-        return out  # that collection owns these notes, not this one
+        return {}  # that collection owns these notes, not this one
     rules = rules_of.for_collection(folder, root)
     one_note = bool(prefix) and not start.is_dir()
-    if rules:
-        rel = prefix.strip("/")
-        rule = rules.note(rel) if one_note else rules.within(rel)
-        if rule is not None:
-            if excluded is not None and not one_note:
-                excluded += [(p, rule) for p in names_below(start, rel)]
-            elif excluded is not None and is_note_name(start.name):
-                excluded.append((rel, rule))
-            return out
+    if rules and _left_out(rules, start, prefix, one_note, excluded):
+        return {}
     if one_note:
-        rel = prefix.strip("/")
-        try:
-            st = start.stat()
-        except OSError:
-            return out
-        if stat.S_ISREG(st.st_mode) and is_note_name(start.name) and _valid_name(rel):
-            out[rel] = FileStat(st.st_mtime_ns, st.st_size)
-        return out
-    stack: list[tuple[Path, str]] = [(start, prefix.strip("/"))]
-    while stack:
-        d, rel = stack.pop()
-        try:
-            with os.scandir(d) as it:
-                entries = list(it)
-        except FileNotFoundError:
-            continue
-        except OSError as why:
-            reject((shown(rel or "."), Skip.of(skips.FOLDER_UNREADABLE, error=why.strerror or why)))
-            continue
-        for e in entries:
-            if _skip_name(e.name):
-                continue
-            relpath = f"{rel}/{e.name}" if rel else e.name
+        return _one_note(start, prefix)
+    walk = _Walk(root, rules, rejected, excluded)
+    walk.run(start, prefix)
+    return walk.found
+
+
+def _left_out(
+    rules: rules_of.Rules, start: Path, rel: str, one_note: bool, excluded: Excluded | None
+) -> bool:
+    """Whether a rule leaves out the whole prefix asked for (a folder, or one note); its
+    notes go into `excluded` when given."""
+    rule = rules.note(rel) if one_note else rules.within(rel)
+    if rule is None:
+        return False
+    if excluded is not None and not one_note:
+        excluded += [(p, rule) for p in names_below(start, rel)]
+    elif excluded is not None and is_note_name(start.name):
+        excluded.append((rel, rule))
+    return True
+
+
+def _one_note(path: Path, rel: str) -> dict[str, FileStat]:
+    """One note asked alone (the watcher's): its stat, when it is a note that exists."""
+    try:
+        st = path.stat()
+    except OSError:
+        return {}
+    if stat.S_ISREG(st.st_mode) and is_note_name(path.name) and _valid_name(rel):
+        return {rel: FileStat(st.st_mtime_ns, st.st_size)}
+    return {}
+
+
+class _Walk:
+    """One walk of a collection's folders: the notes `found`, and those rejected or excluded."""
+
+    def __init__(
+        self,
+        root: Path,
+        rules: rules_of.Rules,
+        rejected: Rejected | None,
+        excluded: Excluded | None,
+    ) -> None:
+        self.root, self.rules, self.excluded = root, rules, excluded
+        self.reject = rejected.append if rejected is not None else (lambda _: None)
+        self.root_real = ""  # resolved at the first symlink: most trees have none
+        self.found: dict[str, FileStat] = {}
+        self.stack: list[tuple[Path, str]] = []
+
+    def run(self, start: Path, rel: str) -> None:
+        self.stack.append((start, rel))
+        while self.stack:
+            d, rel = self.stack.pop()
             try:
-                if e.is_dir(follow_symlinks=False):
-                    if skip_folder(str(d), e.name):
-                        continue
-                    if not os.path.exists(os.path.join(e.path, META_FILE)):
-                        if rules and (rule := rules.folder(relpath)) is not None:
-                            if excluded is not None:
-                                excluded += [(p, rule) for p in names_below(e.path, relpath)]
-                        else:
-                            stack.append((Path(e.path), relpath))
-                    continue
-                if not is_note_name(e.name):
-                    continue
-                if rules and (rule := rules.note_here(relpath)) is not None:
-                    if excluded is not None:
-                        excluded.append((relpath, rule))
-                    continue
-                if not _valid_name(relpath):
-                    reject((shown(relpath), Skip.of(skips.BAD_NAME)))
-                    continue
-                if e.is_symlink():
-                    target = os.path.realpath(e.path)
-                    root_real = root_real or os.path.realpath(root)
-                    if not os.path.exists(e.path):
-                        reject((shown(relpath), Skip.of(skips.BROKEN_LINK)))
-                        continue
-                    if not target.startswith(root_real + os.sep):
-                        reject((shown(relpath), Skip.of(skips.LINK_OUTSIDE)))
-                        continue
-                st = e.stat()
-            except OSError as err:
-                if not isinstance(err, FileNotFoundError):  # vanished since listing: fine
-                    reject((shown(relpath), Skip.of(skips.UNSTATABLE, error=err.strerror or err)))
+                with os.scandir(d) as it:
+                    entries = list(it)
+            except FileNotFoundError:
                 continue
-            if not stat.S_ISREG(st.st_mode):
-                reject((shown(relpath), Skip.of(skips.NOT_REGULAR)))
+            except OSError as why:
+                error = why.strerror or why
+                self.reject((shown(rel or "."), Skip.of(skips.FOLDER_UNREADABLE, error=error)))
                 continue
-            out[relpath] = FileStat(st.st_mtime_ns, st.st_size)
-    return out
+            for e in entries:
+                if not _skip_name(e.name):
+                    self._entry(d, f"{rel}/{e.name}" if rel else e.name, e)
+
+    def _entry(self, d: Path, relpath: str, e: os.DirEntry[str]) -> None:
+        """One entry of a folder: a folder to walk, a note found, or one left out and why."""
+        rules = self.rules
+        try:
+            if e.is_dir(follow_symlinks=False):
+                self._folder(d, relpath, e)
+                return
+            if not is_note_name(e.name):
+                return
+            if rules and (rule := rules.note_here(relpath)) is not None:
+                if self.excluded is not None:
+                    self.excluded.append((relpath, rule))
+                return
+            if not _valid_name(relpath):
+                self.reject((shown(relpath), Skip.of(skips.BAD_NAME)))
+                return
+            if e.is_symlink() and (why := self._bad_link(e)) is not None:
+                self.reject((shown(relpath), Skip.of(why)))
+                return
+            st = e.stat()
+        except OSError as err:
+            if not isinstance(err, FileNotFoundError):  # vanished since listing: fine
+                self.reject((shown(relpath), Skip.of(skips.UNSTATABLE, error=err.strerror or err)))
+            return
+        if not stat.S_ISREG(st.st_mode):
+            self.reject((shown(relpath), Skip.of(skips.NOT_REGULAR)))
+            return
+        self.found[relpath] = FileStat(st.st_mtime_ns, st.st_size)
+
+    def _folder(self, d: Path, relpath: str, e: os.DirEntry[str]) -> None:
+        """A sub-folder: walked, unless it is hidden, another collection or left out."""
+        if skip_folder(str(d), e.name) or os.path.exists(os.path.join(e.path, META_FILE)):
+            return
+        if self.rules and (rule := self.rules.folder(relpath)) is not None:
+            if self.excluded is not None:
+                self.excluded += [(p, rule) for p in names_below(e.path, relpath)]
+        else:
+            self.stack.append((Path(e.path), relpath))
+
+    def _bad_link(self, e: os.DirEntry[str]) -> str | None:
+        """Why a symlinked note cannot be a note (broken, or out of the library), or None."""
+        if not os.path.exists(e.path):
+            return skips.BROKEN_LINK
+        self.root_real = self.root_real or os.path.realpath(self.root)
+        if not os.path.realpath(e.path).startswith(self.root_real + os.sep):
+            return skips.LINK_OUTSIDE
+        return None
 
 
 def names_below(top: Path | str, rel: str) -> list[str]:

@@ -7,6 +7,12 @@ finds the lease taken can say who is computing the vectors and about how long it
 Two threads of one process open the file separately and exclude each other the same way.
 Where `fcntl` does not exist (Windows) every lease is granted: one process embeds twice at
 worst, the index stays right.
+
+Reading a collection's changed notes (the text stage) has a lease of its own, `text.lock`, the
+same way: one process reads them at a time, and the others wait for it (seconds), then find
+them read. A pass over the library (`memo index`) takes both leases of every collection it
+will do before it starts (`ahead`), so a search meanwhile neither reads those notes itself
+nor waits for them: it answers from what is indexed and says who is reading and computing.
 """
 
 from __future__ import annotations
@@ -15,7 +21,6 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -28,6 +33,7 @@ except ImportError:  # pragma: no cover - Windows
 LEASE_FILE = "embed.lock"
 TEXT_FILE = "text.lock"  # held while one process reads a collection's changed notes
 WANTED_FILE = "wanted"  # its mtime: when a search last found this index's vectors missing
+RECORD = 256  # bytes the holder's record is padded to: rewritten in place by one write
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,32 +43,49 @@ class Holder:
     pid: int
     since: float  # unix time it took the lease
     rate: float | None  # chunks per second it embeds at, once measured
+    by: str = ""  # what it is: "memo index", "a search", "the watcher"
+    ahead: bool = False  # a pass that took it before reaching this collection (it will)
 
 
 class Lease:
-    """A held lease on one index's vector stage; `release` (or the process ending) frees it."""
+    """A held lease (on one index's vector stage, or on reading its notes); `release` (or the
+    process ending) frees it. The holder's record (pid, since, what it is, its rate) is in
+    the file for the others to read: rewritten in place, never truncated while held, so a
+    reader never finds it empty."""
 
-    def __init__(self, path: Path, handle: IO[str]) -> None:
+    def __init__(self, path: Path, handle: IO[str] | None, **facts: Any) -> None:
         self.path = path
-        self._handle: IO[str] | None = handle
+        self._handle = handle
         self.since = time.time()
+        self.facts: dict[str, Any] = {"pid": os.getpid(), "since": self.since, **facts}
         self.tell(None)
 
     def tell(self, rate: float | None) -> None:
         """Write who holds the lease and its speed (readers estimate the time left from it)."""
+        self.facts["rate"] = rate
+        self._write()
+
+    def is_ahead(self, ahead: bool) -> None:
+        """Say whether the holder took the lease before reaching this collection."""
+        self.facts["ahead"] = ahead
+        self._write()
+
+    def _write(self) -> None:
         if self._handle is None:
             return
+        record = json.dumps(self.facts).encode()
         with contextlib.suppress(OSError):
-            self._handle.seek(0)
-            self._handle.truncate()
-            self._handle.write(json.dumps({"pid": os.getpid(), "since": self.since, "rate": rate}))
-            self._handle.flush()
+            os.pwrite(self._handle.fileno(), record.ljust(max(RECORD, len(record))), 0)
+
+    @property
+    def live(self) -> bool:
+        """Still held (not released)."""
+        return self._handle is not None
 
     def release(self) -> None:
         if self._handle is not None:
             with contextlib.suppress(OSError):
-                self._handle.seek(0)
-                self._handle.truncate()
+                self._handle.truncate(0)
             self._handle.close()  # closing the description releases the flock
             self._handle = None
 
@@ -77,13 +100,36 @@ def lease_path(index_path: Path) -> Path:
     return index_path.parent / LEASE_FILE
 
 
-def acquire(index_path: Path, wait: bool = False) -> Lease | None:
+def text_path(index_path: Path) -> Path:
+    return index_path.parent / TEXT_FILE
+
+
+def acquire(index_path: Path, wait: bool = False, **facts: Any) -> Lease | None:
     """The lease on this index's vector stage, or None when another holds it (`wait`: block
     until it is free). None also when the lock file cannot be made (a read-only index folder
     falls back elsewhere before this is asked)."""
-    path = lease_path(index_path)
-    try:
-        handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - kept open while held
+    handle = _lock(lease_path(index_path), wait)
+    return None if handle is None else Lease(lease_path(index_path), handle, **facts)
+
+
+def acquire_text(
+    index_path: Path, by: str, wait: bool = False, ahead: bool = False
+) -> Lease | None:
+    """The lease on reading this index's notes (sync.Syncer), or None when another process
+    holds it (`wait`: block until it is free). `by` says what this process is, `ahead` that
+    it takes it before reaching the collection. Where no lock file can be made, a lease that
+    locks nothing: the notes are read anyway (a read-only folder falls back elsewhere first)."""
+    path = text_path(index_path)
+    handle = _lock(path, wait)
+    if handle is None and not _lockable(path):
+        return Lease(path, None)
+    return None if handle is None else Lease(path, handle, by=by, ahead=ahead)
+
+
+def _lock(path: Path, wait: bool) -> IO[str] | None:
+    """The file `path` opened and flock'ed (None: taken, and not `wait`; or no file)."""
+    try:  # not O_APPEND: the record is rewritten in place (pwrite appends under O_APPEND)
+        handle = os.fdopen(os.open(path, os.O_RDWR | os.O_CREAT, 0o644), "r+", encoding="utf-8")
     except OSError:
         return None
     if fcntl is not None:
@@ -92,15 +138,52 @@ def acquire(index_path: Path, wait: bool = False) -> Lease | None:
         except OSError:
             handle.close()
             return None
-    return Lease(path, handle)
+    return handle
+
+
+def _lockable(path: Path) -> bool:
+    try:
+        open(path, "a+").close()
+    except OSError:
+        return False
+    return True
+
+
+PASS_FILE = "pass.lock"  # beside a library's registry: a pass over it is running
+
+
+def acquire_pass(registry_dir: Path, by: str) -> Lease | None:
+    """Say for the whole library that a pass (`memo index`) runs: a search meanwhile leaves
+    new descriptions to it (library/collections.py). None when another pass says so."""
+    try:
+        registry_dir.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    path = registry_dir / PASS_FILE
+    handle = _lock(path, wait=False)
+    return None if handle is None else Lease(path, handle, by=by)
+
+
+def passing(registry_dir: Path) -> Holder | None:
+    """The pass running over the library whose registry is there (None: none)."""
+    return _holder(registry_dir / PASS_FILE)
 
 
 def holder(index_path: Path) -> Holder | None:
     """Who computes this index's vectors right now (None: nobody), from what the holder wrote.
     A holder whose process is gone (it crashed: the kernel freed its lock, the file still
     names it) is nobody. Never locks, so asking never gets in an embedder's way."""
+    return _holder(lease_path(index_path))
+
+
+def reader(index_path: Path) -> Holder | None:
+    """Who reads this index's notes right now (None: nobody), as `holder` tells the embedder."""
+    return _holder(text_path(index_path))
+
+
+def _holder(path: Path) -> Holder | None:
     try:
-        said = json.loads(lease_path(index_path).read_text(encoding="utf-8") or "{}")
+        said = json.loads(path.read_text(encoding="utf-8").strip() or "{}")
     except (OSError, ValueError):
         return None
     pid = said.get("pid") if isinstance(said, dict) else None
@@ -111,6 +194,8 @@ def holder(index_path: Path) -> Holder | None:
         pid,
         float(said.get("since") or 0.0),
         float(rate) if isinstance(rate, int | float) and rate > 0 else None,
+        str(said.get("by") or ""),
+        said.get("ahead") is True,
     )
 
 
@@ -122,28 +207,6 @@ def _alive(pid: int) -> bool:
     except OSError:  # another user's process: alive
         return True
     return True
-
-
-@contextlib.contextmanager
-def reading_notes(index_path: Path) -> Iterator[None]:
-    """Held while this process does a collection's text stage (sync.Syncer): another process
-    (a search's catch-up beside `memo index`, the watcher beside a search) waits for it, then
-    finds the notes read, instead of reading and chunking the same notes at the same time. The
-    wait is one collection's text stage (seconds), never its vectors."""
-    handle = None
-    try:
-        handle = open(index_path.parent / TEXT_FILE, "a+", encoding="utf-8")  # noqa: SIM115
-        if fcntl is not None:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-    except OSError:  # cannot lock here (a read-only folder falls back elsewhere first)
-        if handle is not None:
-            handle.close()
-        handle = None
-    try:
-        yield
-    finally:
-        if handle is not None:
-            handle.close()
 
 
 def want(index_path: Path) -> None:

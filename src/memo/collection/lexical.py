@@ -99,12 +99,3 @@ def query_terms(query: str) -> list[str]:
         if len(seen) >= _MAX_QUERY_TERMS:
             break
     return list(seen)
-
-
-def fts_query(query: str) -> str | None:
-    """Any typed text -> a safe FTS5 MATCH expression (OR of quoted stems), or None if no words."""
-    stems = query_terms(query)
-    if not stems:
-        return None
-    # Stems hold only \w characters, so a plain double-quoted string is always a literal term.
-    return " OR ".join(f'"{t}"' for t in stems)

@@ -178,29 +178,7 @@ def read_lines(lines: list[str], code: list[bool]) -> Reading:
             in_comment = k if began else in_comment if still else -1
             if not line.strip() and raw.strip():
                 hidden[k] = HIDDEN_COMMENT
-        if line.lstrip().startswith(">"):
-            m = _CALLOUT.match(line)
-            line = m.group(3) if m else _QUOTE.sub("", line)
-        if "::" in line and _LOGSEQ_PROP.match(line):
-            line = ""
-            hidden.setdefault(k, HIDDEN_PROPERTY)
-        if "[" in line:
-            before = line
-            if "![" in line:
-                line = _outside_literals(line, lambda t: _IMAGE.sub(lambda i: i.group(1), t))
-            if "[[" in line:
-                line = _outside_literals(line, lambda t: _WIKILINK.sub(_link, t))
-            if before.strip() and not line.strip():
-                hidden.setdefault(k, HIDDEN_EMBED)
-        if "^" in line:
-            before = line
-            line = _outside_literals(line, _drop_block_id)
-            if before.strip() and not line.strip():
-                hidden.setdefault(k, HIDDEN_BLOCK_ID)
-        if "#" in line:  # a heading's own `#`s are no tag (_TAG wants a word after `#`)
-            for t in _TAG.findall(_without_literals(line)):
-                if any(c.isalpha() for c in t):
-                    tags.setdefault(t.lower().rstrip("/"), None)
+        line = _read_prose(line, k, hidden, tags)
         if raw.strip() and not line.strip():
             hidden.setdefault(k, HIDDEN_MARKUP)
         out.append(line)
@@ -214,6 +192,36 @@ def read_lines(lines: list[str], code: list[bool]) -> Reading:
             f"{len(lines)} are hidden, as in Obsidian (close it with %%)"
         )
     return Reading(out, list(tags), hidden, warnings)
+
+
+def _read_prose(line: str, k: int, hidden: dict[int, str], tags: dict[str, None]) -> str:
+    """One prose line (comments already out) as a reader sees it: quote and callout markers,
+    Logseq properties, images, links and block ids rewritten; why it reads as nothing goes
+    into `hidden` (by its 0-based number `k`), its inline #tags into `tags`."""
+    if line.lstrip().startswith(">"):
+        m = _CALLOUT.match(line)
+        line = m.group(3) if m else _QUOTE.sub("", line)
+    if "::" in line and _LOGSEQ_PROP.match(line):
+        line = ""
+        hidden.setdefault(k, HIDDEN_PROPERTY)
+    if "[" in line:
+        before = line
+        if "![" in line:
+            line = _outside_literals(line, lambda t: _IMAGE.sub(lambda i: i.group(1), t))
+        if "[[" in line:
+            line = _outside_literals(line, lambda t: _WIKILINK.sub(_link, t))
+        if before.strip() and not line.strip():
+            hidden.setdefault(k, HIDDEN_EMBED)
+    if "^" in line:
+        before = line
+        line = _outside_literals(line, _drop_block_id)
+        if before.strip() and not line.strip():
+            hidden.setdefault(k, HIDDEN_BLOCK_ID)
+    if "#" in line:  # a heading's own `#`s are no tag (_TAG wants a word after `#`)
+        for t in _TAG.findall(_without_literals(line)):
+            if any(c.isalpha() for c in t):
+                tags.setdefault(t.lower().rstrip("/"), None)
+    return line
 
 
 def readable_lines(lines: list[str], code: list[bool]) -> tuple[list[str], list[str]]:

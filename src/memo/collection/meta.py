@@ -52,6 +52,28 @@ class CollectionMeta:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+def problem_of(e: Exception, folder: Path) -> str:
+    """A broken meta's problem without the file's path (`load_meta` names it first): what a
+    list that names the file itself shows beside it."""
+    return str(e).removeprefix(f"{folder / META_FILE}: ")
+
+
+def yaml_problem(e: yaml.YAMLError, text: str) -> str:
+    """What is wrong with a YAML text, on a line the file has: at its end (a quote or bracket
+    never closed), the line where the unclosed thing begins, not the line after the last."""
+    problem = getattr(e, "problem", None) or str(e)
+    context = getattr(e, "context", None)
+    what = f"{problem} {context}" if context else problem
+    mark, began = getattr(e, "problem_mark", None), getattr(e, "context_mark", None)
+    if mark is None:
+        return f"not valid YAML: {what}"
+    lines = max(1, len(text.splitlines()))
+    line = mark.line + 1
+    if line > lines and began is not None:
+        line = began.line + 1
+    return f"not valid YAML (line {min(line, lines)}): {what}"
+
+
 def load_meta(folder: Path, raw: bytes | None = None) -> CollectionMeta:
     """Parse `folder/_meta.yaml` (its bytes, when the caller has read them already); a problem
     raises MetaInvalidError naming the file and field."""
@@ -63,15 +85,14 @@ def load_meta(folder: Path, raw: bytes | None = None) -> CollectionMeta:
             raise MetaInvalidError(f"{path}: cannot read: {e.strerror or e}") from e
     if len(raw) > MAX_META_BYTES:
         raise MetaInvalidError(f"{path}: {len(raw)} bytes; a _meta.yaml may hold at most 64 KiB")
+    text = raw.decode("utf-8-sig", errors="replace")
     try:
         # safe_load: tags such as !!python/object are refused, never executed.
-        data = yaml.load(raw.decode("utf-8-sig", errors="replace"), Loader=SafeLoader)
+        data = yaml.load(text, Loader=SafeLoader)
     except yaml.YAMLError as e:
         if "nesting depth" in str(e):  # libyaml's guard against [[[[...]]]]
             raise MetaInvalidError(f"{path}: YAML nested too deeply") from e
-        mark = getattr(e, "problem_mark", None)
-        where = f" (line {mark.line + 1})" if mark is not None else ""
-        raise MetaInvalidError(f"{path}: not valid YAML{where}: {getattr(e, 'problem', e)}") from e
+        raise MetaInvalidError(f"{path}: {yaml_problem(e, text)}") from e
     except RecursionError as e:  # PyYAML composes recursively: [[[[...]]]] 30,000 deep
         raise MetaInvalidError(f"{path}: YAML nested too deeply") from e
     if yaml_too_big(data):

@@ -32,6 +32,15 @@ class SyncProgress:
     def files_done(self, n: int) -> None:
         """n more notes finished (indexed, skipped, or found identical)."""
 
+    def read_elsewhere(self, n: int) -> None:
+        """n notes the pass counted were read meanwhile by another process (a search, the
+        watcher): they are read, not by this one."""
+
+    def pace(self, rate: float) -> None:
+        """The vector stage's pace, chunks per second of wall time, measured and smoothed
+        (embedding.Pace): the one rate the time left is told from, here and to other
+        processes (the lease)."""
+
     def pending(self, chunks: int) -> None:
         """The pass's vector stage starts: `chunks` chunks without a vector in its collections
         (the notes are all read: the whole scope is searchable lexically from here)."""

@@ -91,12 +91,6 @@ def lex_share(
     return n, tokens, df, postings
 
 
-def lex_stats(store: IndexStore, terms: list[str]) -> tuple[int, int, dict[str, int]]:
-    """(rows, tokens, rows holding each term) of this index."""
-    rows, tokens, df, _ = lex_share(store, terms)
-    return rows, tokens, df
-
-
 def _postings(rows: list[tuple[int, str, int, bytes]], terms: list[str]) -> Postings:
     if not rows:
         return Postings.empty()

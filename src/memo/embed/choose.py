@@ -3,7 +3,7 @@
     choose(settings, purpose) -> Choice      engine, model folder, fallback, and why
     model_status(settings, measure) -> dict  what `memo model status` shows: the same choices
 
-The factory (memo.embed.make_embedder, embedder_for) builds what `choose` says and falls back
+The factory (memo.embed.embedder_for, open_choice) builds what `choose` says and falls back
 the way it says; `memo model status` prints `choose` for every purpose, so the two cannot
 disagree. docs/embedders.md has the measurements behind the rules.
 """

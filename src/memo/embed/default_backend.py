@@ -37,6 +37,8 @@ class DefaultEmbedder(Embedder):
     def __init__(self, fallback: Callable[[], Embedder] | None) -> None:
         self.fallback = fallback  # opens the engine that serves when the built model cannot
         self._inner: Embedder | None = None
+        self._counter: Embedder | None = None  # the fallback, counting tokens meanwhile
+        self._no_counter = False  # it could not load
         self.problem: str | None = None  # why the fallback engine serves, if it does
         self._lock = threading.Lock()
 
@@ -70,7 +72,7 @@ class DefaultEmbedder(Embedder):
 
     def _fall_back(self, why: str) -> Embedder:
         assert self.fallback is not None
-        emb = self.fallback()
+        emb = self._counter or self.fallback()
         self.problem = why
         msg = (
             f"memo's ONNX model is not available ({why}) Using {emb.backend}'s engine instead: "
@@ -85,6 +87,16 @@ class DefaultEmbedder(Embedder):
         return self._engine().build_id()
 
     def count_tokens(self, passage: str) -> int:
+        # Reading notes needs the tokenizer only, and the fallback's is the same model's (the
+        # build checks they count alike): chunking never waits for the model to be built or
+        # loaded, so neither does a search beside a first index (issue 44).
+        if self._inner is None and self.fallback is not None and not self._no_counter:
+            try:
+                with self._lock:
+                    self._counter = self._counter or self.fallback()
+                return self._counter.count_tokens(passage)
+            except EmbedderUnavailableError:  # it cannot load: the model counts, then
+                self._no_counter = True
         return self._engine().count_tokens(passage)
 
     def embed_passages(self, texts: Sequence[str]) -> np.ndarray:

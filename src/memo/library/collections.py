@@ -15,11 +15,14 @@ from pathlib import Path
 
 import apsw
 
+from .. import caches
+from ..collection import lease
 from ..collection.collection import Collection
 from ..collection.meta import META_FILE, CollectionMeta, load_meta
 from ..collection.pool import StorePool, open_files_cap
 from ..config import Settings
 from ..embed import Embedder
+from ..embed.cache import counting
 from ..errors import MemoError
 from ..registry_tools.entry import Entry, RefreshReport
 from ..registry_tools.registry import Registry
@@ -40,6 +43,9 @@ class Collections:
         self._objects: dict[Path, Collection] = {}  # bounded, least recently used first
         self._registry: Registry | None = None
         self._seen: set[str] = set()  # valid collections when `discoveries` last looked
+        # a pass (memo index, the watcher) re-scanned: new descriptions wait for its vector
+        # stage (`describe`), so reading notes never waits for the model to load or be built
+        self.describe_later = False
 
     # ------------------------------------------------------------------ the registry
     def scanned(self) -> Registry:
@@ -63,9 +69,29 @@ class Collections:
         ttl = self.settings.registry_ttl
         if ttl is None:
             ttl = 0.0 if len(reg.entries) <= SMALL_LIBRARY else REGISTRY_TTL
+        self.describe_later = self.describe_later or force
         if force or reg.scanned_at == 0 or time.time() - reg.scanned_at >= ttl:
-            self.refreshed(reg.refresh(embed_limit=INLINE_EMBED))
+            # a pass running elsewhere embeds new descriptions at its vector stage: a search
+            # meanwhile does not take the cores from it for them
+            later = self.describe_later or lease.passing(self.registry_dir) is not None
+            self.refreshed(reg.refresh(embed_limit=0 if later else INLINE_EMBED))
         return reg
+
+    @property
+    def registry_dir(self) -> Path:
+        return caches.registry_dir(self.root, self.settings)
+
+    def describe(self) -> None:
+        """The descriptions a pass's re-scan left for its vector stage, embedded now (up to
+        INLINE_EMBED; `memo registry rebuild` does all). Failing is the router's loss only."""
+        if not self.describe_later:
+            return
+        self.describe_later = False
+        try:
+            with counting():  # not chunks: what the cache serves here is not the pass's count
+                self.registry().embed_descriptions(INLINE_EMBED)
+        except (MemoError, apsw.Error) as e:
+            log.warning("descriptions wait for the next scan: %s", e)
 
     def rebuild(
         self,

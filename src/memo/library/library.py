@@ -228,7 +228,7 @@ class Library:
                 fresh[coll.rel] = Freshness(coll.name, 0, False, coll.last_write(), "")
             elif rep is not None:
                 warnings.extend(rep.warnings)
-                current = rep.caught_up == 0 and not rep.rebuilt
+                current = rep.caught_up == 0 and not rep.rebuilt and not rep.unread
                 fresh[coll.rel] = Freshness(
                     coll.name,
                     rep.caught_up,

@@ -24,6 +24,7 @@ reads it). One collection failing never stops the others: its error goes into th
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Iterable
@@ -33,7 +34,8 @@ from typing import Any
 
 from ..collection import lease
 from ..collection.collection import Collection
-from ..collection.meta import META_FILE
+from ..collection.embedding import Pace
+from ..collection.meta import META_FILE, problem_of
 from ..collection.progress import SyncProgress, SyncStopped
 from ..collection.sync import SYNC_COUNTERS, SyncReport
 from ..config import Settings
@@ -98,7 +100,10 @@ class IndexReport:
         out["rebuilt"] = sum(1 for r in self.reports if r.rebuilt)
         out["seconds"] = round(self.seconds, 3)
         out["embed_seconds"] = round(sum(r.embed_seconds for r in self.reports), 3)
-        out["nothing_to_do"] = not any(r.did_work for r in self.reports)
+        # a pass that only computed vectors, or found notes read meanwhile, did something
+        out["nothing_to_do"] = not any(
+            r.did_work or r.chunks_embedded or r.read_elsewhere for r in self.reports
+        )
         return out
 
     def to_dict(self) -> dict[str, Any]:
@@ -126,34 +131,96 @@ def sync_parts(
     Reports and errors also go into `report`; a stop request ends the pass (SyncStopped is
     recorded, not raised). The router hears about every collection whose index changed.
     """
-    t0 = time.perf_counter()
+    t0, since = time.perf_counter(), time.time()
+    by = "memo index" if thorough else "a search" if vectors.budget is not None else "the watcher"
+    # memo index says first what it will do: a search meanwhile leaves it that work
+    claims = (
+        Claims.take(parts, by, vectors.budget is None, colls.registry_dir) if thorough else Claims()
+    )
     outcome: dict[str, SyncReport | MemoError] = {}
-    changed: list[Path] = []
-    if progress is not None:
-        progress.collections(len(parts))
-        if progress.wants_plan and len(parts) <= PLAN_MAX:
-            progress.plan(plan(parts, full))
+    try:
+        if progress is not None:
+            progress.collections(len(parts))
+            if progress.wants_plan and len(parts) <= PLAN_MAX:
+                progress.plan(plan(parts, full))
+        reading = {"full": full, "progress": progress, "thorough": thorough, "by": by}
+        synced = _read_notes(parts, report, outcome, claims, since=since, **reading)
+        colls.update_summaries([c.folder for c, rep in synced if rep.did_work])
+        if not report.stopped:
+            if vectors.budget is None:  # the descriptions its re-scan left, before the chunks
+                colls.describe()
+            embedded = _embed(synced, report, outcome, progress, vectors, claims.vectors)
+            colls.update_summaries([c.folder for c in embedded])
+    finally:
+        claims.release()
+        colls.describe_later = False  # a stopped pass leaves them to the next search
+    report.seconds += time.perf_counter() - t0
+    return outcome
+
+
+def _read_notes(
+    parts: Parts,
+    report: IndexReport,
+    outcome: dict[str, SyncReport | MemoError],
+    claims: Claims,
+    **reading: Any,
+) -> list[tuple[Collection, SyncReport]]:
+    """The text stage of a pass: each part read in turn (with its claimed lease, if any);
+    returns what was synced. A stop request ends it, recorded in `report`."""
     synced: list[tuple[Collection, SyncReport]] = []
     for coll, prefix in parts:
+        held = claims.text.pop(coll.rel, None)
         try:
-            rep = coll.sync(prefix, full=full, progress=progress, thorough=thorough)
+            rep = coll.sync(prefix, held=held, **reading)
         except SyncStopped:
             report.stopped = True
             break
         except MemoError as e:  # one collection failing never stops the others
             _failed(report, outcome, coll, e)
             continue
+        finally:
+            if held is not None:  # however the sync ended: never left to the collector
+                held.release()
         report.reports.append(rep)
         outcome[coll.rel] = rep
         synced.append((coll, rep))
-        if rep.did_work:
-            changed.append(coll.folder)
-    colls.update_summaries(changed)
-    if not report.stopped:
-        embedded = _embed(synced, report, outcome, progress, vectors)
-        colls.update_summaries([c.folder for c in embedded])
-    report.seconds += time.perf_counter() - t0
-    return outcome
+    return synced
+
+
+@dataclass(slots=True)
+class Claims:
+    """The leases `memo index` takes before it reads a note: the text lease of every
+    collection it will do (`ahead`: a search meanwhile neither reads those notes itself nor
+    waits for them) and, when it computes every vector, the vector lease too (a search says
+    who computes them from the first second, not "run memo index"). Each is released as its
+    collection's stage ends, the rest when the pass does."""
+
+    text: dict[str, lease.Lease] = field(default_factory=dict)
+    vectors: dict[str, lease.Lease] = field(default_factory=dict)
+    whole: lease.Lease | None = None  # the library's: new descriptions are this pass's too
+
+    @classmethod
+    def take(cls, parts: Parts, by: str, vectors: bool, registry: Path | None = None) -> Claims:
+        out = cls()
+        if registry is not None:
+            out.whole = lease.acquire_pass(registry, by)
+        for coll, _ in parts[:LEASES_AHEAD]:
+            if coll.rel in out.text:
+                continue
+            with contextlib.suppress(OSError):  # a new collection's index folder, made now
+                coll.index_path.parent.mkdir(parents=True, exist_ok=True)
+            if (held := lease.acquire_text(coll.index_path, by, ahead=True)) is not None:
+                out.text[coll.rel] = held
+            if vectors and coll.embedder is not None:
+                if (got := lease.acquire(coll.index_path)) is not None:
+                    out.vectors[coll.rel] = got
+        return out
+
+    def release(self) -> None:
+        for held in (*self.text.values(), *self.vectors.values()):
+            held.release()
+        if self.whole is not None:
+            self.whole.release()
 
 
 def _embed(
@@ -162,9 +229,14 @@ def _embed(
     outcome: dict[str, SyncReport | MemoError],
     progress: SyncProgress | None,
     vectors: Vectors,
+    ahead: dict[str, lease.Lease],
 ) -> list[Collection]:
-    """The vector stage of a pass (`_VectorPass`); returns the collections that got vectors."""
-    run = _VectorPass(synced, report, outcome, progress, vectors)
+    """The vector stage of a pass (`_VectorPass`), with the leases taken `ahead` of the
+    text stage; returns the collections that got vectors."""
+    for c, rep in synced:  # nothing to compute there after all: free it now
+        if not rep.chunks_pending and c.rel in ahead:
+            ahead.pop(c.rel).release()
+    run = _VectorPass(synced, report, outcome, progress, vectors, ahead=ahead)
     owed = sum(rep.chunks_pending for c, rep in synced if c.embedder is not None)
     if progress is not None and owed and vectors.budget is None:
         progress.pending(owed)
@@ -193,6 +265,7 @@ class _VectorPass:
     done: list[Collection] = field(default_factory=list)
     later: list[tuple[Collection, SyncReport]] = field(default_factory=list)
     ahead: dict[str, lease.Lease] = field(default_factory=dict)
+    pace: Pace = field(default_factory=Pace)  # one measured speed for the whole pass
     t0: float = field(default_factory=time.perf_counter)
     # when each collection was last wanted as the pass began: one wanted since goes first
     asked: dict[str, float] = field(default_factory=dict)
@@ -205,7 +278,12 @@ class _VectorPass:
         meanwhile sees every queued collection as being computed (and by whom), and leaves it
         alone."""
         for c, r in self.synced:
-            if r.chunks_pending and c.embedder is not None and len(self.ahead) < LEASES_AHEAD:
+            if (
+                r.chunks_pending
+                and c.embedder is not None
+                and c.rel not in self.ahead
+                and len(self.ahead) < LEASES_AHEAD
+            ):
                 got = lease.acquire(c.index_path)
                 if got is not None:
                     self.ahead[c.rel] = got
@@ -225,7 +303,9 @@ class _VectorPass:
                 before = rep.chunks_embedded
                 try:
                     held = self.ahead.get(coll.rel)  # released by the embed (again: a no-op)
-                    coll.embed(rep, self.progress, budget=left, wait=attempt != "now", held=held)
+                    coll.embed(
+                        rep, self.progress, left, attempt != "now", held=held, pace=self.pace
+                    )
                 except SyncStopped:
                     self.report.stopped = True
                     return
@@ -311,7 +391,7 @@ def parts_for_paths(colls: Collections, paths: Iterable[Path], report: IndexRepo
         try:
             coll = colls.at(folder)
         except MemoError as e:
-            report.broken.append({"path": colls.rel(folder), "error": str(e)})
+            report.broken.append({"path": colls.rel(folder), "error": problem_of(e, folder)})
             continue
         subs = wanted[folder]
         if "" in subs or len(subs) > BULK:
@@ -342,26 +422,34 @@ def _rel(path: Path, folder: Path) -> str:
     return os.path.relpath(path, folder).replace(os.sep, "/")
 
 
-# When nobody's rate is known: what fp32 e5-small embeds on two busy cores (docs/embedders.md)
-DEFAULT_RATE = 12.0
-
-
 def pending_warning(reports: list[SyncReport], has_model: bool, target: str) -> str | None:
-    """What a reader of results over these collections must know about vectors still to come:
-    how many, whether a process is computing them (and about how long it will take), or how
-    to have them computed. None when every chunk has its vector (or there is no model)."""
+    """What a reader of results over these collections must know about what is not in them
+    yet: notes another process is reading (their words), vectors still to come (how many,
+    whether a process is computing them and about how long it will take at its measured pace,
+    or how to have them computed). None when the index holds everything."""
+    said = []
+    reading = [r for r in reports if r.reading_by is not None and r.unread]
+    if reading:
+        unread = sum(r.unread for r in reading)
+        said.append(
+            f"{unread:,} notes are being read by memo pid {reading[0].reading_by} "
+            "(memo index): their words are not searchable yet"
+        )
     pending = sum(r.chunks_pending for r in reports)
-    if not pending or not has_model:
-        return None
-    total = sum(r.chunks for r in reports)
+    if pending and has_model:
+        said.append(_vectors_warning(reports, pending, target))
+    return "; ".join(said) or None
+
+
+def _vectors_warning(reports: list[SyncReport], pending: int, target: str) -> str:
+    head = f"vectors for {pending:,} of {sum(r.chunks for r in reports):,} chunks"
     busy = [r for r in reports if r.chunks_pending and r.embedding_by is not None]
-    rates = [r.rate for r in busy if r.rate]
-    head = f"vectors for {pending:,} of {total:,} chunks"
     if busy:
-        left = pending / (rates[0] if rates else DEFAULT_RATE)
+        rate = next((r.rate for r in busy if r.rate), None)  # the holder's pace, once measured
+        left = f"about {duration(max(1.0, pending / rate))}, " if rate else ""
         return (
-            f"{head} are still being computed (about {duration(max(1.0, left))}, by memo pid "
-            f"{busy[0].embedding_by}): semantic matches may be missing"
+            f"{head} are still being computed ({left}by memo pid {busy[0].embedding_by}): "
+            "semantic matches may be missing"
         )
     where = "" if target == "." else f" {target}"
     return (

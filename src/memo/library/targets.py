@@ -14,6 +14,7 @@ import unicodedata
 from pathlib import Path
 
 from ..collection.collection import Collection
+from ..collection.excluded import for_collection
 from ..collection.meta import META_FILE
 from ..errors import MemoError, TargetError
 from ..roots import WHOLE
@@ -98,6 +99,13 @@ def resolve(colls: Collections, target: str | os.PathLike[str] | None) -> Scope:
         parts.append((owner, _rel(path, owner.folder)))
     parts.extend((c, "") for c in colls.under(path))
     if not parts:
+        rule = for_collection(root, root).within(shown) if shown != "." else None
+        if rule is not None:
+            raise TargetError(
+                f"{shown} is left out of the library on purpose: {rule.why}",
+                "Nothing there is indexed or searched while that rule stands; remove it to "
+                "bring the folder back.",
+            )
         broken = [f"{e.path}/{META_FILE}: {e.error}" for e in colls.entries_under(path) if e.error]
         raise no_collection(path, shown, "; ".join(broken))
     return Scope(shown, parts)

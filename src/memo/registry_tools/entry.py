@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..caches import digest
-from ..collection.meta import CollectionMeta, load_meta
+from ..collection.meta import CollectionMeta, load_meta, problem_of
 from ..errors import MemoError
 
 
@@ -91,7 +91,9 @@ def read_entry(folder: Path, rel: str, st: os.stat_result, raw: bytes) -> Entry:
     try:
         m = load_meta(folder, raw)
     except MemoError as e:
-        return Entry(rel, folder.name, "", (), None, None, *stamp, error=str(e))
+        # the problem alone: every reader of `error` names the file before it
+        error = problem_of(e, folder)
+        return Entry(rel, folder.name, "", (), None, None, *stamp, error=error)
     return Entry(rel, m.name, m.description, m.tags, m.embedder, m.chunker, *stamp)
 
 

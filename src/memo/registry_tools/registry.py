@@ -51,10 +51,6 @@ class Registry(RegistryView):
         self._centroids: dict[str, bytes | None] = {}  # path -> centroid waiting to be written
 
     @property
-    def db_path(self) -> Path:
-        return self.store.path
-
-    @property
     def yaml_path(self) -> Path:
         return export.yaml_path(self.root, self.folder, self.settings.index_dir is not None)
 
@@ -150,6 +146,12 @@ class Registry(RegistryView):
         except BaseException:
             self.generation = -1
             raise
+
+    def embed_descriptions(self, limit: int | None = None) -> RefreshReport:
+        """Embed up to `limit` descriptions that have no vector yet (None: all)."""
+        rep = RefreshReport()
+        self._embed_missing(rep, limit, None)
+        return rep
 
     def _embed_missing(
         self,

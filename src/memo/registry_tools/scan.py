@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .. import caches, sqlite
 from ..caches import digest
+from ..collection.excluded import for_collection
 from ..collection.files import find_collections
 from ..collection.meta import META_FILE
 from ..collection.summary import summarize
@@ -41,7 +42,10 @@ def rel_path(root: Path, folder: Path) -> str:
 
 
 def scan_metas(root: Path, known: dict[str, Entry]) -> MetaChanges:
-    out = MetaChanges(find_collections(root))
+    """The collections under `root` against the rows known. A folder the library's own rules
+    leave out (its `.memoignore`, the vault's excluded files) holds no collection: its notes
+    would all be left out, so it would be a collection of nothing on every list."""
+    out = MetaChanges(find_collections(root, for_collection(root, root)))
     seen: set[str] = set()
     for folder in out.folders:
         rel = rel_path(root, folder)
