@@ -111,6 +111,19 @@ def test_index_on_a_folder_without_collections_names_init_and_writes_nothing(tmp
     assert tree(tmp_path) == before  # no marker, no .memo/registry.db
 
 
+def test_index_on_a_folder_holding_a_library_refuses_and_writes_nothing(neighbours, monkeypatch):
+    """`memo index /tmp` once made one library of every library below it, with an index in
+    each of their collections: a folder holding a library is refused, saying which."""
+    done = run("index", str(neighbours / "a"), cwd=neighbours, monkeypatch=monkeypatch)
+    assert done.exit_code == 0 and is_declared(neighbours / "a", Settings())
+    before = tree(neighbours)
+    out = run("index", str(neighbours), cwd=neighbours, monkeypatch=monkeypatch)
+    assert out.exit_code == 1
+    assert f"holds the library {neighbours / 'a'}" in out.output
+    assert f"memo index {neighbours / 'a'}" in out.output
+    assert tree(neighbours) == before  # no marker, no index in b/c2
+
+
 def test_servers_and_the_watcher_refuse_an_undeclared_root(neighbours, monkeypatch):
     before = tree(neighbours)
     for args in (("mcp", str(neighbours)), ("serve", str(neighbours)), ("watch", str(neighbours))):

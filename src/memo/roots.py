@@ -62,6 +62,21 @@ def declared_root(path: Path, settings: Settings) -> Path | None:
     return None
 
 
+def libraries_between(root: Path, folders: list[Path], settings: Settings) -> list[Path]:
+    """The declared libraries strictly below `root` that hold any of these folders (each
+    collection's folder and the folders between it and the root are asked), sorted."""
+    seen: set[Path] = set()
+    found: set[Path] = set()
+    for folder in folders:
+        for f in (folder, *folder.parents):
+            if f == root or root not in f.parents or f in seen:
+                break
+            seen.add(f)
+            if is_declared(f, settings):
+                found.add(f)
+    return sorted(found)
+
+
 def marker_path(root: Path, settings: Settings) -> Path:
     """Where `declare` writes the marker: beside the notes, unless MEMO_INDEX_DIR is set or the
     root cannot be written (then beside the library's registry)."""

@@ -17,6 +17,7 @@ the ranking itself is search/. Warnings travel in the results, never in shared s
 from __future__ import annotations
 
 import os
+import shlex
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import replace
@@ -130,11 +131,23 @@ class Library:
 
     def declare(self) -> Path | None:
         """Make the root a library (`memo index` does it): writes the marker, or nothing when
-        it is one already. A folder without any collection is refused, and nothing is written."""
+        it is one already. A folder without any collection is refused, and so is a folder
+        holding another library (`memo index /tmp` made one library of every library below
+        it); nothing is written then."""
         if self.declared:
             return None
-        if not find_collections(self.root):
+        found = find_collections(self.root)
+        if not found:
             raise targets.no_collection(self.root, self.root)
+        inner = roots.libraries_between(self.root, found, self.settings)
+        if inner:
+            more = f" and {len(inner) - 1} more" if len(inner) > 1 else ""
+            raise TargetError(
+                f"{self.root} holds the library {inner[0]}{more}: memo makes no library of "
+                "libraries",
+                f"Index that library: `memo index {shlex.quote(str(inner[0]))}`; to make "
+                f"{self.root} one library instead, delete the {roots.MARKER} of each first.",
+            )
         return roots.declare(self.root, self.settings)
 
     def index(
