@@ -265,25 +265,30 @@ def test_keywords_and_an_answer_are_bounded_as_published():
     ("words", "said"),
     [
         ({"also": ["ok", "  "]}, "also[1] is empty: it has no word to search for"),
-        ({"also": ["?!"]}, "also[0] ('?!') is only punctuation: it has no word to search for"),
-        (
-            {"keywords": ["«—»"]},
-            "keywords[0] ('«—»') is only punctuation: it has no word to search for",
-        ),
-        (
-            {"keywords": ",,,"},
-            "keywords[0] (',,,') is only punctuation: it has no word to search for",
-        ),
+        ({"keywords": ["a", "\t"]}, "keywords[1] is empty: it has no word to search for"),
         ({"answer": " \n "}, "answer is empty: it has no word to search for"),
-        ({"answer": "..."}, "answer ('...') is only punctuation: it has no word to search for"),
     ],
 )
-def test_a_word_with_nothing_to_search_for_is_refused_saying_why_and_what_to_send(words, said):
+def test_a_blank_word_is_refused_saying_why_and_what_to_send(words, said):
     with pytest.raises(RequestError) as e:
         SearchRequest.make(".", "q", **words)
     assert str(e.value) == said
     (name,) = words
     assert e.value.hint == f"{name}: {SearchRequest.param(name).help}"  # what to send
+
+
+def test_a_word_of_punctuation_alone_is_left_out_and_said():
+    """`%%`, `[[##`, `---`: markdown syntax an agent rightly names, which no leg can match (the
+    index holds words). The search goes on without it, and says so."""
+    req = SearchRequest.make(
+        ".", "q", also=["?!", "ok"], keywords=["%%", "«—»", "tag"], answer="..."
+    )
+    assert req.also == ("ok",) and req.keywords == ("tag",) and req.answer is None
+    said = req.warnings()
+    assert any("also '?!' has no letter or digit" in w for w in said)
+    assert any("keywords '%%' has no letter or digit" in w for w in said)
+    assert any("keywords '«—»'" in w for w in said)
+    assert "answer has no letter or digit: it was left out" in said
 
 
 @given(st.text(max_size=30))

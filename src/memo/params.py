@@ -22,8 +22,10 @@ applies. A field without `param()` is the request's own (`said`, `cut_from`): no
 | answer | one likely answer | the string, or None |
 
 The agent's words (`phrasings`, `keywords`, `answer`) are read alike: NFC, whitespace
-collapsed; a word holding nothing but spaces and punctuation is refused (`WORD_PATTERN`, which
-the schemas publish, so both say the same); one equal to another after casefolding is dropped.
+collapsed; a blank word is refused (`WORD_PATTERN`, which the schemas publish, so both say the
+same); one equal to another after casefolding is dropped. A word of punctuation alone (`%%`,
+`[[##`: markdown an agent rightly names) is taken, then left out of the search with a warning
+(words.py `drop_unsearchable`): the index holds words, not syntax.
 
 Pure standard library: the CLI imports this on its fast path.
 """
@@ -63,10 +65,7 @@ _NAME = f"[^/\\x00]{{0,{MAX_NAME_CHARS}}}"
 PATH_PATTERN = f"(?:{_NAME}/)*{_NAME}"  # no NUL, no name longer than MAX_NAME_CHARS
 TEXT_PATTERN = "[^\\x00]*"  # no NUL
 QUERY_PATTERN = "\\S"  # something besides spaces
-# something besides spaces and punctuation (ASCII, and the quotes, dashes and ellipsis of
-# Russian and English text): a word a leg can read
-_PUNCT = "!-/:-@\\[-`{-~«»‘’“”„–—…"
-WORD_PATTERN = f"[^\\s{_PUNCT}]"
+WORD_PATTERN = QUERY_PATTERN  # a word is refused only when blank
 SEARCHED = ("query", *WORDS)  # their pattern need only occur: published unanchored, shorter
 _DAY = (  # YYYY-MM-DD of a day that exists (years 1000-2999: the leap years spelled out)
     "[12][0-9]{3}-(?:(?:0[13578]|1[02])-(?:0[1-9]|[12][0-9]|3[01])"
@@ -199,8 +198,7 @@ def _form(p: Param, value: str, what: str) -> None:
     if p.kind == "query":
         raise p.refused(f"{what} is empty: there is nothing to search for")
     if p.kind in WORDS:
-        said = "is empty" if not value.strip() else f"({value!r}) is only punctuation"
-        raise p.refused(f"{what} {said}: it has no word to search for")
+        raise p.refused(f"{what} is empty: it has no word to search for")
     if "\x00" in value:
         raise p.refused(f"{what} contains a NUL byte")
     if p.kind in ("path", "location"):

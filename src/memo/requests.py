@@ -182,6 +182,7 @@ def _asked(checked: dict[str, Any], said: list[str]) -> int:
         checked["query"] = query[:MAX_QUERY_CHARS]
         said.insert(0, cut_warning(cut_from)[0])
     words.drop_repeats(checked)
+    words.drop_unsearchable(checked, said)
     return cut_from
 
 
