@@ -144,11 +144,23 @@ def search_text(r: dict[str, Any], limit: int | None = None) -> str:
 
 
 def get_text(r: dict[str, Any], limit: int | None = None) -> str:
+    """A read: its `path:line-end` and cite, then its lines; a read of several (`more`) gives
+    each excerpt its own head, in order."""
+    more = r.get("more") or []
+    if not more:
+        return bounded([_excerpt_head(r)], r["text"].split("\n"), [], limit)
+    blocks = []
+    for ex in (r, *more):
+        blocks.append(_excerpt_head(ex))
+        blocks += ex["text"].split("\n") if ex["end_line"] >= ex["line"] else []
+    return bounded([f"{1 + len(more)} excerpts"], blocks, [], limit)
+
+
+def _excerpt_head(r: dict[str, Any]) -> str:
+    if r["end_line"] < r["line"] and r["more_lines"]:  # of several: no max_tokens was left
+        return f"{r['path']}:{r['line']}: not read, max_tokens was spent (read it from here)"
     more = f", {r['more_lines']} more lines from {r['next_line']}" if r["more_lines"] else ""
-    head = [
-        f"{r['path']}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}; cite {r['cite']}"
-    ]
-    return bounded(head, r["text"].split("\n"), [], limit)
+    return f"{r['path']}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}; cite {r['cite']}"
 
 
 def route_text(r: dict[str, Any], limit: int | None = None) -> str:
