@@ -79,30 +79,18 @@ _DAY = (  # YYYY-MM-DD of a day that exists (years 1000-2999: the leap years spe
 DATE_PATTERN = f"(?:(?:{_DAY})(?:[T ][^\\x00]*)?|[0-9]{{1,4}}[dwmyDWMY])?"
 # a note's path as memo prints it in a hit: path:line or path:line-end
 LOCATION = re.compile(r"^(?P<path>.+?\.md):(?P<line>\d+)(?:-(?P<end>\d+))?$", re.IGNORECASE)
-# ... and as a URI (MCP resources, the `search` tool's urls): memo://path#L5-L9
+# ... and as a URI (its MCP resource, the `search` tool's urls): memo:// and the path
 URI_SCHEME = "memo://"
-_LINES = re.compile(r"^L(?P<line>\d+)(?:-L?(?P<end>\d+))?$")
 
 
-def note_uri(path: str, line: int | None = None, end: int | None = None) -> str:
-    """A note's URI, `memo://` and its path percent-encoded, its lines as a fragment."""
-    uri = URI_SCHEME + quote(path, safe="/")
-    if line is None:
-        return uri
-    return uri + (f"#L{line}-L{end}" if end is not None and end != line else f"#L{line}")
+def note_uri(path: str) -> str:
+    """A note's URI: `memo://` and its path, percent-encoded (a space, `#`, `%`, Cyrillic)."""
+    return URI_SCHEME + quote(path, safe="/")
 
 
 def uri_location(text: str) -> str | None:
-    """The location (`path`, `path:line`, `path:line-end`) a note's URI names; None when
-    `text` is no such URI (a fragment that names no lines is no part of it)."""
-    if not text.startswith(URI_SCHEME):
-        return None
-    path, _, fragment = text[len(URI_SCHEME) :].partition("#")
-    path = unquote(path)
-    m = _LINES.match(fragment)
-    if m is None:
-        return path
-    return f"{path}:{m['line']}" + (f"-{m['end']}" if m["end"] else "")
+    """The note path a note's URI names; None when `text` is no such URI."""
+    return unquote(text[len(URI_SCHEME) :]) if text.startswith(URI_SCHEME) else None
 
 
 DATE_FORM = "a date, YYYY-MM-DD, or a time ago: 7d, 2w, 3m, 1y"

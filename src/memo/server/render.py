@@ -101,6 +101,15 @@ def focused(h: dict[str, Any]) -> str:
     return f" (best {best[0]}-{best[1]})" if best[1] > best[0] else f" (best {best[0]})"
 
 
+def snippet_of(h: dict[str, Any]) -> str:
+    """A hit's text in one line of at most SNIPPET_CHARS, from its focus when it has one."""
+    at = h.get("focus_line", 0), h.get("focus_end_line", 0)
+    snippet = " ".join(results.snippet(h["text"], h["line"], *at, SNIPPET_CHARS).split())
+    if len(snippet) > SNIPPET_CHARS:
+        snippet = snippet[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"
+    return snippet
+
+
 def search_text(r: dict[str, Any], limit: int | None = None) -> str:
     hits = r["results"]
     where = f"in {r['target']} ({r['mode']}, {r['took_ms']} ms)"
@@ -111,13 +120,9 @@ def search_text(r: dict[str, Any], limit: int | None = None) -> str:
     for i, h in enumerate(hits, 1):
         heading = f"  [{h['heading']}]" if h["heading"] else ""
         span = f"{h['line']}-{h['end_line']}" if h.get("end_line", 0) > h["line"] else h["line"]
-        at = h.get("focus_line", 0), h.get("focus_end_line", 0)
-        snippet = " ".join(results.snippet(h["text"], h["line"], *at, SNIPPET_CHARS).split())
-        if len(snippet) > SNIPPET_CHARS:
-            snippet = snippet[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"
         line = f"{i}. {h['path']}:{span}{focused(h)}{heading}  score {h['score']:.4f}"
         line += f"  cite {h['cite']}"
-        blocks.append(f"{line}\n   {snippet}")
+        blocks.append(f"{line}\n   {snippet_of(h)}")
     tail = []
     if not hits:
         tail.append("No match. Try other words, mode=lex for exact names, or memo_route first.")
