@@ -2,7 +2,7 @@
 
 - `search(query)` and `fetch(id)`, the two tools ChatGPT's deep research and connectors call
   (OpenAI, platform.openai.com/docs/mcp, "search" and "fetch"; gbrain #4039, basic-memory's
-  `chatgpt_tools.py`): each answers exactly one text block holding a JSON object,
+  ChatGPT tools): each answers exactly one text block holding a JSON object,
   `{"results": [{"id", "title", "url", "text"}]}` and `{"id", "title", "text", "url",
   "metadata"}`. A result's `id` is its hit's `path:line-end`, and `fetch` reads any location
   memo prints (`path`, `path:line-end`, a note's URI), so the ids round-trip: `fetch` of a
