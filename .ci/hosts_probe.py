@@ -71,7 +71,8 @@ CODEX = "@openai/codex@0.171.0"
 MAX_TOKENS = 300
 LIMIT = round(1.1 * 4 * MAX_TOKENS)  # characters a tool result may take in the model's message
 READ_TOOLS = ("memo_route", "memo_search", "memo_get")
-TOOLS = 7  # memo's five and ChatGPT's search and fetch
+MEMO_TOOLS = (*READ_TOOLS, "memo_status", "memo_reindex", "search", "fetch")  # ChatGPT's two
+TOOLS = len(MEMO_TOOLS)
 WORDS = ("also", "keywords", "answer")  # what memo_search and memo_route ask of every call
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -293,9 +294,11 @@ class Probe:
             "hermes config loader: mcp_discovery_timeout from the hermes-discovery block",
             str(got["discovery_timeout_s"]),
         )
-        memo_tools = [n for n in got["tools"] if n.startswith("mcp__memo__")]
+        # memo's own: Hermes adds its utility tools (prompts, resources) under the same prefix
+        memo_tools = [n for n in got["tools"] if n.split("__")[-1] in MEMO_TOOLS]
         self.check(
-            len(memo_tools) == TOOLS and got["toolsets"] == ["mcp-memo"],
+            sorted(memo_tools) == sorted(f"mcp__memo__{t}" for t in MEMO_TOOLS)
+            and got["toolsets"] == ["mcp-memo"],
             f"hermes registry: discovers memo's {TOOLS} tools in toolset mcp-memo",
             f"{len(got['tools'])} tools in {got['toolsets']}, {got['discover_s']} s",
         )

@@ -1,5 +1,6 @@
 """memo as an MCP server (official `mcp` SDK, v2 `MCPServer`): four read-only tools and
-`memo_reindex`, which writes memo's own index cache (never a note).
+`memo_reindex`, which writes memo's own index cache (never a note); beside them, the shapes
+hosts ask for (mcp_hosts.py: ChatGPT's `search` and `fetch`, each note a `memo://` resource).
 
 Each tool's name is its request's `Operation.tool` and its parameters the request's declaration
 (requests.py, via server/schemas.py), published as the tool's input schema. A call is checked
