@@ -7,6 +7,7 @@ MCP client (`tools.mcp_tool.discover_mcp_tools`), and calls memo_route → memo_
 route's top collection → memo_get on the search's top hit (`path:line-end`) through Hermes's
 tool registry, the way its agent loop dispatches a model's call; measures each result as the
 registry returns it and as Hermes's `<untrusted_tool_result>` wrapper hands it to the model.
+Then ChatGPT's pair the same way: `search` with the question, `fetch` of its first id.
 Then builds Hermes's skill index with and without memo's toolset, to see
 `requires_toolsets: [mcp-memo]` at work. Prints one JSON object; asserts nothing (the probe
 does).
@@ -81,6 +82,7 @@ def main() -> int:
             if hit:
                 calls.append(call("memo_get", {"path": hit.group(1), "max_tokens": mt}))
     out["calls"] = calls
+    out["deep"] = deep_research(call, a.question, names)
 
     from agent.prompt_builder import build_skills_system_prompt, clear_skills_system_prompt_cache
 
@@ -93,6 +95,21 @@ def main() -> int:
     mcp_tool.shutdown_mcp_servers()
     print(json.dumps(out, ensure_ascii=False))
     return 0
+
+
+def deep_research(call, question: str, names: list[str]) -> list[dict]:
+    """ChatGPT's two tools as its deep research calls them: `search` with the question, then
+    `fetch` of the first result's id (each answers one JSON object as text)."""
+    if "mcp__memo__search" not in names:
+        return [{"tool": "search", "error": f"not discovered among {len(names)} tools"}]
+    found = call("search", {"query": question})
+    out = [found]
+    try:
+        first = json.loads(found["text"])["results"][0]
+    except (ValueError, KeyError, IndexError, TypeError):
+        return out
+    out.append(call("fetch", {"id": first["id"]}))
+    return out
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ npm prefix with Claude Code and Codex, and each host's home. What it checks:
 
 docs/agents.md, each block as documented (paths localized, .ci/host_docs.py):
   - Hermes: its config loader reads the stdio, HTTP and discovery-wait entries as written;
-    `hermes mcp test memo` prints "✓ Connected" and "Tools discovered: 5" over stdio and over
+    `hermes mcp test memo` prints "✓ Connected" and "Tools discovered: 7" over stdio and over
     HTTP with the token (it exits 0 either way, so its output is read), and not with a wrong
     token; the skill install block writes a skill Hermes lists only with memo connected.
   - Claude Code: `claude mcp add` writes exactly the documented `.mcp.json`; once approved,
@@ -15,7 +15,8 @@ docs/agents.md, each block as documented (paths localized, .ci/host_docs.py):
     `${MEMO_TOKEN}` expanded by Claude Code; `MCP_TIMEOUT` from the block is taken.
   - Codex: `codex mcp get memo --json` reads the stdio and the HTTP entries as documented.
 Hermes, through its own registry and MCP client (.ci/hermes_tools.py): discovery lists memo's
-  tools in toolset mcp-memo; memo_route → memo_search → memo_get (path:line-end) answer.
+  tools in toolset mcp-memo; memo_route → memo_search → memo_get (path:line-end) answer; so do
+  ChatGPT's pair, `search` (JSON results) → `fetch` of the first result's id (its cited lines).
 Hermes's real loop, `hermes chat -q` with Hermes's default settings (only the model endpoint
   set), against .ci/scripted_model.py, over stdio and over HTTP with a token:
   - the first request the model gets already lists memo's tools (and the memo skill), and
@@ -70,6 +71,8 @@ CODEX = "@openai/codex@0.171.0"
 MAX_TOKENS = 300
 LIMIT = round(1.1 * 4 * MAX_TOKENS)  # characters a tool result may take in the model's message
 READ_TOOLS = ("memo_route", "memo_search", "memo_get")
+MEMO_TOOLS = (*READ_TOOLS, "memo_status", "memo_reindex", "search", "fetch")  # ChatGPT's two
+TOOLS = len(MEMO_TOOLS)
 WORDS = ("also", "keywords", "answer")  # what memo_search and memo_route ask of every call
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -252,12 +255,12 @@ class Probe:
         r = self.sh("hermes-test", env, self.cwd, timeout=150)
         (self.work / "logs" / f"hermes-test-{label}.txt").write_text(r.stdout + r.stderr)
         out = r.stdout
-        connected = "✓ Connected" in out and "Tools discovered: 5" in out
+        connected = "✓ Connected" in out and f"Tools discovered: {TOOLS}" in out
         ms = re.search(r"Connected \((\d+)ms\)", out)
         what = f"hermes mcp test memo ({label})"
         if expect:
             self.check(
-                connected, what + ": ✓ Connected, 5 tools", ms.group(0) if ms else out[-300:]
+                connected, what + f": ✓ Connected, {TOOLS} tools", ms.group(0) if ms else out[-300:]
             )
         else:
             self.check(not connected and "✗" in out, what + ": refused", out.strip()[-120:])
@@ -291,10 +294,12 @@ class Probe:
             "hermes config loader: mcp_discovery_timeout from the hermes-discovery block",
             str(got["discovery_timeout_s"]),
         )
-        memo_tools = [n for n in got["tools"] if n.startswith("mcp__memo__memo_")]
+        # memo's own: Hermes adds its utility tools (prompts, resources) under the same prefix
+        memo_tools = [n for n in got["tools"] if n.split("__")[-1] in MEMO_TOOLS]
         self.check(
-            len(memo_tools) == 5 and got["toolsets"] == ["mcp-memo"],
-            "hermes registry: discovers memo's 5 tools in toolset mcp-memo",
+            sorted(memo_tools) == sorted(f"mcp__memo__{t}" for t in MEMO_TOOLS)
+            and got["toolsets"] == ["mcp-memo"],
+            f"hermes registry: discovers memo's {TOOLS} tools in toolset mcp-memo",
             f"{len(got['tools'])} tools in {got['toolsets']}, {got['discover_s']} s",
         )
         calls = {c["tool"]: c for c in got["calls"]}
@@ -312,11 +317,31 @@ class Probe:
             got["skill_listed_with_memo"] and not got["skill_listed_without_memo"],
             "hermes skill index: memo-notes listed with mcp-memo, hidden without",
         )
+        self.deep_research(got.get("deep") or [])
         self.report["registry"] = {
             c["tool"]: {k: c[k] for k in ("payload_chars", "message_chars", "seconds")}
             for c in got["calls"]
         }
         self.phase("hermes registry", t)
+
+    def deep_research(self, calls: list[dict]) -> None:
+        """ChatGPT's pair through Hermes's registry: `search` answers JSON results, and `fetch`
+        of the first one's id answers that hit's lines, the id and url round-tripped."""
+        found = calls[0] if calls else {}
+        results = (_loads(found.get("text") or "") or {}).get("results") or []
+        self.check(
+            bool(results) and set(results[0]) >= {"id", "title", "url"},
+            "hermes registry: search answers JSON results of id, title, url",
+            (found.get("error") or found.get("text") or "not called")[:200],
+        )
+        doc = _loads(calls[1]["text"]) if len(calls) > 1 else None
+        ok = isinstance(doc, dict) and bool(results) and doc.get("id") == results[0]["id"]
+        ok = ok and doc.get("url") == results[0]["url"] and bool(doc.get("text"))
+        self.check(
+            ok,
+            "hermes registry: fetch of the first result's id answers its lines",
+            json.dumps(doc, ensure_ascii=False)[:200] if doc else "not called",
+        )
 
     def hermes_chat(self, transport: str, port: int = 8765, token: str = "") -> None:
         t = time.monotonic()

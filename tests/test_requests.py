@@ -66,10 +66,12 @@ def _published(p: rq.Param) -> dict:
     anchored = {"pattern": pattern} if pattern else {}
     if p.kind == "int":
         out = {"minimum": p.low, "maximum": p.high}
-    elif p.kind in ("tags", "phrasings", "keywords"):
+    elif p.kind in ("tags", "phrasings", "keywords", "locations"):
         out = {"maxItems": p.high}
         if p.kind != "tags":
             out["items"] = {"maxLength": p.longest, **anchored}
+        if p.kind == "locations":
+            out["items"]["minLength"] = 1
     elif p.kind in ("bool", "choice"):
         out = {}
     else:
@@ -122,6 +124,7 @@ def test_every_field_of_every_request_reaches_every_driver(kind):
                     "tags": ["a"],
                     "phrasings": ["a"],
                     "keywords": ["a"],
+                    "locations": ["a.md"],
                 }.get(p.kind, "v")
                 if p.kind == "choice":
                     value = p.choices[-1]

@@ -19,6 +19,7 @@ import anyio
 import httpx
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp_types.version import LATEST_HANDSHAKE_VERSION
 
 from .conftest import EXAMPLES, checksums
 
@@ -145,6 +146,12 @@ def server(lib_root: Path, index_dir: Path) -> Iterator[Server]:
     assert checksums(lib_root.parent) == before, "the server changed a note"
 
 
+TOOL_NAMES = [
+    *("memo_route", "memo_search", "memo_get", "memo_status", "memo_reindex"),
+    *("search", "fetch"),  # ChatGPT's two (server/mcp_hosts.py)
+]
+
+
 def call_mcp(target: Any, *calls: tuple[str, dict[str, Any]]) -> tuple[list[str], list[Any]]:
     """Connect with the SDK client, list the tools, make the calls; (tool names, results)."""
 
@@ -263,7 +270,7 @@ def test_mcp_http_tools_and_calls(server: Server) -> None:
         ("memo_status", {}),
         ("memo_reindex", {"path": "home"}),
     )
-    assert names == ["memo_route", "memo_search", "memo_get", "memo_status", "memo_reindex"]
+    assert names == TOOL_NAMES
     assert not hit.is_error
     text = hit.content[0].text
     first = text.splitlines()[1]
@@ -277,6 +284,31 @@ def test_mcp_http_tools_and_calls(server: Server) -> None:
     assert "hint:" in escape.content[0].text
     assert not status.is_error and status.structured_content["collections"]
     assert not reindex.is_error and reindex.structured_content["collections"] == 1
+
+
+@slow
+@pytest.mark.parametrize("mode", ["2026-07-28", "auto", "legacy"])
+def test_mcp_http_serves_2026_without_a_handshake_and_the_handshake_era(
+    server: Server, mode: str
+) -> None:
+    """Streamable HTTP as the SDK serves it: a 2026-07-28 client (each request a POST that
+    carries its envelope, no session) and a handshake-era one get the same tools, search,
+    fetch and resources."""
+
+    async def go() -> tuple[str, list[str], Any, Any, str]:
+        async with Client(f"{server.url}/mcp", mode=mode) as c:
+            names = [t.name for t in (await c.list_tools()).tools]
+            found = await c.call_tool("search", {"query": "close stale tickets automatically"})
+            first = json.loads(found.content[0].text)["results"][0]
+            fetched = await c.call_tool("fetch", {"id": first["id"]})
+            note = await c.read_resource(first["url"])
+            return c.session.protocol_version, names, first, fetched, note.contents[0].text
+
+    version, names, first, fetched, note = anyio.run(go)
+    assert version == (LATEST_HANDSHAKE_VERSION if mode == "legacy" else "2026-07-28")
+    assert names == TOOL_NAMES
+    assert first["id"].startswith("work/jira/automation.md:")
+    assert json.loads(fetched.content[0].text)["text"] in note
 
 
 @slow
@@ -344,7 +376,7 @@ def test_mcp_stdio(lib_root: Path, index_dir: Path) -> None:
         ("memo_search", {"path": "outside-link", "query": "swordfish"}),
         ("memo_status", {"path": "C:\\notes"}),
     )
-    assert names == ["memo_route", "memo_search", "memo_get", "memo_status", "memo_reindex"]
+    assert names == TOOL_NAMES
     assert not hit.is_error and hit.structured_content["results"][0]["line"] == 10
     assert escape.is_error and "launch code" not in escape.content[0].text
     assert windows.is_error and "Windows" in windows.content[0].text

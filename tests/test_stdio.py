@@ -16,6 +16,18 @@ import pytest
 from memo.server import stdio
 
 HELLO = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t"}}
+MODERN = "2026-07-28"  # the protocol without a handshake: each request carries its envelope
+
+
+def envelope(version: str = MODERN) -> dict[str, Any]:
+    """The `_meta` a 2026-07-28 request carries, as the SDK's client stamps it."""
+    return {
+        "_meta": {
+            stdio.VERSION_KEY: version,
+            "io.modelcontextprotocol/clientInfo": {"name": "t", "version": "1"},
+            stdio.CAPABILITIES_KEY: {},
+        }
+    }
 
 
 def test_the_recording_is_what_the_installed_sdk_answers():
@@ -94,6 +106,88 @@ def test_the_front_answers_as_the_sdk_does_then_hands_over(lib):
 
 
 @pytest.mark.slow
+def test_the_front_answers_the_2026_discovery_as_the_sdk_does_then_hands_over(lib):
+    """2026-07-28 has no handshake: `server/discover` and `tools/list` carry the version in
+    their envelope. The front answers both from the recording; the SDK, handed the first of
+    them, serves the same era: its own answers to the same requests are the front's, and it
+    refuses a later `initialize` as it refuses one on any 2026-07-28 connection."""
+    m = Mcp(lib)
+    m.send("server/discover", envelope())
+    found = m.reply()
+    m.send("tools/list", envelope())
+    front = m.reply()
+    call = {"name": "memo_search", "arguments": {"path": "work", "query": "JQL"}}
+    m.send("tools/call", {**call, **envelope()})
+    hit = m.reply()
+    m.send("server/discover", envelope())
+    sdk_found = m.reply()
+    m.send("tools/list", envelope())
+    sdk = m.reply()
+    m.send("initialize", HELLO)
+    late = m.reply()
+    assert m.close() == 0
+    assert found["id"] == 1 and found["result"]["supportedVersions"] == [MODERN]
+    assert (
+        found["result"]["capabilities"]["tools"] and "memo_route" in found["result"]["instructions"]
+    )
+    assert found["result"] == sdk_found["result"] and front["result"] == sdk["result"]
+    assert [t["name"] for t in front["result"]["tools"]][0] == "memo_route"
+    assert hit["id"] == 3 and "work/jira/jql.md" in hit["result"]["content"][0]["text"]
+    assert late["id"] == 6 and late["error"]["data"]["supported"] == [MODERN]
+
+
+@pytest.mark.slow
+def test_a_2026_request_the_front_cannot_answer_gets_the_sdks_answer(lib):
+    """An envelope without client capabilities, or of a version the SDK does not serve, is the
+    SDK's to refuse, in its words; a `tools/list` with an envelope after `initialize` too."""
+    m = Mcp(lib)
+    bare = {"_meta": {stdio.VERSION_KEY: MODERN}}
+    m.send("server/discover", bare)
+    missing = m.reply()
+    assert m.close() == 0
+    m = Mcp(lib)
+    m.send("server/discover", envelope("2099-01-01"))
+    unknown = m.reply()
+    assert m.close() == 0
+    m = Mcp(lib)
+    m.send("initialize", HELLO)
+    m.reply()
+    m.send("tools/list", envelope())
+    mixed = m.reply()
+    assert m.close() == 0
+    assert "clientCapabilities" in missing["error"]["message"]
+    assert unknown["error"]["data"]["supported"] == [MODERN]
+    assert "handshake protocol era" in mixed["error"]["message"]
+
+
+@pytest.mark.parametrize("mode", [MODERN, "legacy"])
+def test_the_sdks_client_connects_in_either_era(lib, mode):
+    """The official client, in 2026-07-28 mode (no handshake) and in the handshake era: the
+    same tools, the same answers."""
+    import os
+
+    import anyio
+    from mcp import Client, StdioServerParameters
+
+    env = {**os.environ, "MEMO_EMBEDDER": "none"}
+    env.pop("MEMO_ROOT", None)
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memo", "mcp", str(lib)], env=env
+    )
+
+    async def go() -> tuple[str, list[str], str]:
+        async with Client(params, mode=mode) as c:
+            names = [t.name for t in (await c.list_tools()).tools]
+            got = await c.call_tool("memo_get", {"path": "work/jira/jql.md:1-2"})
+            return c.session.protocol_version, names, got.content[0].text
+
+    version, names, text = anyio.run(go)
+    assert version == (MODERN if mode == MODERN else stdio.load_static()["latest"])
+    assert names[:3] == ["memo_route", "memo_search", "memo_get"]
+    assert text.startswith("work/jira/jql.md:1-2 of ")
+
+
+@pytest.mark.slow
 def test_an_unknown_protocol_version_gets_the_latest_the_sdk_knows(lib):
     m = Mcp(lib)
     m.send("initialize", {**HELLO, "protocolVersion": "1999-01-01"})
@@ -150,10 +244,23 @@ def test_sigterm_is_a_clean_stop(lib):
     assert m.proc.wait(timeout=60) == 0
 
 
-def test_the_handshake_imports_nothing_heavy():
-    """`memo mcp` answers initialize and tools/list before it imports the MCP SDK, pydantic,
-    FastAPI, numpy or SQLite: the backend is kept from starting, and the process reports what
-    it loaded as it leaves."""
+def _handshake(era: str) -> list[dict[str, Any]]:
+    if era == "legacy":
+        return [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        ]
+    return [
+        {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": envelope()},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": envelope()},
+    ]
+
+
+@pytest.mark.parametrize("era", ["legacy", MODERN])
+def test_the_handshake_imports_nothing_heavy(era):
+    """`memo mcp` answers initialize and tools/list (2026-07-28: server/discover and
+    tools/list) before it imports the MCP SDK, pydantic, FastAPI, numpy or SQLite: the backend
+    is kept from starting, and the process reports what it loaded as it leaves."""
     import os
 
     root = Path(__file__).resolve().parents[1] / "examples" / "notes"
@@ -180,13 +287,11 @@ def test_the_handshake_imports_nothing_heavy():
         env=env,
     )
     assert p.stdin is not None and p.stdout is not None and p.stderr is not None
-    for msg in (
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": HELLO},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-    ):
+    for msg in _handshake(era):
         p.stdin.write((json.dumps(msg) + "\n").encode())
         p.stdin.flush()
-        assert json.loads(p.stdout.readline())["id"] == msg["id"]
+        got = json.loads(p.stdout.readline())
+        assert got["id"] == msg["id"] and "result" in got
     p.stdin.close()
     assert p.wait(timeout=60) == 0
     assert json.loads(p.stderr.read().decode().strip().splitlines()[-1]) == []

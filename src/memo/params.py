@@ -13,6 +13,7 @@ applies. A field without `param()` is the request's own (`said`, `cut_from`): no
 | kind | a client sends | `check` gives |
 |---|---|---|
 | path, location | a path in the library (a location: maybe `path:line-end`) | it, stripped |
+| locations | a list of locations, or one | a tuple of them, stripped |
 | query | the question, not blank | the string (cut to its bound by the request) |
 | text | a string of `pattern`'s form | the string, or None for '' |
 | int, bool, choice | a number, true/false, one of `choices` (or a `renamed` old name) | the value |
@@ -38,6 +39,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import MISSING, dataclass
 from typing import Any
+from urllib.parse import quote, unquote
 
 from .errors import MemoError
 
@@ -49,11 +51,11 @@ class RequestError(MemoError):
 
 
 KINDS = (
-    *("path", "location", "query", "text", "int", "bool", "choice", "tags"),
+    *("path", "location", "locations", "query", "text", "int", "bool", "choice", "tags"),
     *("phrasings", "keywords", "answer"),
 )
 WORDS = ("phrasings", "keywords", "answer")  # the agent's words: normalised, deduplicated
-LISTS = ("tags", "phrasings", "keywords")  # sent as a list (or one string)
+LISTS = ("tags", "phrasings", "keywords", "locations")  # sent as a list (or one string)
 BLANK_IS_DEFAULT = ("path", "choice", *LISTS, "answer")  # '' for these: not given
 META = "memo"  # the key of the declaration in a field's metadata
 
@@ -76,6 +78,20 @@ _DAY = (  # YYYY-MM-DD of a day that exists (years 1000-2999: the leap years spe
 DATE_PATTERN = f"(?:(?:{_DAY})(?:[T ][^\\x00]*)?|[0-9]{{1,4}}[dwmyDWMY])?"
 # a note's path as memo prints it in a hit: path:line or path:line-end
 LOCATION = re.compile(r"^(?P<path>.+?\.md):(?P<line>\d+)(?:-(?P<end>\d+))?$", re.IGNORECASE)
+# ... and as a URI (its MCP resource, the `search` tool's urls): memo:// and the path
+URI_SCHEME = "memo://"
+
+
+def note_uri(path: str) -> str:
+    """A note's URI: `memo://` and its path, percent-encoded (a space, `#`, `%`, Cyrillic)."""
+    return URI_SCHEME + quote(path, safe="/")
+
+
+def uri_location(text: str) -> str | None:
+    """The note path a note's URI names; None when `text` is no such URI."""
+    return unquote(text[len(URI_SCHEME) :]) if text.startswith(URI_SCHEME) else None
+
+
 DATE_FORM = "a date, YYYY-MM-DD, or a time ago: 7d, 2w, 3m, 1y"
 DATE_HINT = (
     "Write a date as YYYY-MM-DD (2024-05-01) or a time ago: 1d (since yesterday), 7d, 2w, "
@@ -94,7 +110,7 @@ class Param:
     required: bool = False  # the field has no default: a client must send it
     low: int | None = None  # ints: the least value
     high: int | None = None  # ints: the greatest value; strings: the longest; lists: most items
-    longest: int | None = None  # the agent's words: the longest one (an item, the answer)
+    longest: int | None = None  # the agent's words, locations: the longest (an item, the answer)
     choices: tuple[str, ...] = ()
     renamed: tuple[tuple[str, str], ...] = ()  # choices: (old name, new name), still taken
     aliases: tuple[str, ...] = ()  # argument names models send instead (HTTP, MCP)
@@ -145,7 +161,7 @@ def pattern_of(p: Param) -> str | None:
     any string)."""
     if p.pattern is not None:
         return p.pattern
-    if p.kind in ("path", "location"):
+    if p.kind in ("path", "location", "locations"):
         return PATH_PATTERN
     if p.kind == "text":
         return TEXT_PATTERN
@@ -201,7 +217,7 @@ def _form(p: Param, value: str, what: str) -> None:
         raise p.refused(f"{what} is empty: it has no word to search for")
     if "\x00" in value:
         raise p.refused(f"{what} contains a NUL byte")
-    if p.kind in ("path", "location"):
+    if p.kind in ("path", "location", "locations"):
         raise p.refused(f"{what} has a folder or file name longer than {MAX_NAME_CHARS} characters")
     raise p.refused(f"{what} must be {p.form or 'of the form ' + pattern}, got {value!r}")
 
@@ -211,6 +227,26 @@ def _path(p: Param, value: Any) -> str:
     if p.kind == "path" and (m := LOCATION.match(value)):  # a hit's path:line: that note
         value = m["path"]
     return value or (p.default or "")
+
+
+def _locations(p: Param, value: Any) -> tuple[str, ...]:
+    """A list of locations (`path:line-end`), or one: each a path of its form and bound."""
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list | tuple) or not all(isinstance(t, str) for t in value):
+        raise p.refused(f"{p.name} must be a list of note paths, e.g. ['notes/a.md:5-9']")
+    if p.high is not None and len(value) > p.high:
+        raise p.refused(f"{p.name} holds {len(value)} locations; at most {p.high}")
+    out = []
+    for i, where in enumerate(value):
+        if p.longest is not None and len(where) > p.longest:
+            raise p.refused(
+                f"{p.name}[{i}] is {len(where)} characters long; the limit is {p.longest}"
+            )
+        _form(p, where, f"{p.name}[{i}]")
+        if where.strip():
+            out.append(where.strip())
+    return tuple(out)
 
 
 def _text(p: Param, value: Any) -> str | None:
@@ -294,6 +330,7 @@ def _query(p: Param, value: Any) -> str:
 CHECKS: dict[str, Callable[[Param, Any], Any]] = {
     "path": _path,
     "location": _path,
+    "locations": _locations,
     "query": _query,
     "text": _text,
     "int": _int,

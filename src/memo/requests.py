@@ -25,6 +25,7 @@ answers it (`Answers`: `Library`, the servers' `Service`) that it calls: a reade
 | path | MAX_PATH_CHARS = 4,096 characters | refused |
 | token budget (`max_tokens`) | 1..MAX_BUDGET = 1,000,000 | refused |
 | lines of a note (`lines`) | 1..MAX_LINES = 2,000 | refused |
+| other locations of one read (`paths`) | MAX_PATHS = 20 | refused |
 | one folder or file name of a path | MAX_NAME_CHARS = 255 characters, no NUL | refused |
 | dates (`since`, `until`) | `DATE_PATTERN`: YYYY-MM-DD (a real day), or 7d, 2w, 3m, 1y | refused |
 
@@ -53,12 +54,15 @@ from .params import (
     PATH_PATTERN,
     QUERY_PATTERN,
     TEXT_PATTERN,
+    URI_SCHEME,
     WORD_PATTERN,
     Param,
     RequestError,
     check,
+    note_uri,
     param,
     pattern_of,
+    uri_location,
 )
 from .words import MAX_ALSO, MAX_ANSWER_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS
 
@@ -75,6 +79,7 @@ __all__ = [  # what the drivers read here of the modules the requests are made w
     "PATH_PATTERN",
     "QUERY_PATTERN",
     "TEXT_PATTERN",
+    "URI_SCHEME",
     "WORD_PATTERN",
     "Answer",
     "Answers",
@@ -82,7 +87,9 @@ __all__ = [  # what the drivers read here of the modules the requests are made w
     "Param",
     "RequestError",
     "check",
+    "note_uri",
     "pattern_of",
+    "uri_location",
 ]
 
 MODES = ("hybrid", "lex", "vec")
@@ -98,6 +105,7 @@ MAX_QUERY_CHARS = 2_000  # the model reads 512 tokens (~2,000 characters); the r
 MAX_PATH_CHARS = 4_096
 MAX_BUDGET = 1_000_000
 MAX_LINES = 2_000
+MAX_PATHS = 20  # other locations one read takes beside its path
 MAX_DATE_CHARS = 40
 
 
@@ -329,7 +337,7 @@ class RouteRequest(_Request):
     )
 )
 class ReadRequest(_Request):
-    """A read: lines of one note."""
+    """A read: lines of one note, or of several (`paths`), in order, within one budget."""
 
     path: str = param(
         kind="location",
@@ -358,30 +366,76 @@ class ReadRequest(_Request):
         flag="--lines",
         short="-n",
     )
+    paths: tuple[str, ...] = param(
+        (),
+        kind="locations",
+        help="More to read in the same call, after `path`: each `path:line-end` as a hit gives "
+        "it; max_tokens is shared.",
+        high=MAX_PATHS,
+        longest=MAX_PATH_CHARS,
+        aliases=("locations",),
+        cli=False,
+    )
     max_tokens: int | None = _budget("the lines (the ones that do not fit left out)")
 
     def sent_to(self, to: Answers) -> Answer:
         return to.read(self)
 
     @classmethod
+    def make(cls, *args: Any, **kwargs: Any) -> Self:
+        """As every request's; a list given as the path is read as the path and `paths`."""
+        given = args[0] if args else kwargs.get("path")
+        if isinstance(given, list | tuple) and given and "paths" not in kwargs:
+            first, *rest = given
+            if args:
+                args = (first, *args[1:])
+            else:
+                kwargs["path"] = first
+            kwargs["paths"] = rest
+        return super(ReadRequest, cls).make(*args, **kwargs)  # noqa: UP008 - slots: no bare super()
+
+    @classmethod
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
-        path, line, lines = checked["path"], checked["line"], checked["lines"]
         at = cls.param("path")
-        if not path:
+        if not checked["path"]:
             raise at.refused("path is required: a note's path, e.g. from a search hit")
+        path, line, lines = cls._where(at, checked["path"], checked["line"], checked["lines"])
+        for other in checked["paths"]:
+            cls._where(cls.param("paths"), other, None, None)  # refused now, not half-way
+        return cls(
+            path=path,
+            line=line,
+            lines=lines,
+            paths=checked["paths"],
+            max_tokens=checked["max_tokens"],
+            said=tuple(said),
+        )
+
+    def reads(self) -> list[tuple[str, int | None, int | None]]:
+        """Every location this read asks for, in order: (path, first line, lines)."""
+        others = [self._where(self.param("paths"), p, None, None) for p in self.paths]
+        return [(self.path, self.line, self.lines), *others]
+
+    @classmethod
+    def _where(
+        cls, at: Param, given: str, line: int | None, lines: int | None
+    ) -> tuple[str, int | None, int | None]:
+        """A location read back (every form memo prints: path:line, path:line-end, a note's
+        URI) as a path, its first line and how many lines."""
+        named = uri_location(given)
+        path = given if named is None else named
         m = LOCATION.match(path)
-        if m is not None:  # every form memo prints is read back: path:line, path:line-end
-            path, start = m["path"], int(m["line"])
-            if line is not None and line != start:
-                raise at.refused(f"line given twice: {path}:{start} and line={line}")
-            end = int(m["end"]) if m["end"] else None
-            if start < 1 or (end is not None and end < start):
-                raise at.refused(f"{checked['path']} is not a line range of a note")
-            line = start
-            if lines is None and end is not None:
-                lines = check(cls.param("lines"), end - start + 1)
-        max_tokens = checked["max_tokens"]
-        return cls(path=path, line=line, lines=lines, max_tokens=max_tokens, said=tuple(said))
+        if m is None:
+            return path, line, lines
+        path, start = m["path"], int(m["line"])
+        if line is not None and line != start:
+            raise at.refused(f"line given twice: {path}:{start} and line={line}")
+        end = int(m["end"]) if m["end"] else None
+        if start < 1 or (end is not None and end < start):
+            raise at.refused(f"{given} is not a line range of a note")
+        if lines is None and end is not None:
+            lines = check(cls.param("lines"), end - start + 1)
+        return path, start, lines
 
 
 @declared(

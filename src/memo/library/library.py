@@ -49,7 +49,7 @@ from ..requests import (
 from ..router.route import RouteResult
 from ..search import budget
 from ..search.diversity import DIVERSITY_MIN_K, notes_cap
-from ..search.excerpt import Excerpt, read_excerpt
+from ..search.excerpt import Excerpt, read_excerpts
 from ..search.fusion import CANDIDATES
 from ..search.languages import translate_warning
 from ..search.legs import QueryVectors, Scope, Words
@@ -444,9 +444,15 @@ class Library:
     def read(
         self, path: str | ReadRequest, line: int | None = None, lines: int | None = None
     ) -> Excerpt:
-        """Lines of one note (from `line`, `lines` of them), with their citation hash."""
+        """Lines of one note (from `line`, `lines` of them), with their citation hash; a
+        request's `paths` too, in order, in the first one's `more`, all within `max_tokens`."""
         req = path if isinstance(path, ReadRequest) else ReadRequest.make(path, line, lines)
-        full = confine(self.root, req.path)
+        notes = [(*self._note(at), first, n) for at, first, n in req.reads()]
+        return read_excerpts(notes, req.max_tokens, token_counter(self.embedder))
+
+    def _note(self, path: str) -> tuple[Path, str]:
+        """A note's file and its path in the library; TargetError for anything else."""
+        full = confine(self.root, path)
         rel = label(self.root, full)
         if full.is_dir():
             raise TargetError(
@@ -456,16 +462,7 @@ class Library:
             raise TargetError(
                 f"{rel} is not a note", "memo reads markdown notes (.md) outside hidden folders."
             )
-        try:
-            ex = read_excerpt(full, rel, req.line, req.lines)
-            if req.max_tokens is not None and ex.text:
-                rows = ex.text.split("\n")
-                n = budget.fit_lines(rows, req.max_tokens, token_counter(self.embedder))
-                if n < len(rows):
-                    ex = read_excerpt(full, rel, ex.line, n)
-            return ex
-        except OSError as e:
-            raise TargetError(f"cannot read {rel}: {e.strerror or e}") from e
+        return full, rel
 
     # ------------------------------------------------------------------ status
     def status(self, path: str | StatusRequest | None = None) -> StatusReport:

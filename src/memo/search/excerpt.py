@@ -10,7 +10,8 @@ a line), so `line` in a hit and in `memo show` always point at the same place.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import asdict, dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from ..collection import skips
 from ..collection.chunker import decode
 from ..errors import TargetError
 from ..requests import MAX_LINES
+from . import budget
 
 DEFAULT_LINES = 40
 MAX_READ_BYTES = 20 * 1024 * 1024
@@ -37,6 +39,7 @@ class Excerpt:
     text: str
     cite: str  # citation hash of lines line..end_line
     more_lines: int  # lines of the note after end_line, not returned (0: the note ends there)
+    more: tuple[Excerpt, ...] = ()  # the other locations of a read of several, in order
 
     @property
     def next_line(self) -> int | None:
@@ -44,7 +47,11 @@ class Excerpt:
         return self.end_line + 1 if self.more_lines else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "next_line": self.next_line}
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "more"}
+        out["next_line"] = self.next_line
+        if self.more:
+            out["more"] = [ex.to_dict() for ex in self.more]
+        return out
 
 
 def cite_hash(lines: list[str]) -> str:
@@ -116,3 +123,32 @@ def read_excerpt(
         cite=cite_hash(chosen),
         more_lines=total - end,
     )
+
+
+def read_excerpts(
+    notes: list[tuple[Path, str, int | None, int | None]],
+    max_tokens: int | None,
+    count: Callable[[str], int],
+) -> Excerpt:
+    """Each (file, path, line, lines) read in order, the first with the others in its `more`,
+    all of them within one `max_tokens` (None: no bound): each gets what the ones before left,
+    the first at least a line (a read that returns nothing helps no one), a later one no line
+    at all when its first does not fit (its `next_line` says where it would have started)."""
+    read: list[Excerpt] = []
+    left = max_tokens
+    for full, rel, line, lines in notes:
+        try:
+            ex = read_excerpt(full, rel, line, 0 if left == 0 else lines)
+            if left and ex.text:
+                rows = ex.text.split("\n")
+                n = budget.fit_lines(rows, left, count)
+                if n == 1 and read and count(rows[0]) > left:
+                    n = 0
+                if n < len(rows):
+                    ex = read_excerpt(full, rel, ex.line, n)
+        except OSError as e:
+            raise TargetError(f"cannot read {rel}: {e.strerror or e}") from e
+        if left is not None and ex.text:
+            left = max(0, left - count(ex.text))
+        read.append(ex)
+    return replace(read[0], more=tuple(read[1:])) if len(read) > 1 else read[0]

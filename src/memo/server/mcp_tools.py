@@ -1,5 +1,6 @@
 """memo as an MCP server (official `mcp` SDK, v2 `MCPServer`): four read-only tools and
-`memo_reindex`, which writes memo's own index cache (never a note).
+`memo_reindex`, which writes memo's own index cache (never a note); beside them, the shapes
+hosts ask for (mcp_hosts.py: ChatGPT's `search` and `fetch`, each note a `memo://` resource).
 
 Each tool's name is its request's `Operation.tool` and its parameters the request's declaration
 (requests.py, via server/schemas.py), published as the tool's input schema. A call is checked
@@ -131,16 +132,23 @@ class _Unchecked(FuncMetadata):
 def build_mcp(service: Service, structured: bool | None = None) -> MCPServer:
     """memo's MCP server. Tools answer with text a model reads (render.py); `structured`
     (default: MEMO_MCP_STRUCTURED) adds the JSON result and each tool's output schema, for
-    clients that read data rather than hand it to a model."""
+    clients that read data rather than hand it to a model. Beside them, the shapes hosts ask
+    for (mcp_hosts.py): `search` and `fetch`, and each note as a `memo://` resource."""
+    from .mcp_hosts import add_notes, host_tools  # they build on this module's pieces
+
     if structured is None:
         structured = service.settings.mcp_structured
     mcp = MCPServer(
         name="memo",
         version=__version__,
         instructions=INSTRUCTIONS,
-        tools=[_sdk_tool(tool, service, structured) for tool in TOOLS],
+        tools=[
+            *(_sdk_tool(tool, service, structured) for tool in TOOLS),
+            *host_tools(service, structured),
+        ],
     )
     _add_skill(mcp, service)
+    add_notes(mcp, service)
     return mcp
 
 
@@ -249,12 +257,36 @@ def _sdk_tool(tool: Tool, service: Service, structured: bool) -> SdkTool:
         annotations=tool.annotations,
         structured_output=structured,
     )
+    return unchecked(made)
+
+
+def unchecked(made: SdkTool) -> SdkTool:
+    """A tool of the SDK's with memo's arguments unchecked (`_Unchecked`: `make` checks them),
+    its input schema `lean` and its output schema inlined."""
     meta = made.fn_metadata
     output = meta.output_schema
     if output and "$defs" in output:
         output = _inline(output, output["$defs"])
     made.fn_metadata = _Unchecked.model_construct(**{**dict(meta), "output_schema": output})
+    made.parameters = lean(made.parameters)
     return made
+
+
+def lean(schema: dict[str, Any]) -> dict[str, Any]:
+    """An input schema as short as it can be and say the same to a model: no `title` (the
+    name again, "Max Tokens"), and an optional field without a value published as its type
+    alone rather than `anyOf [T, null]` with `default: null` (left out, it is not given; a
+    null sent is still read as not given). Every host shows the tool list every turn: this
+    took memo's from 4,809 to 4,157 tokens (tools/list as JSON, the model's tokenizer)."""
+    props = {}
+    for name, prop in schema.get("properties", {}).items():
+        prop = {k: v for k, v in prop.items() if k != "title"}
+        kinds = prop.get("anyOf", [])
+        if len(kinds) == 2 and {"type": "null"} in kinds and prop.get("default", 0) is None:
+            (kind,) = [k for k in kinds if k != {"type": "null"}]
+            prop = {k: v for k, v in prop.items() if k not in ("anyOf", "default")} | kind
+        props[name] = prop
+    return {k: v for k, v in schema.items() if k != "title"} | {"properties": props}
 
 
 def _add_skill(mcp: MCPServer, service: Service) -> None:

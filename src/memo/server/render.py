@@ -101,6 +101,15 @@ def focused(h: dict[str, Any]) -> str:
     return f" (best {best[0]}-{best[1]})" if best[1] > best[0] else f" (best {best[0]})"
 
 
+def snippet_of(h: dict[str, Any]) -> str:
+    """A hit's text in one line of at most SNIPPET_CHARS, from its focus when it has one."""
+    at = h.get("focus_line", 0), h.get("focus_end_line", 0)
+    snippet = " ".join(results.snippet(h["text"], h["line"], *at, SNIPPET_CHARS).split())
+    if len(snippet) > SNIPPET_CHARS:
+        snippet = snippet[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"
+    return snippet
+
+
 def search_text(r: dict[str, Any], limit: int | None = None) -> str:
     hits = r["results"]
     where = f"in {r['target']} ({r['mode']}, {r['took_ms']} ms)"
@@ -111,14 +120,10 @@ def search_text(r: dict[str, Any], limit: int | None = None) -> str:
     for i, h in enumerate(hits, 1):
         heading = f"  [{h['heading']}]" if h["heading"] else ""
         span = f"{h['line']}-{h['end_line']}" if h.get("end_line", 0) > h["line"] else h["line"]
-        at = h.get("focus_line", 0), h.get("focus_end_line", 0)
-        snippet = " ".join(results.snippet(h["text"], h["line"], *at, SNIPPET_CHARS).split())
-        if len(snippet) > SNIPPET_CHARS:
-            snippet = snippet[:SNIPPET_CHARS].rsplit(" ", 1)[0] + " …"
         line = f"{i}. {h['path']}:{span}{focused(h)}{heading}  score {h['score']:.4f}"
         line += f"  cite {h['cite']}"
         why = f"\n   {results.explain_line(h['explain'])}" if h.get("explain") else ""
-        blocks.append(f"{line}\n   {snippet}{why}")
+        blocks.append(f"{line}\n   {snippet_of(h)}{why}")
     tail = []
     if not hits:
         tail.append("No match. Try other words, mode=lex for exact names, or memo_route first.")
@@ -145,11 +150,23 @@ def search_text(r: dict[str, Any], limit: int | None = None) -> str:
 
 
 def get_text(r: dict[str, Any], limit: int | None = None) -> str:
+    """A read: its `path:line-end` and cite, then its lines; a read of several (`more`) gives
+    each excerpt its own head, in order."""
+    more = r.get("more") or []
+    if not more:
+        return bounded([_excerpt_head(r)], r["text"].split("\n"), [], limit)
+    blocks = []
+    for ex in (r, *more):
+        blocks.append(_excerpt_head(ex))
+        blocks += ex["text"].split("\n") if ex["end_line"] >= ex["line"] else []
+    return bounded([f"{1 + len(more)} excerpts"], blocks, [], limit)
+
+
+def _excerpt_head(r: dict[str, Any]) -> str:
+    if r["end_line"] < r["line"] and r["more_lines"]:  # of several: no max_tokens was left
+        return f"{r['path']}:{r['line']}: not read, max_tokens was spent (read it from here)"
     more = f", {r['more_lines']} more lines from {r['next_line']}" if r["more_lines"] else ""
-    head = [
-        f"{r['path']}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}; cite {r['cite']}"
-    ]
-    return bounded(head, r["text"].split("\n"), [], limit)
+    return f"{r['path']}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}; cite {r['cite']}"
 
 
 def route_text(r: dict[str, Any], limit: int | None = None) -> str:

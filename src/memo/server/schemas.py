@@ -45,7 +45,9 @@ def annotation(p: Param) -> Any:
 
 
 def _item(p: Param) -> Any:
-    """One item of a list Param: its longest and its form (the agent's words)."""
+    """One item of a list Param: its longest and its form (the agent's words, locations)."""
+    if p.kind == "locations":
+        return Annotated[str, Field(min_length=1, max_length=p.longest, pattern=published(p))]
     if p.kind not in WORDS:
         return str
     return Annotated[str, Field(max_length=p.longest, pattern=published(p))]
@@ -170,7 +172,7 @@ class SearchOut(_Open):
     )
 
 
-class GetOut(_Open):
+class ExcerptOut(_Open):
     path: str
     abs_path: str
     line: int
@@ -181,6 +183,14 @@ class GetOut(_Open):
     more_lines: int = Field(description="Lines of the note after end_line, not returned.")
     next_line: int | None = Field(
         description="The line to read next (end_line + 1), or null at the note's end."
+    )
+
+
+class GetOut(ExcerptOut):
+    more: list[ExcerptOut] = Field(
+        default_factory=list,
+        description="With `paths`: each of them read, in order, within the one max_tokens "
+        "(none of its lines when nothing was left: read it from next_line).",
     )
 
 

@@ -9,10 +9,14 @@ from the SDK's own words, recorded:
   replied to them for every protocol version it negotiates (written by
   `python -m memo.server.stdio --write`, checked equal to a live run by tests/test_stdio.py,
   and used only when the installed SDK is the version it was recorded with);
+- so are the 2026-07-28 protocol's `server/discover` and `tools/list`, which carry no
+  handshake: each request names its version in its `_meta` envelope, and the recording holds
+  the SDK's answers for every such version it serves;
 - everything else goes to the official SDK server: a thread imports it, builds memo's server
   and loads the model (started after `tools/list`, so it does not slow the handshake); the
-  first other request waits for it, and the recorded `initialize` is replayed into it first, so
-  the SDK's session is the client's from then on. Its reply to the replay is dropped.
+  first other request waits for it, and the first request the front answered is replayed into
+  it first (the recorded `initialize`, or the first enveloped request), so the SDK's session is
+  the client's, in the client's era, from then on. Its reply to the replay is dropped.
 
 stdout belongs to the protocol: fd 1 is pointed at stderr while serving, and messages go to a
 private copy of it. When the client closes stdin, the SDK drains, and the process leaves with
@@ -40,7 +44,12 @@ if TYPE_CHECKING:
     from ..config import Settings
 
 STATIC = Path(__file__).with_name("mcp_static.json")
-FRONT_METHODS = ("initialize", "notifications/initialized", "tools/list", "ping")
+FRONT_METHODS = ("initialize", "notifications/initialized", "tools/list", "ping", "server/discover")
+# the 2026-07-28 envelope's keys (mcp_types' PROTOCOL_VERSION_META_KEY and
+# CLIENT_CAPABILITIES_META_KEY; the front imports nothing of the SDK)
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+MODERN_ANSWERS = {"server/discover": "discover", "tools/list": "tools"}  # method -> recorded
 log = logging.getLogger("memo.mcp")
 
 
@@ -162,7 +171,7 @@ def serve(
     tools/list is answered, may start loading what the first call needs beside the SDK's
     import. Without a recording (`static` None: another SDK, or structured output asked for),
     every message goes to the SDK."""
-    static = static or {"versions": [], "latest": None, "initialize": {}, "tools": {}}
+    static = static or {"versions": [], "latest": None, "initialize": {}, "tools": {}, "modern": {}}
     signal.signal(signal.SIGTERM, _on_signal)
     signal.signal(signal.SIGINT, _on_signal)
     wire = Wire()
@@ -233,6 +242,8 @@ def _answer(
         return True
     if mid is None or not isinstance(params, dict):
         return False
+    if _enveloped(params):
+        return _answer_modern(msg, static, wire, replay, line)
     if method == "ping":
         wire.send({"jsonrpc": "2.0", "id": mid, "result": {}})
         return True
@@ -252,11 +263,49 @@ def _answer(
     return False
 
 
+def _enveloped(params: dict[str, Any]) -> bool:
+    """A 2026-07-28 request: its `_meta` names a protocol version (the SDK's own test)."""
+    meta = params.get("_meta")
+    return isinstance(meta, dict) and VERSION_KEY in meta
+
+
+def _answer_modern(
+    msg: dict[str, Any], static: dict[str, Any], wire: Wire, replay: list[str], line: str
+) -> bool:
+    """`server/discover` and `tools/list` of the 2026-07-28 protocol, from the recording of the
+    envelope's version; anything else, a malformed envelope, a version not recorded, or a
+    client that opened with `initialize` (the SDK refuses envelopes then): False, the SDK's.
+
+    The first one answered is replayed into the SDK at the hand-over, as `initialize` is: the
+    client's first request decides the SDK's era, so it serves the client's."""
+    params, method = msg["params"], msg.get("method")
+    meta = params["_meta"]
+    recorded = static.get("modern", {}).get(meta.get(VERSION_KEY))
+    if (
+        method not in MODERN_ANSWERS
+        or recorded is None
+        or CAPABILITIES_KEY not in meta
+        or params.get("cursor")
+        or "negotiated" in static
+    ):
+        return False
+    if not replay:
+        replay.append(line)
+        wire.drop_ids.add(msg["id"])
+    wire.send({"jsonrpc": "2.0", "id": msg["id"], "result": recorded[MODERN_ANSWERS[method]]})
+    return True
+
+
 # ---------------------------------------------------------------------- the recording
 def record(build: Callable[[], Any]) -> dict[str, Any]:
     """What the SDK answers to `initialize` and `tools/list` for every protocol version it
-    negotiates, run through the same Backend the front hands over to."""
-    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
+    negotiates, and to `server/discover` and `tools/list` for every version it serves without
+    a handshake, run through the same Backend the front hands over to."""
+    from mcp_types.version import (
+        HANDSHAKE_PROTOCOL_VERSIONS,
+        LATEST_HANDSHAKE_VERSION,
+        MODERN_PROTOCOL_VERSIONS,
+    )
 
     out: dict[str, Any] = {
         "memo": __version__,
@@ -265,16 +314,45 @@ def record(build: Callable[[], Any]) -> dict[str, Any]:
         "latest": LATEST_HANDSHAKE_VERSION,
         "initialize": {},
         "tools": {},
+        "modern": {},
     }
     for version in HANDSHAKE_PROTOCOL_VERSIONS:
-        got = _session(build, version)
+        got = _session(build, _handshake(version))
         out["initialize"][version] = got[1]["result"]
         out["tools"][version] = got[2]["result"]
+    for version in MODERN_PROTOCOL_VERSIONS:
+        got = _session(build, _enveloped_requests(version))
+        out["modern"][version] = {"discover": got[1]["result"], "tools": got[2]["result"]}
     return out
 
 
-def _session(build: Callable[[], Any], version: str) -> dict[int, dict[str, Any]]:
-    """One SDK session of initialize, initialized, tools/list; the replies by id."""
+def _handshake(version: str) -> list[dict[str, Any]]:
+    hello = {
+        "protocolVersion": version,
+        "capabilities": {},
+        "clientInfo": {"name": "memo-record", "version": __version__},
+    }
+    return [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+    ]
+
+
+def _enveloped_requests(version: str) -> list[dict[str, Any]]:
+    meta = {
+        VERSION_KEY: version,
+        "io.modelcontextprotocol/clientInfo": {"name": "memo-record", "version": __version__},
+        CAPABILITIES_KEY: {},
+    }
+    return [
+        {"jsonrpc": "2.0", "id": i, "method": method, "params": {"_meta": meta}}
+        for i, method in enumerate(MODERN_ANSWERS, 1)
+    ]
+
+
+def _session(build: Callable[[], Any], messages: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """One SDK session of `messages` (two requests, ids 1 and 2); the replies by id."""
     replies: dict[int, dict[str, Any]] = {}
     done = threading.Event()
 
@@ -293,16 +371,7 @@ def _session(build: Callable[[], Any], version: str) -> dict[int, dict[str, Any]
     backend = Backend(build, Capture())
     backend.start()
     backend.ready.wait()
-    hello = {
-        "protocolVersion": version,
-        "capabilities": {},
-        "clientInfo": {"name": "memo-record", "version": __version__},
-    }
-    for msg in (
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-    ):
+    for msg in messages:
         backend.send(json.dumps(msg))
     done.wait(timeout=60)
     backend.send(None)

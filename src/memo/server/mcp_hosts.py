@@ -1,0 +1,233 @@
+"""What MCP hosts ask of a server in their own shapes, beside memo's tools (issue 45):
+
+- `search(query)` and `fetch(id)`, the two tools ChatGPT's deep research and connectors call
+  (OpenAI, platform.openai.com/docs/mcp, "search" and "fetch"; gbrain #4039, basic-memory's
+  ChatGPT tools): each answers exactly one text block holding a JSON object,
+  `{"results": [{"id", "title", "url", "text"}]}` and `{"id", "title", "text", "url",
+  "metadata"}`. A result's `id` is its hit's `path:line-end`, and `fetch` reads any location
+  memo prints (`path`, `path:line-end`, a note's URI), so the ids round-trip: `fetch` of a
+  result's id returns the lines that hit cited, with their `cite`; of a note's path, the note.
+  `url` is the note's `memo://` URI, which `resources/read` answers (ChatGPT cites a result
+  only when its url is a non-empty string);
+- each note as a resource, `memo://{+path}` (a resource template; text/markdown), and
+  `resources/list` a page of 200 notes at a time (`nextCursor`), walked from the disk as sync
+  walks it, so a library of 10,000 notes is listed in 50 pages, never in one answer.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+from mcp.server.mcpserver.tools import Tool as SdkTool
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    INVALID_PARAMS,
+    CallToolResult,
+    ContentBlock,
+    ListResourcesResult,
+    PaginatedRequestParams,
+    Resource,
+    TextContent,
+)
+from pydantic import BaseModel, Field
+
+from ..collection.chunker import chunk_note
+from ..collection.files import note_files
+from ..embed.tokens import estimate_tokens
+from ..errors import MemoError
+from ..requests import MAX_LINES, ReadRequest, SearchRequest, note_uri
+from .render import snippet_of
+from .service import Service
+
+LIST_PAGE = 200  # notes per resources/list answer
+MIME = "text/markdown"
+
+
+class FoundOut(BaseModel):
+    id: str = Field(description="The hit's path:line-end: fetch reads those lines.")
+    title: str
+    url: str = Field(description="The note's memo:// URI (an MCP resource).")
+    text: str = Field(description="The hit's best lines, shortened.")
+
+
+class FoundListOut(BaseModel):
+    results: list[FoundOut]
+
+
+class DocumentOut(BaseModel):
+    id: str
+    title: str
+    text: str
+    url: str
+    metadata: dict[str, Any]
+
+
+def found(data: dict[str, Any]) -> dict[str, Any]:
+    """A search's result as ChatGPT's `search` answers it: each id the lines its hit cites
+    (`path:5-5` for one: `path:5` would read 40 lines from there)."""
+    out = []
+    for h in data["results"]:
+        end = max(h.get("end_line", h["line"]), h["line"])
+        out.append(
+            {
+                "id": f"{h['path']}:{h['line']}-{end}",
+                "title": h["heading"] or Path(h["path"]).stem,
+                "url": note_uri(h["path"]),
+                "text": snippet_of(h),
+            }
+        )
+    return {"results": out}
+
+
+def document(asked: str, ex: dict[str, Any], whole: str) -> dict[str, Any]:
+    """A read as ChatGPT's `fetch` answers it, titled as a search titles its hit there: the
+    heading path of the section it starts in (the chunker's, over the `whole` note), else the
+    note's title."""
+    note = chunk_note(whole, estimate_tokens, name=Path(ex["path"]).stem)
+    above = [c.heading for c in note.chunks if c.line <= ex["line"] and c.heading]
+    keys = ("path", "line", "end_line", "total_lines", "cite", "next_line")
+    return {
+        "id": asked,
+        "title": above[-1] if above else note.title or Path(ex["path"]).stem,
+        "text": ex["text"],
+        "url": note_uri(ex["path"]),
+        "metadata": {k: ex[k] for k in keys},
+    }
+
+
+def _search(service: Service, arguments: dict[str, Any]) -> dict[str, Any]:
+    from .mcp_tools import as_meant
+
+    return found(
+        SearchRequest.make(**as_meant(SearchRequest, arguments)).sent_to(service).to_dict()
+    )
+
+
+def _fetch(service: Service, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`id` is the read's path (a `path` too is one given twice, refused as such)."""
+    given = dict(arguments)
+    asked = given.get("id", given.get("path"))
+    req = ReadRequest.make(*([given.pop("id")] if "id" in given else []), **given)
+    return document(str(asked), req.sent_to(service).to_dict(), whole_note(service, req.path))
+
+
+def host_tools(service: Service, structured: bool) -> list[SdkTool]:
+    """`search` and `fetch`, as the SDK lists and calls them."""
+    query = Annotated[str, Field(description="What to look for, in any words.")]
+    ident = Annotated[str, Field(description="A search result's id (or a note's path or url).")]
+    return [
+        _tool(
+            "search",
+            "Search the notes, whole library (ChatGPT shape): JSON results of id, title, url, "
+            "text; memo_search takes a path and your own words too.",
+            inspect.Parameter("query", inspect.Parameter.KEYWORD_ONLY, annotation=query),
+            lambda arguments: _search(service, arguments),
+            FoundListOut,
+            structured,
+        ),
+        _tool(
+            "fetch",
+            "Read a search result by id (its path:line-end; a note's path reads the note): JSON "
+            "id, title, text, url, metadata.",
+            inspect.Parameter("id", inspect.Parameter.KEYWORD_ONLY, annotation=ident),
+            lambda arguments: _fetch(service, arguments),
+            DocumentOut,
+            structured,
+        ),
+    ]
+
+
+def _tool(
+    name: str,
+    description: str,
+    argument: inspect.Parameter,
+    answer: Callable[[dict[str, Any]], dict[str, Any]],
+    output: type[BaseModel],
+    structured: bool,
+) -> SdkTool:
+    """One tool whose answer is one text block of JSON (and, `structured`, the same object as
+    structured content, with its output schema); a MemoError is a tool error with its hint."""
+    from .mcp_tools import READ_ONLY, unchecked  # built on that module's pieces
+
+    def run(**arguments: Any) -> CallToolResult:
+        try:
+            data = answer(arguments)
+        except MemoError as e:
+            said = f"{e}\nhint: {e.hint}" if e.hint else str(e)
+            refused: list[ContentBlock] = [TextContent(type="text", text=said)]
+            return CallToolResult(content=refused, is_error=True)
+        text: list[ContentBlock] = [
+            TextContent(type="text", text=json.dumps(data, ensure_ascii=False))
+        ]
+        return CallToolResult(content=text, structured_content=data if structured else None)
+
+    run.__name__ = name
+    returns = Annotated[CallToolResult, output] if structured else CallToolResult
+    run.__signature__ = inspect.Signature([argument], return_annotation=returns)  # type: ignore[attr-defined]  # inspect reads it
+    made = SdkTool.from_function(
+        run, name=name, description=description, annotations=READ_ONLY, structured_output=structured
+    )
+    return unchecked(made)
+
+
+# ---------------------------------------------------------------------- notes as resources
+def add_notes(mcp: MCPServer, service: Service) -> None:
+    """Every note as `memo://{+path}`; `resources/list` in pages of LIST_PAGE."""
+
+    @mcp.resource(
+        "memo://{+path}",
+        name="note",
+        title="A note",
+        description="A note of the library by its path, as hits give it: memo://work/jira/jql.md",
+        mime_type=MIME,
+    )
+    def note(path: str) -> str:
+        try:
+            return whole_note(service, path)
+        except MemoError as e:
+            raise ResourceNotFoundError(f"{e} ({e.hint})" if e.hint else str(e)) from e
+
+    async def listing(ctx: Any, params: PaginatedRequestParams) -> ListResourcesResult:
+        cursor = params.cursor or "0"
+        if not cursor.isdigit():
+            raise MCPError(code=INVALID_PARAMS, message=f"not a cursor memo gave: {cursor!r}")
+        start = int(cursor)
+        paths = await anyio.to_thread.run_sync(note_paths, service)
+        page = [
+            Resource(uri=note_uri(p), name=p, title=Path(p).stem, mime_type=MIME)
+            for p in paths[start : start + LIST_PAGE]
+        ]
+        more = start + LIST_PAGE < len(paths)
+        return ListResourcesResult(
+            resources=page, next_cursor=str(start + LIST_PAGE) if more else None
+        )
+
+    mcp._lowlevel_server.add_request_handler("resources/list", PaginatedRequestParams, listing)
+
+
+def whole_note(service: Service, path: str) -> str:
+    """A note's text, all of it (a read answers at most MAX_LINES lines at a time)."""
+    parts, line = [], 1
+    while True:
+        ex = service.read(ReadRequest.make(path, line, MAX_LINES))
+        parts.append(ex.text)
+        if ex.next_line is None:
+            return "\n".join(parts)
+        line = ex.next_line
+
+
+def note_paths(service: Service) -> list[str]:
+    """Every note of every collection, relative to the library root, sorted: walked as sync
+    walks them (what the vault leaves out stays out); nothing is read or indexed."""
+    with service.library() as lib:
+        paths = [
+            c.root_path(rel) for c in lib.collections() for rel in note_files(c.folder, lib.root)
+        ]
+    return sorted(paths)
