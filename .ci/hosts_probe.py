@@ -7,7 +7,7 @@ npm prefix with Claude Code and Codex, and each host's home. What it checks:
 
 docs/agents.md, each block as documented (paths localized, .ci/host_docs.py):
   - Hermes: its config loader reads the stdio, HTTP and discovery-wait entries as written;
-    `hermes mcp test memo` prints "✓ Connected" and "Tools discovered: 7" over stdio and over
+    `hermes mcp test memo` prints "✓ Connected" and "Tools discovered: 8" over stdio and over
     HTTP with the token (it exits 0 either way, so its output is read), and not with a wrong
     token; the skill install block writes a skill Hermes lists only with memo connected.
   - Claude Code: `claude mcp add` writes exactly the documented `.mcp.json`; once approved,
@@ -71,7 +71,7 @@ CODEX = "@openai/codex@0.171.0"
 MAX_TOKENS = 300
 LIMIT = round(1.1 * 4 * MAX_TOKENS)  # characters a tool result may take in the model's message
 READ_TOOLS = ("memo_route", "memo_search", "memo_get")
-MEMO_TOOLS = (*READ_TOOLS, "memo_status", "memo_reindex", "search", "fetch")  # ChatGPT's two
+MEMO_TOOLS = (*READ_TOOLS, "memo_status", "memo_why", "memo_reindex", "search", "fetch")  # ChatGPT's two
 TOOLS = len(MEMO_TOOLS)
 WORDS = ("also", "keywords", "answer")  # what memo_search and memo_route ask of every call
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")

@@ -147,7 +147,7 @@ def server(lib_root: Path, index_dir: Path) -> Iterator[Server]:
 
 
 TOOL_NAMES = [
-    *("memo_route", "memo_search", "memo_get", "memo_status", "memo_reindex"),
+    *("memo_route", "memo_search", "memo_get", "memo_status", "memo_why", "memo_reindex"),
     *("search", "fetch"),  # ChatGPT's two (server/mcp_hosts.py)
 ]
 
