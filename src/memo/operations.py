@@ -1,5 +1,5 @@
 """What every request is: a frozen dataclass that names its operation, is checked by `make`,
-and is answered by whoever `Answers` it (requests.py declares the five).
+and is answered by whoever `Answers` it (requests.py declares them).
 
 `declared(Operation(...))` makes a request class: a frozen, keyword-only dataclass whose
 fields are declared with `param()` (params.py), its `PARAMS` read off them, its `OPERATION`
@@ -20,7 +20,14 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar, datacl
 from .params import Param, RequestError, check, param, params_of
 
 if TYPE_CHECKING:
-    from .requests import IndexRequest, ReadRequest, RouteRequest, SearchRequest, StatusRequest
+    from .requests import (
+        IndexRequest,
+        ReadRequest,
+        RelatedRequest,
+        RouteRequest,
+        SearchRequest,
+        StatusRequest,
+    )
 
 
 # ---------------------------------------------------------------------- who answers
@@ -36,6 +43,7 @@ class Answers(Protocol):
     def search(self, req: SearchRequest, /) -> Answer: ...
     def route(self, req: RouteRequest, /) -> Answer: ...
     def read(self, req: ReadRequest, /) -> Answer: ...
+    def related(self, req: RelatedRequest, /) -> Answer: ...
     def status(self, req: StatusRequest, /) -> Answer: ...
     def index(self, req: IndexRequest, /) -> Answer: ...
 

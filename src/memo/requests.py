@@ -1,6 +1,6 @@
-"""What a client may ask memo: the five requests, every field declared once, and who answers.
+"""What a client may ask memo: the six requests, every field declared once, and who answers.
 
-Each request (search, route, read, status, index) is a frozen dataclass whose every
+Each request (search, route, read, related, status, index) is a frozen dataclass whose every
 client-settable field is declared once, with `param()` (params.py): its default, typed once,
 kind, bounds, help text, the argument names models send instead (aliases), and how the CLI
 spells it. Beside it, its `Operation`: what each driver calls it (the CLI command, the MCP
@@ -94,6 +94,7 @@ MAX_K = 50
 DEFAULT_K = 8
 MAX_ROUTE_K = 50
 DEFAULT_ROUTE_K = 5
+DEFAULT_RELATED_K = 8  # similar notes of `related`
 MAX_QUERY_CHARS = 2_000  # the model reads 512 tokens (~2,000 characters); the rest is noise
 MAX_PATH_CHARS = 4_096
 MAX_BUDGET = 1_000_000
@@ -356,23 +357,80 @@ class ReadRequest(_Request):
 
     @classmethod
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
-        path, line, lines = checked["path"], checked["line"], checked["lines"]
-        at = cls.param("path")
-        if not path:
-            raise at.refused("path is required: a note's path, e.g. from a search hit")
-        m = LOCATION.match(path)
-        if m is not None:  # every form memo prints is read back: path:line, path:line-end
-            path, start = m["path"], int(m["line"])
-            if line is not None and line != start:
-                raise at.refused(f"line given twice: {path}:{start} and line={line}")
-            end = int(m["end"]) if m["end"] else None
-            if start < 1 or (end is not None and end < start):
-                raise at.refused(f"{checked['path']} is not a line range of a note")
-            line = start
-            if lines is None and end is not None:
-                lines = check(cls.param("lines"), end - start + 1)
+        path, line, end = _located(cls, checked)
+        lines = checked["lines"]
+        if lines is None and end is not None:
+            lines = check(cls.param("lines"), end - line + 1)
         max_tokens = checked["max_tokens"]
         return cls(path=path, line=line, lines=lines, max_tokens=max_tokens, said=tuple(said))
+
+
+def _located(cls: type[_Request], checked: dict[str, Any]) -> tuple[str, Any, int | None]:
+    """A note's path, its line and the range's last line, from `path` (maybe `path:line` or
+    `path:line-end`, every form memo prints) and `line`; RequestError when they disagree."""
+    path, line = checked["path"], checked["line"]
+    at = cls.param("path")
+    if not path:
+        raise at.refused("path is required: a note's path, e.g. from a search hit")
+    m = LOCATION.match(path)
+    if m is None:
+        return path, line, None
+    path, start = m["path"], int(m["line"])
+    if line is not None and line != start:
+        raise at.refused(f"line given twice: {path}:{start} and line={line}")
+    end = int(m["end"]) if m["end"] else None
+    if start < 1 or (end is not None and end < start):
+        raise at.refused(f"{checked['path']} is not a line range of a note")
+    return path, start, end
+
+
+@declared(
+    Operation(
+        "related",
+        command="related",
+        tool="memo_related",
+        http=("GET /related",),
+        summary="A note's neighbours: the notes it links to, the notes linking to it (each "
+        "with its line), the notes nearest it in meaning, and its links that open nothing; "
+        "every item `path:line`.",
+    )
+)
+class RelatedRequest(_Request):
+    """A note's neighbours: its links, its backlinks, the notes nearest it in meaning."""
+
+    path: str = param(
+        kind="location",
+        help="A note's path as a hit gives it (relative to the library root, or absolute "
+        "inside it); `path:line` narrows to the section holding that line: its links, and "
+        "the notes nearest that section in meaning.",
+        high=MAX_PATH_CHARS,
+        aliases=("file", "note"),
+        metavar="PATH[:LINE]",
+        hint="Give a note's path, e.g. a search hit's `path:line`.",
+    )
+    line: int | None = param(
+        None,
+        kind="int",
+        help="A line of the note (a hit's `line`): its section's links, and the notes nearest "
+        "that section.",
+        low=1,
+        aliases=("start_line",),
+        cli=False,
+    )
+    k: int = _k(DEFAULT_RELATED_K, MAX_K, "How many similar notes.")
+    max_tokens: int | None = _budget(
+        "the lists (links, backlinks, similar, unresolved: the last items of each left out first)"
+    )
+
+    def sent_to(self, to: Answers) -> Answer:
+        return to.related(self)
+
+    @classmethod
+    def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
+        path, line, _ = _located(cls, checked)
+        return cls(
+            path=path, line=line, k=checked["k"], max_tokens=checked["max_tokens"], said=tuple(said)
+        )
 
 
 @declared(
@@ -423,5 +481,12 @@ class IndexRequest(_Request):
 # operation name -> its request: every driver's table is read off this one
 REQUESTS: dict[str, type[_Request]] = {
     r.OPERATION.name: r
-    for r in (SearchRequest, RouteRequest, ReadRequest, StatusRequest, IndexRequest)
+    for r in (
+        SearchRequest,
+        RouteRequest,
+        ReadRequest,
+        RelatedRequest,
+        StatusRequest,
+        IndexRequest,
+    )
 }

@@ -38,6 +38,7 @@ from . import lease, skips, windows
 from .chunker import Chunk, chunk_note, decode, passage_text
 from .files import FileStat, Rejected, note_files
 from .lexical import lex_text
+from .links import NoteLinks, store_links
 from .progress import SyncProgress, SyncStopped
 from .site import Site
 from .skips import Skip
@@ -135,6 +136,7 @@ class _Pending:
     meta: dict[str, Any]
     is_new: bool
     dropped: list[tuple[int, int, str]] = field(default_factory=list)  # chunker.coverage
+    links: NoteLinks = field(default_factory=NoteLinks)  # its links and aliases (links.py)
 
 
 def read_capped(path: Path, limit: int) -> bytes | None:
@@ -294,6 +296,7 @@ class Syncer:
             meta={**note.meta, "tags": note.tags},  # frontmatter and inline #tags
             is_new=is_new,
             dropped=note.dropped,
+            links=note.links,
         )
 
     def _embedder_down(self, e: Exception) -> None:
@@ -372,6 +375,7 @@ class Syncer:
                     json.dumps(item.dropped, ensure_ascii=False) if item.dropped else "",
                 ),
             )
+            store_links(conn, item.path, item.links)  # the link graph, with the chunks
             for c, passage in zip(item.chunks, item.passages, strict=True):
                 h = digest(passage.encode("utf-8"))
                 code, wins = kept.get(h, (None, []))

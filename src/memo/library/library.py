@@ -50,8 +50,9 @@ from ..search.languages import translate_warning
 from ..search.legs import QueryVectors, Scope, Words
 from ..search.ranking import Ranking, rank
 from ..search.results import Freshness, SearchResult
-from . import syncing, targets
+from . import related, syncing, targets
 from .collections import Collections
+from .linkgraph import LinkGraph
 from .routing import ROUTED_BREADTH, SHORTLIST, route_by_evidence
 from .syncing import IndexReport, pending_warning
 from .targets import confine, label, resolve
@@ -97,6 +98,7 @@ class Library:
         self.settings = settings or Settings()
         self._colls = Collections(self.root, embedder, self.settings)
         self._vectors = QueryVectors(embedder)
+        self._graph = LinkGraph(self.root)  # the library's link resolver, kept while valid
 
     @classmethod
     def from_env(cls, root: str | os.PathLike[str] | None = None) -> Library:
@@ -430,6 +432,17 @@ class Library:
             return ex
         except OSError as e:
             raise TargetError(f"cannot read {rel}: {e.strerror or e}") from e
+
+    def related(
+        self, path: str | related.RelatedRequest, line: int | None = None, **options: Any
+    ) -> related.RelatedResult:
+        """A note's neighbours (library/related.py): the notes it links to and that link to
+        it, the notes nearest it in meaning, its unresolved links. Takes a RelatedRequest, or
+        its fields: `related("work/vlan.md", k=5)`."""
+        req = path if isinstance(path, related.RelatedRequest) else None
+        req = req or related.RelatedRequest.make(path, line, **options)
+        count = token_counter(self.embedder)
+        return related.related(self._colls, self._graph, req, self._catch_up, count)
 
     # ------------------------------------------------------------------ status
     def status(self, path: str | StatusRequest | None = None) -> StatusReport:

@@ -1,4 +1,4 @@
-"""What every server offers (search, route, read, status, reindex, health), over a pool of
+"""What every server offers (search, route, read, related, status, reindex, health), over a pool of
 libraries.
 
 MCP tools and HTTP endpoints are thin shells around `Service`, whose methods are named for the
@@ -26,7 +26,15 @@ from ..config import Settings
 from ..embed import Embedder, embedder_for
 from ..errors import EmbedderUnavailableError
 from ..library import IndexReport, Library, StatusReport
-from ..requests import IndexRequest, ReadRequest, RouteRequest, SearchRequest, StatusRequest
+from ..library.related import RelatedResult
+from ..requests import (
+    IndexRequest,
+    ReadRequest,
+    RelatedRequest,
+    RouteRequest,
+    SearchRequest,
+    StatusRequest,
+)
 from ..router.route import RouteResult
 from ..search.excerpt import Excerpt
 from ..search.results import SearchResult
@@ -182,6 +190,10 @@ class Service:
     def read(self, req: ReadRequest) -> Excerpt:
         with self.library() as lib:
             return lib.read(req)
+
+    def related(self, req: RelatedRequest) -> RelatedResult:
+        with self.library() as lib:
+            return lib.related(req)
 
     def route(self, req: RouteRequest) -> RouteResult:
         with self.library() as lib:
