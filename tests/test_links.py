@@ -155,11 +155,8 @@ def test_equal_paths_go_to_the_linking_notes_side_and_a_vault_keeps_its_links():
     notes = ["en/P/Headless.md", "ru/P/Headless.md", "ru/Q/src.md", "en/Q/src.md"]
     assert opens(notes, "Headless", "ru/Q/src.md").path == "ru/P/Headless.md"
     assert opens(notes, "Headless", "en/Q/src.md").path == "en/P/Headless.md"
-    vaults = Resolver(
-        ["v1/Note.md", "v2/Long/Path/Note.md", "v2/src.md"],
-        [],
-        lambda p: p.split("/")[0] if "/" in p else "",
-    )
+    top = lambda p: p.split("/")[0]  # noqa: E731
+    vaults = Resolver(["v1/Note.md", "v2/Long/Path/Note.md", "v2/src.md"], [], top, top)
     assert vaults.resolve("Note", "v2/src.md").path == "v2/Long/Path/Note.md"
 
 
@@ -314,18 +311,21 @@ def test_max_tokens_keeps_the_first_items_of_every_list(graph):
     assert small.backlinks == whole.backlinks[: len(small.backlinks)]
 
 
-def test_the_vault_keeps_its_links_in_its_own_language(tmp_path: Path):
-    """Two vaults of one library, one per language, with notes of the same name: each
-    vault's bare links open its own note (the Obsidian Help vault's en/ and ru/)."""
+def test_a_library_of_vaults_keeps_each_vaults_links_inside_it(tmp_path: Path):
+    """Two vaults in one library, one per language, each a collection, with notes of the same
+    name (the Obsidian Help vault's en/ and ru/): without `.obsidian/` memo cannot tell them
+    from one vault, and a bare link opens the note of its own collection, even where the
+    other's path is shorter; under one `.obsidian/` they are one vault, as Obsidian reads it."""
     root = tmp_path / "lib"
-    for lang in ("en", "ru"):
+    for lang, folder in (("en", "Publish"), ("ru", "P")):
         write(root / lang / "_meta.yaml", f"description: the {lang} vault\n")
-        write(root / lang / "Publish" / "SEO.md", f"# SEO ({lang})\n")
+        write(root / lang / folder / "SEO.md", f"# SEO ({lang})\n")
         write(root / lang / "Guide" / "Start.md", "# Start\n\nSee [[SEO]].\n")
     with Library(root, None, Settings()) as lib:
         lib.index()
-        for lang in ("en", "ru"):
-            (link,) = lib.related(f"{lang}/Guide/Start.md").links
-            assert link.path == f"{lang}/Publish/SEO.md"
-            back = lib.related(f"{lang}/Publish/SEO.md").backlinks
-            assert [b.path for b in back] == [f"{lang}/Guide/Start.md"]
+        assert [x.path for x in lib.related("en/Guide/Start.md").links] == ["en/Publish/SEO.md"]
+        assert [x.path for x in lib.related("ru/Guide/Start.md").links] == ["ru/P/SEO.md"]
+        back = lib.related("en/Publish/SEO.md").backlinks
+        assert [b.path for b in back] == ["en/Guide/Start.md"]
+        (root / ".obsidian").mkdir()  # one vault now: the shortest path, as Obsidian opens
+        assert [x.path for x in lib.related("en/Guide/Start.md").links] == ["ru/P/SEO.md"]

@@ -20,7 +20,11 @@ memo does:
   first alphabetically: a library holding one vault per language (the Obsidian Help vault's
   `en/` and `ru/`) resolves each vault's links inside it;
 - a vault is the nearest folder holding `.obsidian/` (at or below the library root), else the
-  library root: candidates in the linking note's vault come first;
+  library root: candidates in the linking note's vault come first. A library without that
+  mark above a note may hold several vaults (the Obsidian Help vault's `en/` and `ru/`, each
+  a collection, both holding `Obsidian Headless.md`), which memo cannot tell apart from one:
+  there the linking note's collection comes first (Obsidian, in one vault, would take the
+  shortest path of all; the two differ only for a name held in two collections);
 - aliases: Obsidian never resolves a link by an alias (`[[AI]]` with `aliases: [AI]` is an
   unresolved link there; the alias only suggests `[[Artificial Intelligence|AI]]`). memo does,
   when no note has that path or name, and says so (`by: alias`): the writer meant that note.
@@ -68,15 +72,18 @@ class Resolver:
     """Every note of a library by path, name and alias, resolving links as Obsidian does.
 
     `notes`: library-relative note paths (`en/Folder/Note.md`); `aliases`: (note, alias);
-    `vault_of`: a note's vault folder ('' for the library root)."""
+    `vault_of`: a note's vault folder ('' for the library root); `side_of`: the part of the
+    library whose notes its links open first (its vault, else its collection)."""
 
     def __init__(
         self,
         notes: Iterable[str],
         aliases: Iterable[tuple[str, str]],
         vault_of: Callable[[str], str] = lambda _: "",
+        side_of: Callable[[str], str] = lambda _: "",
     ) -> None:
         self.vault_of = vault_of
+        self.side_of = side_of
         self.exact: dict[str, str] = {}  # folded path without .md -> note
         self.named: dict[str, list[tuple[str, str]]] = {}  # folded name -> (note, folded stem)
         self.alias: dict[str, list[str]] = {}  # folded alias -> notes
@@ -111,14 +118,16 @@ class Resolver:
         named = self.named.get(name_of(t), ())
         cands = [p for p, key in named if key == want or key.endswith(tail)]
         if cands:
-            return Target(self._pick(cands, source, vault), "name")
+            return Target(self._pick(cands, source), "name")
         cands = self.alias.get(want, [])
-        return Target(self._pick(cands, source, vault), "alias") if cands else None
+        return Target(self._pick(cands, source), "alias") if cands else None
 
-    def _pick(self, cands: list[str], source: str, vault: str) -> str:
-        """Obsidian's choice among notes a target could name: the linking note's vault, its
-        own folder, the shortest path; then the most folders shared with it, alphabetical."""
-        inside = [c for c in cands if self.vault_of(c) == vault] or cands
+    def _pick(self, cands: list[str], source: str) -> str:
+        """Obsidian's choice among notes a target could name: the linking note's vault (or
+        collection), its own folder, the shortest path; then the most folders shared with it,
+        alphabetical."""
+        side = self.side_of(source)
+        inside = [c for c in cands if self.side_of(c) == side] or cands
         here = [c for c in inside if _folder(c) == _folder(source)]
         return min(here or inside, key=lambda c: (len(c), -_shared(c, source), c))
 
@@ -139,14 +148,17 @@ def _key(store: Any) -> tuple[int, int, int]:
 @dataclass(slots=True)
 class LinkGraph:
     """One library's resolver, made again only when one of its indexes changed (each
-    collection's notes and aliases are read again only when its own index did)."""
+    collection's notes and aliases are read again only when its own index did) or a folder
+    of its notes gained or lost its `.obsidian/` (one stat per folder and call)."""
 
     root: Path
     _parts: dict[str, tuple[tuple[int, int, int], list[str], list[tuple[str, str]]]] = field(
         default_factory=dict
     )
     _made: tuple[tuple[Any, ...], Resolver] | None = None
-    _vaults: dict[str, str] = field(default_factory=dict)
+    _vaults: dict[str, str | None] = field(default_factory=dict)  # folder -> its marked vault
+    _colls: set[str] = field(default_factory=set)  # the collections' folders
+    _folders: set[str] = field(default_factory=set)  # every folder holding notes, and above
 
     def resolver(self, colls: list[Collection]) -> tuple[Resolver, list[str]]:
         """The resolver over these collections' notes, and the warnings of reading them."""
@@ -157,7 +169,8 @@ class LinkGraph:
             keys.append((c.rel, key))
             if said:
                 warnings.append(said)
-        if self._made is not None and self._made[0] == tuple(keys):
+        marks = frozenset(f for f in self._folders if (self.root / f / VAULT_MARK).is_dir())
+        if self._made is not None and self._made[0] == (tuple(keys), marks):
             return self._made[1], warnings
         notes_all: list[str] = []
         aliases_all: list[tuple[str, str]] = []
@@ -166,8 +179,16 @@ class LinkGraph:
             notes_all += [c.root_path(p) for p in notes]
             aliases_all += [(c.root_path(p), a) for p, a in aliases]
         self._vaults.clear()
-        made = Resolver(notes_all, aliases_all, self._vault_of)
-        self._made = (tuple(keys), made)
+        self._colls = {c.rel for c in colls}
+        self._folders = {""}
+        for p in notes_all:
+            at = _folder(p)
+            while at not in self._folders:
+                self._folders.add(at)
+                at = _folder(at)
+        marks = frozenset(f for f in self._folders if (self.root / f / VAULT_MARK).is_dir())
+        made = Resolver(notes_all, aliases_all, self._vault_of, self._side_of)
+        self._made = ((tuple(keys), marks), made)
         return made, warnings
 
     def _part(
@@ -180,13 +201,26 @@ class LinkGraph:
             self._parts[coll.rel] = held
         return held
 
-    def _vault_of(self, note: str) -> str:
+    def _marked(self, note: str) -> str | None:
         """The folder (library-relative, '' for the root) of the nearest `.obsidian/` above
-        a note, up to the library root."""
+        a note, up to the library root; None when there is none."""
         folder = _folder(note)
         if folder not in self._vaults:
-            at = folder
-            while at and not (self.root / at / VAULT_MARK).is_dir():
-                at = _folder(at)
+            at: str | None = folder
+            while at is not None and not (self.root / at / VAULT_MARK).is_dir():
+                at = _folder(at) if at else None
             self._vaults[folder] = at
         return self._vaults[folder]
+
+    def _vault_of(self, note: str) -> str:
+        return self._marked(note) or ""
+
+    def _side_of(self, note: str) -> str:
+        """Its vault when one is marked, else its collection's folder."""
+        marked = self._marked(note)
+        if marked is not None:
+            return marked
+        at = _folder(note)
+        while at and at not in self._colls:
+            at = _folder(at)
+        return at or "."

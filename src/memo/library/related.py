@@ -268,7 +268,7 @@ def _maybe_lines(path: Path) -> list[str] | None:
 def _backlinks(colls: list[Collection], rel: str, resolver: Resolver, root: Path) -> list[Backlink]:
     """Every note linking to `rel`, at its first such link, with that line's text."""
     names = resolver.names(rel)
-    found: dict[str, Backlink] = {}
+    found: dict[str, tuple[Backlink, str]] = {}  # linking note -> (backlink, target written)
     for c in colls:
         rows, _ = c.read(partial(_naming, names=names))
         for path, x in rows:
@@ -279,14 +279,16 @@ def _backlinks(colls: list[Collection], rel: str, resolver: Resolver, root: Path
             if t is None or t.path != rel:
                 continue
             if source in found:
-                found[source] = _times(found[source], found[source].times + 1)
+                b, target = found[source]
+                found[source] = (_times(b, b.times + 1), target)
                 continue
-            found[source] = Backlink(source, x.line, "", x.kind, x.sub)
+            found[source] = (Backlink(source, x.line, "", x.kind, x.sub), x.target)
     out = []
-    for source, b in sorted(found.items()):
+    for source, (b, target) in sorted(found.items()):
         got = _maybe_lines(root / source)
-        text = got[b.line - 1] if got is not None and b.line <= len(got) else ""
-        out.append(_with_text(b, _around(text.strip(), b)))
+        text = got[b.line - 1].strip() if got is not None and b.line <= len(got) else ""
+        cut = _around(text, target)
+        out.append(Backlink(b.path, b.line, cut, b.kind, b.heading, b.times))
     return out
 
 
@@ -294,15 +296,13 @@ def _naming(store: Any, names: set[str]) -> list[tuple[str, links.Link]]:
     return links.naming(store.conn, names)
 
 
-def _with_text(b: Backlink, text: str) -> Backlink:
-    return Backlink(b.path, b.line, text, b.kind, b.heading, b.times)
-
-
-def _around(text: str, b: Backlink) -> str:
-    """A long line cut to TEXT_CHARS around its first `[[` or `](` (the link)."""
+def _around(text: str, target: str) -> str:
+    """A long line cut to TEXT_CHARS around the link to `target` (else its first link)."""
     if len(text) <= TEXT_CHARS:
         return text
-    at = max(0, min(i for i in (text.find("[["), text.find("]("), 0) if i >= 0))
+    at = text.casefold().find(target.casefold())
+    if at < 0:
+        at = max(0, min((i for i in (text.find("[["), text.find("](")) if i >= 0), default=0))
     lo = max(0, at - TEXT_CHARS // 3)
     hi = min(len(text), lo + TEXT_CHARS)
     return ("… " if lo else "") + text[lo:hi].strip() + (" …" if hi < len(text) else "")
