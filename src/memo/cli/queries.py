@@ -1,4 +1,4 @@
-"""The commands that read: `search`, `show`, `route`, `status`.
+"""The commands that read: `search`, `show`, `related`, `route`, `status`.
 
 Each is its request's declaration as click options (options.py) and one shared body
 (`answer`): find the library, build the request, hand it to a running `memo serve` or answer
@@ -17,7 +17,14 @@ import click
 
 from ..config import Settings
 from ..errors import MemoError
-from ..requests import ReadRequest, RouteRequest, SearchRequest, StatusRequest, _Request
+from ..requests import (
+    ReadRequest,
+    RelatedRequest,
+    RouteRequest,
+    SearchRequest,
+    StatusRequest,
+    _Request,
+)
 from . import delegate, text
 from .common import emit, fail, find_root, json_option, library_at, no_server_option, root_option
 from .options import request_options
@@ -99,6 +106,15 @@ def show(out: dict[str, Any]) -> None:
 
     With --json the output carries `cite`, the citation hash of the lines shown: equal to a
     hit's `cite` when those lines still read as they did when searched.
+    """
+
+
+@_command(RelatedRequest, text.related)
+def related(out: dict[str, Any]) -> None:
+    """A note's neighbours: the notes it links to, the notes linking to it, the notes nearest
+    it in meaning, and its links that open nothing; every item PATH:LINE.
+
+    PATH:LINE (a search hit's) narrows links and similar notes to the section at that line.
     """
 
 

@@ -1,4 +1,4 @@
-"""memo as an MCP server (official `mcp` SDK, v2 `MCPServer`): four read-only tools and
+"""memo as an MCP server (official `mcp` SDK, v2 `MCPServer`): five read-only tools and
 `memo_reindex`, which writes memo's own index cache (never a note).
 
 Each tool's name is its request's `Operation.tool` and its parameters the request's declaration
@@ -33,6 +33,7 @@ from ..params import LISTS
 from ..requests import (
     IndexRequest,
     ReadRequest,
+    RelatedRequest,
     RouteRequest,
     SearchRequest,
     StatusRequest,
@@ -201,6 +202,14 @@ TOOLS = (
         "the hash of those lines: if it differs from the hit's `cite`, the note changed "
         "after the search; don't quote the old hit text.",
         render.get_text,
+    ),
+    Tool(
+        RelatedRequest,
+        "A note's links, backlinks and similar notes",
+        "For one note (a hit's `path`, or `path:line` for its section): the notes it links "
+        "to, the notes linking to it (each with the line and its text), the notes nearest it "
+        "in meaning, and its links that open no note; every item `path:line` to read next.",
+        render.related_text,
     ),
     Tool(
         StatusRequest,
