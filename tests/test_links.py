@@ -20,6 +20,7 @@ from memo.config import Settings
 from memo.embed.tokens import estimate_tokens
 from memo.library import Library
 from memo.library.linkgraph import Resolver, Target
+from memo.library.related import locate
 
 
 def links_of(text: str) -> list[tuple[int, str, str, str]]:
@@ -63,13 +64,14 @@ def test_markdown_links_to_notes_are_decoded_urls_are_not_links():
     assert links_of(text) == [
         (1, "markdown", "Folder/My Note.md", "Some Part"),
         (1, "markdown", "Other", ""),
+        (2, "markdown", "", "Heading"),
         (3, "markdown", "My Note.md", ""),
         (4, "markdown", "Guide.md", ""),
         (4, "wikilink", "Wiki", ""),
     ]
 
 
-def test_no_link_where_obsidian_reads_no_syntax_nor_to_itself_nor_to_a_file():
+def test_no_link_where_obsidian_reads_no_syntax_nor_to_a_file():
     text = "\n".join(
         [
             "# Note",
@@ -87,7 +89,10 @@ def test_no_link_where_obsidian_reads_no_syntax_nor_to_itself_nor_to_a_file():
             "After all that: [[Kept]]",
         ]
     )
-    assert links_of(text) == [(13, "wikilink", "Kept", "")]
+    assert links_of(text) == [
+        (12, "wikilink", "", "Heading of this note"),  # the note itself, at that heading
+        (13, "wikilink", "Kept", ""),
+    ]
 
 
 def test_frontmatter_links_are_property_links_on_their_own_line_and_aliases_are_read():
@@ -138,6 +143,7 @@ def test_case_extension_and_unicode_form_are_read_as_obsidian_reads_them():
 
 def test_relative_links_resolve_from_the_linking_note_and_nowhere_else():
     notes = ["y.md", "a/x.md", "elsewhere/Missing.md"]
+    assert opens(notes, "", "a/x.md") == Target("a/x.md", "self")  # [[#Heading]]
     assert opens(notes, "../y", "a/x.md") == Target("y.md", "relative")
     assert opens(notes, "./Missing", "a/x.md") is None
     assert opens(notes, "../../y", "a/x.md") is None  # above the library
@@ -158,6 +164,32 @@ def test_equal_paths_go_to_the_linking_notes_side_and_a_vault_keeps_its_links():
     top = lambda p: p.split("/")[0]  # noqa: E731
     vaults = Resolver(["v1/Note.md", "v2/Long/Path/Note.md", "v2/src.md"], [], top, top)
     assert vaults.resolve("Note", "v2/src.md").path == "v2/Long/Path/Note.md"
+
+
+def test_a_subpath_opens_at_its_heading_or_the_first_line_of_its_block():
+    lines = [
+        "# Guide",  # 1
+        "## Setup",  # 2
+        "First: a paragraph",  # 3
+        "that ends with its id ^para",  # 4
+        "",
+        "- one item",  # 6
+        "- another ^item",  # 7
+        "",
+        "> a quote",  # 9
+        "",
+        "^quote",  # 11
+        "## Other",  # 12
+        "### Setup",  # 13
+        "```",
+        "## Setup",  # 15: code, no heading
+        "```",
+    ]
+    assert [locate(lines, s) for s in ("^para", "^item", "^quote", "^none")] == [3, 7, 9, None]
+    assert locate(lines, "Setup") == 2
+    assert locate(lines, "Other#Setup") == 13  # each heading after the one before it
+    assert locate(lines, "setup: ") == 2  # as a link names it: case, what links leave out
+    assert locate(lines, "Nowhere#Setup") == 2  # a chain that fails: its last heading
 
 
 # ---------------------------------------------------------------------- the graph, fresh
@@ -214,6 +246,7 @@ def test_a_notes_links_resolve_across_collections_with_their_lines(graph):
         ("notes/Guide.md", 9, 6, "embed", "^step-two", "name"),
         ("notes/Sub/Deep Note.md", 3, 7, "markdown", "Part", "name"),
         ("other/Dog.md", 1, 14, "wikilink", "", "alias"),
+        ("notes/Home.md", 4, 14, "wikilink", "Home", "self"),
     ]
     assert [(x.target, x.line) for x in r.unresolved] == [("Nowhere", 14)]
 

@@ -54,7 +54,7 @@ def test_the_cli_prints_every_item_as_path_line_and_json_on_request(root):
     text = runner.invoke(cli, ["related", f"{home}:6", "--no-server"])
     assert text.exit_code == 0, text.output
     lines = text.stdout.splitlines()
-    assert lines[0] == "notes/Home.md (lines 4-15): 5 links, 2 backlinks, 0 similar, 1 unresolved"
+    assert lines[0] == "notes/Home.md (lines 4-15): 6 links, 2 backlinks, 0 similar, 1 unresolved"
     assert "- notes/Guide.md:5 #Setup  (line 6)" in lines
     assert "- notes/Index.md:3  - [[Home]]" in lines
 
@@ -66,7 +66,8 @@ def test_http_get_related_answers_the_declared_shape(service):
         body = r.json()
         assert body["section"] == [4, 15]
         got = [(x["path"], x["from_line"], x["by"]) for x in body["links"]]
-        assert len(got) == 5 and got[-1] == ("other/Dog.md", 14, "alias")  # not line 2's link
+        assert len(got) == 6 and ("notes/Index.md", 2, "name") not in got  # line 2: outside
+        assert got[-2:] == [("other/Dog.md", 14, "alias"), ("notes/Home.md", 14, "self")]
         assert [x["target"] for x in body["unresolved"]] == ["Nowhere"]
         spec = c.get("/openapi.json").json()
         assert "/related" in spec["paths"] and "get" in spec["paths"]["/related"]

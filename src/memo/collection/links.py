@@ -10,7 +10,8 @@ syntax (markdown.py): never inside fenced code, math, inline code or inline math
 memo's index reads a note, never inside a `%%` comment (Obsidian's own link cache does count a
 link inside a comment: a departure, so that a link a reader cannot see is no edge).
 
-Not a link to a note: `[[#Heading]]` (the note itself), an attachment (`![[image.png]]`,
+`[[#Heading]]` and `[x](#Heading)` link to the note's own heading (target ''). Not a link to a
+note: an attachment (`![[image.png]]`,
 `[[Figure 1.pdf]]`: a known file extension), a URL (`[x](https://…)`, any scheme), a markdown
 destination with a literal space (Obsidian reads none either).
 
@@ -105,22 +106,22 @@ def _wiki(line: int, embed: str, inner: str, kind: str | None = None) -> Link | 
     """A wikilink's inner text as a Link (None: no link to a note)."""
     inner = inner.replace("\\|", "|")
     path, _, sub = inner.partition("|")[0].partition("#")
-    path = path.strip()
-    if not path or _attachment(path):
-        return None  # `[[#Heading]]` is the note itself; an image, a PDF: no note
-    return Link(line, kind or ("embed" if embed else "wikilink"), path, sub.strip())
+    path, sub = path.strip(), sub.strip()
+    if not (path or sub) or _attachment(path):
+        return None  # an image, a PDF: no note (`[[#Heading]]`: this note's own heading)
+    return Link(line, kind or ("embed" if embed else "wikilink"), path, sub)
 
 
 def _markdown(line: int, embed: str, dest: str) -> Link | None:
-    """A markdown link as a Link to a note (None: a URL, an anchor, an attachment)."""
+    """A markdown link as a Link to a note (None: a URL, an attachment)."""
     dest = dest[1:-1].strip() if dest.startswith("<") else dest
-    if not dest or dest.startswith("#") or _SCHEME.match(dest):
+    if not dest or _SCHEME.match(dest):
         return None
     path, _, sub = unquote(dest).partition("#")
-    path = path.strip()
-    if not path or _attachment(path):
+    path, sub = path.strip(), sub.strip()
+    if not (path or sub) or _attachment(path):
         return None
-    return Link(line, "embed" if embed else "markdown", path, unquote(sub).strip())
+    return Link(line, "embed" if embed else "markdown", path, sub)
 
 
 def links_in(text: str, line: int) -> list[Link]:

@@ -11,6 +11,7 @@ memo does:
 - names are compared as Obsidian compares them: case-insensitively (`[[log]]` opens `Log.md`),
   Unicode NFC, `.md` optional in any case; a markdown link's destination is percent-decoded
   and looked up like a wikilink (vault-wide, not beside the linking note);
+- `[[#Heading]]`: the linking note itself (Obsidian counts it as a link to itself too);
 - `./x`, `../x`: relative to the linking note's folder, that exact path only;
 - otherwise, in order: (1) the exact path from the vault's root (`[[Folder/Note]]`,
   `[[Note]]` for a note at the root); (2) among the notes whose path ends with the target
@@ -51,7 +52,7 @@ class Target:
     """Where a link goes: a note (library-relative), and how it was found."""
 
     path: str
-    by: str  # path: the exact path; name: by its name; relative: ./ or ../; alias: an alias
+    by: str  # path: the exact path; name: its name; relative: ./ or ../; alias; self: [[#H]]
 
 
 def _folder(path: str) -> str:
@@ -107,8 +108,8 @@ class Resolver:
             found = None if joined.startswith("../") else self.exact.get(fold(joined))
             return Target(found, "relative") if found else None
         t = t.strip("/")
-        if not t:
-            return None
+        if not t:  # `[[#Heading]]`: a heading of the linking note itself
+            return Target(source, "self")
         vault = self.vault_of(source)
         found = self.exact.get(fold(posixpath.join(vault, t) if vault else t))
         if found is not None:

@@ -46,6 +46,7 @@ from .targets import confine, label, resolve
 TEXT_CHARS = 300  # a backlink's line, cut around its link
 _ATX = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
 _DROP = re.compile(r"[\[\]#^|:%*`]")
+_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +57,7 @@ class Outgoing:
     kind: str  # wikilink | embed | markdown | property
     target: str  # as written
     heading: str  # the heading path or ^block it names ('' for the whole note)
-    by: str  # how it resolved: path, name, relative, alias (linkgraph.py)
+    by: str  # how it resolved: path, name, relative, alias, self (linkgraph.py)
     times: int = 1  # links of this note to that note and heading
 
 
@@ -208,11 +209,23 @@ def _norm(heading: str) -> str:
 
 
 def locate(lines: list[str], sub: str) -> int | None:
-    """The 1-based line a link's subpath names in a note: the block `^id`, or the heading
-    path `A#B` (each heading after the one before it; else the last one anywhere)."""
+    """The 1-based line a link's subpath names in a note: the first line of the block `^id`
+    (an id on a line of its own marks the block above it), or the heading path `A#B` (each
+    heading after the one before it; else the last one anywhere)."""
     if sub.startswith("^"):
         block = re.compile(rf"(?:^|\s)\^{re.escape(sub[1:].strip())}\s*$")
-        return next((k + 1 for k, t in enumerate(lines) if block.search(t)), None)
+        at = next((k for k, t in enumerate(lines) if block.search(t)), None)
+        if at is None:
+            return None
+        if _ITEM.match(lines[at]):  # a list item's id marks that item
+            return at + 1
+        if lines[at].strip().startswith("^"):  # a list, quote or table's id, after a blank
+            while at > 0 and not lines[at - 1].strip():
+                at -= 1
+            at -= 1 if at > 0 else 0
+        while at > 0 and lines[at - 1].strip() and not _ATX.fullmatch(lines[at - 1]):
+            at -= 1  # up to the paragraph's first line (a heading above is no part of it)
+        return at + 1
     parts = [_norm(p) for p in sub.split("#") if p.strip()]
     if not parts:
         return None

@@ -229,6 +229,7 @@ def related_lines(r: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
             more = f", {x['times']} links" if x["times"] > 1 else ""
             how = f", {x['kind']}" if x["kind"] != "wikilink" else ""
             how += ", by an alias Obsidian does not resolve" if x["by"] == "alias" else ""
+            how += ", this note" if x["by"] == "self" else ""
             blocks.append(f"- {x['path']}:{x['line']}{at}  (line {x['from_line']}{more}{how})")
     if r["backlinks"]:
         blocks.append("backlinks (the notes linking here, at the line of the link):")

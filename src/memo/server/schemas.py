@@ -217,7 +217,10 @@ class LinkOut(_Open):
     kind: Literal["wikilink", "embed", "markdown", "property"]
     target: str = Field(description="The link's target as written.")
     heading: str = Field(description="The heading path or ^block it names ('' : the note).")
-    by: str = Field(description="How it resolved: path, name, relative, or alias.")
+    by: str = Field(
+        description="How it resolved: path, name, relative, alias (Obsidian resolves none "
+        "by an alias), or self (a heading of this note)."
+    )
     times: int = Field(description="Links of this note to that note and heading.")
 
 
