@@ -300,6 +300,17 @@ def test_edits_and_deletions_are_caught_up_before_the_answer(graph):
     assert {p for (p,) in rows} == {"Home.md", "Index.md"}  # its links went with its row
 
 
+@pytest.mark.edits_notes
+def test_a_note_memo_skips_is_still_a_link_target_and_says_what_it_cannot_tell(graph):
+    (graph.root / "notes" / "Guide.md").write_bytes(b"# Guide\n\x00binary\n")
+    r = graph.related("notes/Guide.md")
+    assert r.links == [] and r.warnings[-1] == (
+        "notes/Guide.md was skipped (binary: NUL bytes in a .md file): its own links and "
+        "similar notes are not known"
+    )
+    assert [x.path for x in r.backlinks] == ["notes/Home.md"]  # Obsidian opens it all the same
+
+
 def test_a_line_narrows_the_links_to_its_section_and_a_folder_is_refused(graph):
     r = graph.related("notes/Home.md:14")
     assert r.section == (4, 15)

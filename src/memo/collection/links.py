@@ -254,7 +254,17 @@ def naming(conn: Any, names: Iterable[str]) -> list[tuple[str, Link]]:
 
 
 def notes_and_aliases(conn: Any) -> tuple[list[str], list[tuple[str, str]]]:
-    """Every note the index holds (not the skipped ones) and every (note, alias)."""
-    notes = [str(p) for (p,) in conn.execute("SELECT path FROM files WHERE status = 'ok'")]
+    """Every note the index knows (a skipped one too: it exists, a link opens it) and every
+    (note, alias)."""
+    notes = [str(p) for (p,) in conn.execute("SELECT path FROM files")]
     aliases = [(str(p), str(a)) for p, a in conn.execute("SELECT path, alias FROM aliases")]
     return notes, aliases
+
+
+def why_unknown(conn: Any, path: str) -> str:
+    """Why the index holds no links of a note ('' when it holds them): skipped, and why, or
+    left out."""
+    row = conn.execute("SELECT status, note FROM files WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        return "is not indexed (left out on purpose: `memo status` names the rule)"
+    return f"was skipped ({row[1]})" if row[0] != "ok" else ""

@@ -134,18 +134,20 @@ def related(
     _, warnings = catch_up([(c, "") for c in everyone])
     resolver, said = graph.resolver(everyone)
     warnings += said
-    lines = _lines(full)
-    section = _section(lines, req.line) if req.line is not None else None
+    section = _section(_lines(full), req.line) if req.line is not None else None
     mine, _ = coll.read(lambda s: links.of_note(s.conn, inner))
-    if rel not in resolver:
-        warnings.append(f"{rel} is not in the index (skipped or left out): its links are unknown")
+    unknown, _ = coll.read(lambda s: links.why_unknown(s.conn, inner))
     if section is not None:
         mine = [x for x in mine if section[0] <= x.line <= section[1]]
     res = RelatedResult(rel, str(full), req.line, section)
     res.links, res.unresolved = _outgoing(mine, rel, resolver, colls.root)
     res.backlinks = _backlinks(everyone, rel, resolver, colls.root)
-    res.similar, more = _similar(coll, inner, everyone, req.k, req.line)
-    res.warnings = warnings + more
+    if not unknown:
+        res.similar, more = _similar(coll, inner, everyone, req.k, req.line)
+        warnings += more
+    else:
+        warnings.append(f"{rel} {unknown}: its own links and similar notes are not known")
+    res.warnings = warnings
     if req.max_tokens is not None:
         res.budget = _fit(res, req.max_tokens, count)
     res.took_ms = (time.perf_counter() - t0) * 1000
