@@ -263,7 +263,14 @@ def test_mcp_http_tools_and_calls(server: Server) -> None:
         ("memo_status", {}),
         ("memo_reindex", {"path": "home"}),
     )
-    assert names == ["memo_route", "memo_search", "memo_get", "memo_status", "memo_reindex"]
+    assert names == [
+        "memo_route",
+        "memo_search",
+        "memo_get",
+        "memo_related",
+        "memo_status",
+        "memo_reindex",
+    ]
     assert not hit.is_error
     text = hit.content[0].text
     first = text.splitlines()[1]
@@ -294,7 +301,7 @@ def test_mcp_prompt_carries_the_skill(server: Server) -> None:
 
 @slow
 def test_mcp_tools_say_what_they_write_with_schemas(server: Server) -> None:
-    """Four tools only read; memo_reindex writes memo's own index cache (full=true drops and
+    """Five tools only read; memo_reindex writes memo's own index cache (full=true drops and
     rebuilds it), never a note: not read-only, not destructive, idempotent (issue 21)."""
 
     async def go() -> list[Any]:
@@ -344,7 +351,14 @@ def test_mcp_stdio(lib_root: Path, index_dir: Path) -> None:
         ("memo_search", {"path": "outside-link", "query": "swordfish"}),
         ("memo_status", {"path": "C:\\notes"}),
     )
-    assert names == ["memo_route", "memo_search", "memo_get", "memo_status", "memo_reindex"]
+    assert names == [
+        "memo_route",
+        "memo_search",
+        "memo_get",
+        "memo_related",
+        "memo_status",
+        "memo_reindex",
+    ]
     assert not hit.is_error and hit.structured_content["results"][0]["line"] == 10
     assert escape.is_error and "launch code" not in escape.content[0].text
     assert windows.is_error and "Windows" in windows.content[0].text
@@ -492,6 +506,7 @@ def the_error(r: Any, status: int, code: str) -> dict[str, str]:
 def _every_endpoint_with(api: Any, path: str) -> list[Any]:
     return [
         api.get("/note", params={"path": path}),
+        api.get("/related", params={"path": path}),
         api.get("/status", params={"path": path}),
         api.post("/search", json={"path": path, "query": "x"}),
         api.post("/reindex", json={"path": path}),
