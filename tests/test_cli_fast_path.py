@@ -138,8 +138,10 @@ def test_the_words_on_the_command_line(notes):
     (req,) = seen
     assert req.also == ("VLAN на Linux",) and req.keywords == ("802.1Q", "trunk", "eth0")
     assert req.answer == "Интерфейс создаётся командой ip link."
-    bad = _run(notes, "route", "vlan", "--keywords", "!!")
-    assert bad.exit_code == 1 and "keywords[0] ('!!') is only punctuation" in bad.output
+    bad = _run(notes, "route", "vlan", "--keywords", " ")
+    assert bad.exit_code == 1 and "keywords[0] is empty" in bad.output
+    left = _run(notes, "route", "vlan", "--keywords", "!!")
+    assert left.exit_code == 0 and "keywords '!!' has no letter or digit" in left.output
 
 
 def test_the_route_map_names_each_collections_language(notes):

@@ -147,7 +147,8 @@ def server(lib_root: Path, index_dir: Path) -> Iterator[Server]:
 
 
 TOOL_NAMES = [
-    *("memo_route", "memo_search", "memo_get", "memo_status", "memo_why", "memo_reindex"),
+    *("memo_route", "memo_search", "memo_get", "memo_related", "memo_status", "memo_why"),
+    "memo_reindex",
     *("search", "fetch"),  # ChatGPT's two (server/mcp_hosts.py)
 ]
 
@@ -326,7 +327,7 @@ def test_mcp_prompt_carries_the_skill(server: Server) -> None:
 
 @slow
 def test_mcp_tools_say_what_they_write_with_schemas(server: Server) -> None:
-    """Four tools only read; memo_reindex writes memo's own index cache (full=true drops and
+    """Five tools only read; memo_reindex writes memo's own index cache (full=true drops and
     rebuilds it), never a note: not read-only, not destructive, idempotent (issue 21)."""
 
     async def go() -> list[Any]:
@@ -524,6 +525,7 @@ def the_error(r: Any, status: int, code: str) -> dict[str, str]:
 def _every_endpoint_with(api: Any, path: str) -> list[Any]:
     return [
         api.get("/note", params={"path": path}),
+        api.get("/related", params={"path": path}),
         api.get("/status", params={"path": path}),
         api.post("/search", json={"path": path, "query": "x"}),
         api.post("/reindex", json={"path": path}),

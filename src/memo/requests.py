@@ -1,6 +1,7 @@
-"""What a client may ask memo: the five requests, every field declared once, and who answers.
+"""What a client may ask memo: the seven requests, every field declared once, and who answers.
 
-Each request (search, route, read, status, index) is a frozen dataclass whose every
+Each request (search, route, why, status, index here; read and related, about one note, in
+note_requests.py; the fields they share in fields.py) is a frozen dataclass whose every
 client-settable field is declared once, with `param()` (params.py): its default, typed once,
 kind, bounds, help text, the argument names models send instead (aliases), and how the CLI
 spells it. Beside it, its `Operation`: what each driver calls it (the CLI command, the MCP
@@ -44,6 +45,33 @@ from __future__ import annotations
 from typing import Any, Self
 
 from . import words
+from .fields import (
+    DEFAULT_K,
+    DEFAULT_RELATED_K,
+    DEFAULT_ROUTE_K,
+    MAX_BUDGET,
+    MAX_DATE_CHARS,
+    MAX_K,
+    MAX_LINES,
+    MAX_PATH_CHARS,
+    MAX_PATHS,
+    MAX_QUERY_CHARS,
+    MAX_ROUTE_K,
+    MODES,
+    PATH_ALIASES,
+    PATH_HELP,
+    QUERY_HELP,
+    RENAMED_STRATEGIES,
+    STRATEGIES,
+    asked,
+    budget_field,
+    cut_warning,
+    date_field,
+    k_field,
+    path_field,
+    query_field,
+)
+from .note_requests import ReadRequest, RelatedRequest, located
 from .operations import Answer, Answers, Operation, _Request, declared
 from .params import (
     DATE_FORM,
@@ -67,6 +95,26 @@ from .params import (
 from .words import MAX_ALSO, MAX_ANSWER_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS
 
 __all__ = [  # what the drivers read here of the modules the requests are made with
+    "MODES",
+    "STRATEGIES",
+    "RENAMED_STRATEGIES",
+    "MAX_K",
+    "DEFAULT_K",
+    "MAX_ROUTE_K",
+    "DEFAULT_ROUTE_K",
+    "DEFAULT_RELATED_K",
+    "MAX_QUERY_CHARS",
+    "MAX_PATH_CHARS",
+    "MAX_BUDGET",
+    "MAX_LINES",
+    "MAX_PATHS",
+    "MAX_DATE_CHARS",
+    "PATH_HELP",
+    "PATH_ALIASES",
+    "QUERY_HELP",
+    "cut_warning",
+    "ReadRequest",
+    "RelatedRequest",
     "DATE_FORM",
     "DATE_HINT",
     "DATE_PATTERN",
@@ -92,116 +140,6 @@ __all__ = [  # what the drivers read here of the modules the requests are made w
     "uri_location",
 ]
 
-MODES = ("hybrid", "lex", "vec")
-# the route's answer by the library's size; `summary` is the summary router's top k (BM25 and
-# embeddings over the collections' descriptions and summaries), once called `hybrid`
-STRATEGIES = ("auto", "flat", "tree", "summary")
-RENAMED_STRATEGIES = (("hybrid", "summary"),)
-MAX_K = 50
-DEFAULT_K = 8
-MAX_ROUTE_K = 50
-DEFAULT_ROUTE_K = 5
-MAX_QUERY_CHARS = 2_000  # the model reads 512 tokens (~2,000 characters); the rest is noise
-MAX_PATH_CHARS = 4_096
-MAX_BUDGET = 1_000_000
-MAX_LINES = 2_000
-MAX_PATHS = 20  # other locations one read takes beside its path
-MAX_DATE_CHARS = 40
-
-
-# ---------------------------------------------------------------------- shared fields
-PATH_HELP = (
-    "A collection path (from memo_route), a folder or note inside it, or any folder above "
-    "collections, relative to the library root; '.' or '*' is the whole library."
-)
-PATH_ALIASES = ("collection", "scope", "folder", "target")
-QUERY_HELP = "The question or keywords, in any language (Russian and English both work)."
-
-
-def _path(default: str = ".") -> Any:
-    return param(
-        default,
-        kind="path",
-        help=PATH_HELP,
-        high=MAX_PATH_CHARS,
-        aliases=PATH_ALIASES,
-        metavar="PATH",
-    )
-
-
-def _query() -> Any:
-    return param(
-        kind="query",
-        help=QUERY_HELP,
-        high=MAX_QUERY_CHARS,
-        aliases=("q", "question", "text"),
-        metavar="QUERY",
-        hint="Send the question in words, e.g. query='how do I tag a VLAN on Linux?', or a "
-        "few keywords.",
-    )
-
-
-def _budget(what: str) -> Any:
-    """`max_tokens`: what a model reads of the answer, at most (search, route, read)."""
-    return param(
-        None,
-        kind="int",
-        help=f"Fit {what} into this many tokens; over MCP the text a model reads stays within "
-        "about 4 characters a token.",
-        low=1,
-        high=MAX_BUDGET,
-        flag="--max-tokens",
-    )
-
-
-def _k(default: int, high: int, help: str) -> Any:
-    return param(
-        default,
-        kind="int",
-        help=help,
-        low=1,
-        high=high,
-        aliases=("limit", "top_k", "n"),
-        flag="--k",
-        short="-k",
-    )
-
-
-def _date(since: bool) -> Any:
-    return param(
-        None,
-        kind="text",
-        help=f"Only notes updated {'since' if since else 'until'}: YYYY-MM-DD, or 7d, 2w, 3m, "
-        "1y ago.",
-        high=MAX_DATE_CHARS,
-        flag="--since" if since else "--until",
-        pattern=DATE_PATTERN,
-        form=DATE_FORM,
-        hint=DATE_HINT,
-    )
-
-
-def _asked(checked: dict[str, Any], said: list[str]) -> int:
-    """A question made ready in place: the query cut to its bound (its length before, else 0,
-    is returned and said), the words that repeat it dropped."""
-    query = checked["query"]
-    cut_from = len(query) if len(query) > MAX_QUERY_CHARS else 0
-    if cut_from:
-        checked["query"] = query[:MAX_QUERY_CHARS]
-        said.insert(0, cut_warning(cut_from)[0])
-    words.drop_repeats(checked)
-    words.drop_unsearchable(checked, said)
-    return cut_from
-
-
-def cut_warning(cut_from: int) -> list[str]:
-    if not cut_from:
-        return []
-    return [
-        f"the query was {cut_from} characters long; only its first {MAX_QUERY_CHARS} "
-        "were searched (ask with the question or a few keywords)"
-    ]
-
 
 # ---------------------------------------------------------------------- the requests
 @declared(
@@ -217,9 +155,9 @@ def cut_warning(cut_from: int) -> list[str]:
 class SearchRequest(_Request):
     """A search: where, what, and how."""
 
-    path: str = _path()
-    query: str = _query()
-    k: int = _k(DEFAULT_K, MAX_K, "How many hits.")
+    path: str = path_field()
+    query: str = query_field()
+    k: int = k_field(DEFAULT_K, MAX_K, "How many hits.")
     mode: str = param(
         "hybrid",
         kind="choice",
@@ -236,7 +174,7 @@ class SearchRequest(_Request):
         high=MAX_ROUTE_K,
         flag="--route",
     )
-    max_tokens: int | None = _budget(
+    max_tokens: int | None = budget_field(
         "the hits (the last one cut at a sentence border, the rest dropped)"
     )
     tags: tuple[str, ...] = param(
@@ -245,8 +183,8 @@ class SearchRequest(_Request):
         help="Only notes whose frontmatter has all these tags (a,b).",
         flag="--tags",
     )
-    since: str | None = _date(since=True)
-    until: str | None = _date(since=False)
+    since: str | None = date_field(since=True)
+    until: str | None = date_field(since=False)
     diverse: bool | None = param(
         None,
         kind="bool",
@@ -273,7 +211,7 @@ class SearchRequest(_Request):
 
     @classmethod
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
-        cut_from = _asked(checked, said)
+        cut_from = asked(checked, said)
         return cls(**checked, cut_from=cut_from, said=tuple(said))
 
 
@@ -289,8 +227,8 @@ class SearchRequest(_Request):
 class RouteRequest(_Request):
     """A route: which collections hold the answer."""
 
-    query: str = _query()
-    k: int = _k(DEFAULT_ROUTE_K, MAX_ROUTE_K, "How many collections (flat lists them all).")
+    query: str = query_field()
+    k: int = k_field(DEFAULT_ROUTE_K, MAX_ROUTE_K, "How many collections (flat lists them all).")
     prefix: str | None = param(
         None,
         kind="text",
@@ -308,7 +246,7 @@ class RouteRequest(_Request):
         renamed=RENAMED_STRATEGIES,
         flag="--strategy",
     )
-    max_tokens: int | None = _budget(
+    max_tokens: int | None = budget_field(
         "the collections and their best hits (the ones that do not fit left out)"
     )
     also: tuple[str, ...] = words.also(MAX_QUERY_CHARS)
@@ -321,121 +259,8 @@ class RouteRequest(_Request):
 
     @classmethod
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
-        cut_from = _asked(checked, said)
+        cut_from = asked(checked, said)
         return cls(**checked, cut_from=cut_from, said=tuple(said))
-
-
-@declared(
-    Operation(
-        "read",
-        command="show",
-        tool="memo_get",
-        http=("GET /note",),
-        summary="Lines of a note from `line` (a hit's path and line, or `path:line`), with "
-        "their citation hash.",
-        page="/read",
-    )
-)
-class ReadRequest(_Request):
-    """A read: lines of one note, or of several (`paths`), in order, within one budget."""
-
-    path: str = param(
-        kind="location",
-        help="A note's path as a hit gives it (relative to the library root, or absolute inside "
-        "it); `path:line` and `path:line-end` are read as line and lines.",
-        high=MAX_PATH_CHARS,
-        aliases=("file",),
-        metavar="PATH[:LINE]",
-        hint="Give a note's path, e.g. a search hit's `path:line`.",
-    )
-    line: int | None = param(
-        None,
-        kind="int",
-        help="First line, 1-based (a hit's `line`).",
-        low=1,
-        aliases=("start_line", "offset"),
-        cli=False,
-    )
-    lines: int | None = param(
-        None,
-        kind="int",
-        help="How many lines (default: 40 from `line`, else the whole note).",
-        low=1,
-        high=MAX_LINES,
-        aliases=("n", "count"),  # `n`: the CLI's -n
-        flag="--lines",
-        short="-n",
-    )
-    paths: tuple[str, ...] = param(
-        (),
-        kind="locations",
-        help="More to read in the same call, after `path`: each `path:line-end` as a hit gives "
-        "it; max_tokens is shared.",
-        high=MAX_PATHS,
-        longest=MAX_PATH_CHARS,
-        aliases=("locations",),
-        cli=False,
-    )
-    max_tokens: int | None = _budget("the lines (the ones that do not fit left out)")
-
-    def sent_to(self, to: Answers) -> Answer:
-        return to.read(self)
-
-    @classmethod
-    def make(cls, *args: Any, **kwargs: Any) -> Self:
-        """As every request's; a list given as the path is read as the path and `paths`."""
-        given = args[0] if args else kwargs.get("path")
-        if isinstance(given, list | tuple) and given and "paths" not in kwargs:
-            first, *rest = given
-            if args:
-                args = (first, *args[1:])
-            else:
-                kwargs["path"] = first
-            kwargs["paths"] = rest
-        return super(ReadRequest, cls).make(*args, **kwargs)  # noqa: UP008 - slots: no bare super()
-
-    @classmethod
-    def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
-        at = cls.param("path")
-        if not checked["path"]:
-            raise at.refused("path is required: a note's path, e.g. from a search hit")
-        path, line, lines = cls._where(at, checked["path"], checked["line"], checked["lines"])
-        for other in checked["paths"]:
-            cls._where(cls.param("paths"), other, None, None)  # refused now, not half-way
-        return cls(
-            path=path,
-            line=line,
-            lines=lines,
-            paths=checked["paths"],
-            max_tokens=checked["max_tokens"],
-            said=tuple(said),
-        )
-
-    def reads(self) -> list[tuple[str, int | None, int | None]]:
-        """Every location this read asks for, in order: (path, first line, lines)."""
-        others = [self._where(self.param("paths"), p, None, None) for p in self.paths]
-        return [(self.path, self.line, self.lines), *others]
-
-    @classmethod
-    def _where(
-        cls, at: Param, given: str, line: int | None, lines: int | None
-    ) -> tuple[str, int | None, int | None]:
-        """A location read back (every form memo prints: path:line, path:line-end, a note's
-        URI) as a path, its first line and how many lines."""
-        named = uri_location(given)
-        path = given if named is None else named
-        m = LOCATION.match(path)
-        if m is None:
-            return path, line, lines
-        path, start = m["path"], int(m["line"])
-        if line is not None and line != start:
-            raise at.refused(f"line given twice: {path}:{start} and line={line}")
-        end = int(m["end"]) if m["end"] else None
-        if start < 1 or (end is not None and end < start):
-            raise at.refused(f"{given} is not a line range of a note")
-        if lines is None and end is not None:
-            lines = check(cls.param("lines"), end - start + 1)
-        return path, start, lines
 
 
 @declared(
@@ -452,7 +277,7 @@ class ReadRequest(_Request):
 class StatusRequest(_Request):
     """A status: the indexes at or below a path."""
 
-    path: str = _path()
+    path: str = path_field()
 
     def sent_to(self, to: Answers) -> Answer:
         return to.status(self)
@@ -474,7 +299,7 @@ class IndexRequest(_Request):
     """An index: bring the indexes at or below a path up to date (`full`: drop and rebuild
     them)."""
 
-    path: str = _path()
+    path: str = path_field()
     full: bool = param(
         False, kind="bool", help="Drop the indexes and rebuild them from the notes.", flag="--full"
     )
@@ -504,7 +329,7 @@ class WhyRequest(_Request):
         metavar="NOTE",
         hint="Give a note's path, e.g. a search hit's `path:line`.",
     )
-    query: str = _query()
+    query: str = query_field()
     within: str = param(
         ".",
         kind="path",
@@ -531,15 +356,21 @@ class WhyRequest(_Request):
 
     @classmethod
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
-        cut_from = _asked(checked, said)
-        path = LOCATION.match(checked["path"])
-        if path is not None:  # `path:line` as a hit gives it: the note
-            checked["path"] = path["path"]
+        cut_from = asked(checked, said)
+        checked["path"], _, _ = located(cls.param("path"), checked["path"], None)
         return cls(**checked, cut_from=cut_from, said=tuple(said))
 
 
 # operation name -> its request: every driver's table is read off this one
 REQUESTS: dict[str, type[_Request]] = {
     r.OPERATION.name: r
-    for r in (SearchRequest, RouteRequest, ReadRequest, StatusRequest, IndexRequest, WhyRequest)
+    for r in (
+        SearchRequest,
+        RouteRequest,
+        ReadRequest,
+        RelatedRequest,
+        StatusRequest,
+        IndexRequest,
+        WhyRequest,
+    )
 }

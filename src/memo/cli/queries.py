@@ -1,4 +1,4 @@
-"""The commands that read: `search`, `show`, `route`, `status`.
+"""The commands that read: `search`, `show`, `related`, `route`, `status`.
 
 Each is its request's declaration as click options (options.py) and one shared body
 (`answer`): find the library, build the request, hand it to a running `memo serve` or answer
@@ -19,6 +19,7 @@ from ..config import Settings
 from ..errors import MemoError
 from ..requests import (
     ReadRequest,
+    RelatedRequest,
     RouteRequest,
     SearchRequest,
     StatusRequest,
@@ -106,6 +107,15 @@ def show(out: dict[str, Any]) -> None:
 
     With --json the output carries `cite`, the citation hash of the lines shown: equal to a
     hit's `cite` when those lines still read as they did when searched.
+    """
+
+
+@_command(RelatedRequest, text.related)
+def related(out: dict[str, Any]) -> None:
+    """A note's neighbours: the notes it links to, the notes linking to it, the notes nearest
+    it in meaning, and its links that open nothing; every item PATH:LINE.
+
+    PATH:LINE (a search hit's) narrows links and similar notes to the section at that line.
     """
 
 

@@ -82,6 +82,16 @@ def excerpt(r: dict[str, Any]) -> None:
     click.echo(f"-- {span} (cite {r['cite']})", err=True)
 
 
+def related(r: dict[str, Any]) -> None:
+    from ..server.render import related_lines  # the MCP text: one rendering of `related`
+
+    head, blocks, tail = related_lines(r)
+    for line in head + blocks:
+        click.echo(line)
+    for line in tail:
+        click.echo(line, err=True)
+
+
 def route(r: dict[str, Any]) -> None:
     for w in r.get("warnings") or []:
         click.echo(f"warning: {w}", err=True)

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from .links import NoteLinks, extract
 from .markdown import frontmatter_tags, note_title, read_lines, readable_lines
 from .meta import MAX_META_BYTES, SafeLoader, yaml_too_big
 from .splitter import Splitter
@@ -59,6 +60,7 @@ class Note:
     # (first, last, why) runs: every line is indexed or accounted for (`coverage`). A run whose
     # why is LOST is text memo dropped without meaning to.
     dropped: list[tuple[int, int, str]] = field(default_factory=list)
+    links: NoteLinks = field(default_factory=NoteLinks)  # its links and aliases (links.py)
 
     @property
     def lost(self) -> int:
@@ -112,6 +114,7 @@ def chunk_note(
     raw = text.split("\n")
     meta, start, warnings = _frontmatter(raw)
     _, code = _sections(raw, start)
+    links = extract(raw, code, start, meta)
     reading = read_lines(raw, code)
     lines, inline_tags = reading.lines, reading.tags
     warnings += reading.warnings
@@ -135,7 +138,7 @@ def chunk_note(
     lost = sum(b - a + 1 for a, b, why in dropped if why == LOST)
     if lost:
         warnings.append(f"{lost} lines are in no chunk: {_runs(dropped, LOST)}")
-    return Note(meta, chunks, warnings, tags, title, dropped)
+    return Note(meta, chunks, warnings, tags, title, dropped, links)
 
 
 def _pieces(

@@ -19,15 +19,16 @@ import apsw
 
 from .. import sqlite
 from ..errors import IndexError_
-from . import windows
+from . import links, windows
 from .files import file_identity
 
 # 2: files.skip, the kind of a skipped note (collection/skips.py); 3: VEC_CHUNK; 4: int8 vectors
 # (collection/vectors.py: 384 bytes a vector, not 1,536; the rebuild salvages the float32 ones);
 # 5: PAGE_SIZE, incremental vacuum, chunk text deflated (pack_text); 6: two stages (chunks.vec:
 # a chunk is searchable lexically before its vector exists) and files.dropped (the coverage);
-# 7: sentence windows (collection/windows.py: windows_vec, chunks.wins)
-SCHEMA_VERSION = 7
+# 7: sentence windows (collection/windows.py: windows_vec, chunks.wins); 8: the link graph
+# (collection/links.py: links, aliases, written with a note's chunks)
+SCHEMA_VERSION = 8
 # Slots per vec0 chunk. vec0 allocates a chunk whole: its default 1,024 slots of 384 float32 made
 # every index >= 1.6 MB, 37 chunks or 1,000. At 64 a 37-chunk index is 0.13 MB; a KNN is 8x
 # faster there, 1.6x faster at 500 chunks and 1.5x slower (+2 ms) at 5,000, where the query's
@@ -117,6 +118,7 @@ def _create_tables(conn: apsw.Connection, dim: int | None, profile: dict[str, An
         CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
         """
     )
+    conn.execute(links.SCHEMA)
     if dim:
         create_vec_table(conn, "chunks_vec", dim)
     sqlite.write_profile(conn, profile)

@@ -32,6 +32,7 @@ from . import lease, skips, windows
 from .chunker import Chunk, chunk_note, decode, passage_text
 from .files import FileStat, Rejected, note_files
 from .lexical import lex_text
+from .links import NoteLinks, store_links
 from .progress import SyncProgress, SyncStopped
 from .site import Site
 from .skips import Skip
@@ -134,6 +135,7 @@ class _Pending:
     meta: dict[str, Any]
     is_new: bool
     dropped: list[tuple[int, int, str]] = field(default_factory=list)  # chunker.coverage
+    links: NoteLinks = field(default_factory=NoteLinks)  # its links and aliases (links.py)
 
 
 def read_capped(path: Path, limit: int) -> bytes | None:
@@ -355,6 +357,7 @@ class Syncer:
             meta={**note.meta, "tags": note.tags},  # frontmatter and inline #tags
             is_new=is_new,
             dropped=note.dropped,
+            links=note.links,
         )
 
     def _embedder_down(self, e: Exception) -> None:
@@ -415,6 +418,7 @@ class Syncer:
             kept = self._stored_vectors(item.path) if self.store.has_vec else {}
             self._delete_file_rows(item.path)
             self._insert_file_row(item)
+            store_links(conn, item.path, item.links)  # the link graph, with the chunks
             for c, passage in zip(item.chunks, item.passages, strict=True):
                 self._insert_chunk(item.path, c, passage, kept)
         return True

@@ -4,10 +4,13 @@ library.py      Library: the public face (index, sync, search, rank, route, why,
 targets.py      what a path names: confinement to the root, the collections it covers
 collections.py  the registry kept fresh, one Collection object per folder
 syncing.py      the one way indexes follow the notes (index, catch-up, watcher)
+freshness.py    a search's catch-up and the receipt it returns
 routing.py      a route's candidates re-ranked by the search itself (its evidence)
 adopt.py        `memo init`: collections proposed from the folders a vault has
 plan.py         the work an index pass will do, counted first
 why.py          `memo why`: where a note ranks for a question, or why it is absent
+related.py      `memo related`: a note's links, backlinks and nearest notes
+linkgraph.py    the links of every collection, resolved as Obsidian resolves them
 status.py       `memo status`: every collection's index and what is wrong
 
 How a search ranks is search/ (legs, fusion, ranking); the library resolves the path, catches

@@ -30,12 +30,11 @@ from ..collection.collection import Collection
 from ..collection.files import find_collections
 from ..collection.filters import Filter
 from ..collection.progress import SyncProgress
-from ..collection.sync import SyncReport
 from ..config import Settings
 from ..embed import Embedder, embedder_for
 from ..embed.cache import counting
 from ..embed.tokens import token_counter
-from ..errors import LibraryNotFoundError, MemoError, TargetError
+from ..errors import LibraryNotFoundError, TargetError
 from ..registry_tools.entry import RefreshReport
 from ..registry_tools.registry import Registry
 from ..requests import (
@@ -55,11 +54,13 @@ from ..search.languages import translate_warning
 from ..search.legs import QueryVectors, Scope, Words
 from ..search.ranking import Ranking, rank
 from ..search.results import Freshness, SearchResult
-from . import syncing, targets
+from . import related, syncing, targets
 from .collections import Collections
+from .freshness import caught_up
+from .linkgraph import LinkGraph
 from .routing import ROUTED_BREADTH, SHORTLIST, route_by_evidence
 from .status import StatusReport, library_status
-from .syncing import IndexReport, pending_warning
+from .syncing import IndexReport
 from .targets import confine, label, resolve
 from .why import WHY_DEPTH, WhyResult, left_out, placed, searched_at
 from .why import outside as why_outside
@@ -81,6 +82,7 @@ class Library:
         self.settings = settings or Settings()
         self._colls = Collections(self.root, embedder, self.settings)
         self._vectors = QueryVectors(embedder)
+        self._graph = LinkGraph(self.root)  # the library's link resolver, kept while valid
 
     @classmethod
     def from_env(cls, root: str | os.PathLike[str] | None = None) -> Library:
@@ -225,41 +227,9 @@ class Library:
     def _catch_up(
         self, parts: syncing.Parts, target: str = "."
     ) -> tuple[dict[str, Freshness], list[str]]:
-        """Sync these collections before searching them: an edit made just before the call is
-        found. The text of every changed note is indexed; vectors only within the catch-up's
-        budget (syncing.catch_up): a search never turns into indexing. Returns the receipt per
-        collection (by path) and what the reader should know, vectors still missing included."""
-        outcome = syncing.sync_parts(
-            self._colls, parts, IndexReport(), vectors=syncing.catch_up(self.settings)
-        )
-        fresh: dict[str, Freshness] = {}
-        warnings: list[str] = []
-        for coll, _ in parts:
-            rep = outcome.get(coll.rel)
-            if isinstance(rep, MemoError):  # disk full, locked too long: serve what is there
-                warnings.append(f"{rep} — searched the index as it was. {rep.hint}")
-                fresh[coll.rel] = Freshness(coll.name, 0, False, coll.last_write(), "")
-            elif rep is not None:
-                warnings.extend(rep.warnings)
-                current = rep.caught_up == 0 and not rep.rebuilt and not rep.unread
-                fresh[coll.rel] = Freshness(
-                    coll.name,
-                    rep.caught_up,
-                    current,
-                    coll.last_write(),
-                    rep.rebuilt,
-                    rep.chunks,
-                    rep.chunks_pending if self.embedder is not None else 0,
-                    rep.embedding_by,
-                )
-        said = pending_warning(
-            [rep for rep in outcome.values() if isinstance(rep, SyncReport)],
-            self.embedder is not None,
-            target,
-        )
-        if said:
-            warnings.append(said)
-        return fresh, warnings
+        """Sync these collections before searching them (freshness.py: an edit made just
+        before the call is found; a search never turns into indexing)."""
+        return caught_up(self._colls, parts, self.settings, self.embedder is not None, target)
 
     # ------------------------------------------------------------------ search
     def search(
@@ -463,6 +433,17 @@ class Library:
                 f"{rel} is not a note", "memo reads markdown notes (.md) outside hidden folders."
             )
         return full, rel
+
+    def related(
+        self, path: str | related.RelatedRequest, line: int | None = None, **options: Any
+    ) -> related.RelatedResult:
+        """A note's neighbours (library/related.py): the notes it links to and that link to
+        it, the notes nearest it in meaning, its unresolved links. Takes a RelatedRequest, or
+        its fields: `related("work/vlan.md", k=5)`."""
+        req = path if isinstance(path, related.RelatedRequest) else None
+        req = req or related.RelatedRequest.make(path, line, **options)
+        count = token_counter(self.embedder)
+        return related.related(self._colls, self._graph, req, self._catch_up, count)
 
     # ------------------------------------------------------------------ status
     def status(self, path: str | StatusRequest | None = None) -> StatusReport:

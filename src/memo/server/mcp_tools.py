@@ -1,4 +1,4 @@
-"""memo as an MCP server (official `mcp` SDK, v2 `MCPServer`): four read-only tools and
+"""memo as an MCP server (official `mcp` SDK, v2 `MCPServer`): six read-only tools and
 `memo_reindex`, which writes memo's own index cache (never a note); beside them, the shapes
 hosts ask for (mcp_hosts.py: ChatGPT's `search` and `fetch`, each note a `memo://` resource).
 
@@ -34,6 +34,7 @@ from ..params import LISTS
 from ..requests import (
     IndexRequest,
     ReadRequest,
+    RelatedRequest,
     RouteRequest,
     SearchRequest,
     StatusRequest,
@@ -210,6 +211,14 @@ TOOLS = (
         "the hash of those lines: if it differs from the hit's `cite`, the note changed "
         "after the search; don't quote the old hit text.",
         render.get_text,
+    ),
+    Tool(
+        RelatedRequest,
+        "A note's links, backlinks and similar notes",
+        "For one note (a hit's `path`, or `path:line` for its section): the notes it links "
+        "to, the notes linking to it (each with the line and its text), the notes nearest it "
+        "in meaning, and its links that open no note; every item `path:line` to read next.",
+        render.related_text,
     ),
     Tool(
         StatusRequest,

@@ -256,3 +256,49 @@ def why_text(r: dict[str, Any], limit: int | None = None) -> str:
     tail = above + [f"why: {x}" for x in r["reasons"]]
     tail += [f"warning: {w}" for w in r.get("warnings") or []]
     return bounded(head, blocks, tail, limit)
+
+
+def related_lines(r: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
+    """`memo related` as text: its head, one block per section title and item, its tail.
+    Every item starts with the `path:line` to read next."""
+    counts = ", ".join(f"{len(r[n])} {n}" for n in ("links", "backlinks", "similar", "unresolved"))
+    section = r.get("section")
+    part = f" (lines {section[0]}-{section[1]})" if section else ""
+    head = [f"{r['path']}{part}: {counts}"]
+    blocks: list[str] = []
+    if r["links"]:
+        blocks.append("links (the notes it links to; the line here in parentheses):")
+        for x in r["links"]:
+            at = f" #{x['heading']}" if x["heading"] else ""
+            more = f", {x['times']} links" if x["times"] > 1 else ""
+            how = f", {x['kind']}" if x["kind"] != "wikilink" else ""
+            how += ", by an alias Obsidian does not resolve" if x["by"] == "alias" else ""
+            how += ", this note" if x["by"] == "self" else ""
+            blocks.append(f"- {x['path']}:{x['line']}{at}  (line {x['from_line']}{more}{how})")
+    if r["backlinks"]:
+        blocks.append("backlinks (the notes linking here, at the line of the link):")
+        for x in r["backlinks"]:
+            more = f"  ({x['times']} links)" if x["times"] > 1 else ""
+            blocks.append(f"- {x['path']}:{x['line']}{more}  {x['text']}")
+    if r["similar"]:
+        blocks.append("similar (the notes nearest it in meaning, at their nearest section):")
+        for x in r["similar"]:
+            blocks.append(f"- {x['path']}:{x['line']}  {x['score']:.3f}  {x['heading']}")
+    if r["unresolved"]:
+        blocks.append("unresolved (its links that open no note):")
+        for x in r["unresolved"]:
+            at = f"#{x['heading']}" if x["heading"] else ""
+            blocks.append(f"- {x['path']}:{x['line']}  [[{x['target']}{at}]]")
+    tail = []
+    b = r.get("budget")
+    if b and b["dropped"]:
+        tail.append(
+            f"budget: {b['used']} of {b['max_tokens']} tokens; {b['dropped']} items left out."
+        )
+    tail += [f"warning: {w}" for w in r.get("warnings") or []]
+    return head, blocks, tail
+
+
+def related_text(r: dict[str, Any], limit: int | None = None) -> str:
+    head, blocks, tail = related_lines(r)
+    return bounded(head, blocks, tail, limit)

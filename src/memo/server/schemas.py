@@ -17,6 +17,7 @@ from ..requests import (
     IndexRequest,
     Param,
     ReadRequest,
+    RelatedRequest,
     RequestError,
     RouteRequest,
     SearchRequest,
@@ -220,6 +221,60 @@ class RouteOut(_Open):
     collections: list[RouteHitOut]
 
 
+class LinkOut(_Open):
+    path: str = Field(description="The note the link opens, relative to the library root.")
+    line: int = Field(description="The line it opens at: its heading's or block's, else 1.")
+    from_line: int = Field(description="The line of this note the (first such) link sits on.")
+    kind: Literal["wikilink", "embed", "markdown", "property"]
+    target: str = Field(description="The link's target as written.")
+    heading: str = Field(description="The heading path or ^block it names ('' : the note).")
+    by: str = Field(
+        description="How it resolved: path, name, relative, alias (Obsidian resolves none "
+        "by an alias), or self (a heading of this note)."
+    )
+    times: int = Field(description="Links of this note to that note and heading.")
+
+
+class BacklinkOut(_Open):
+    path: str = Field(description="A note linking to this one.")
+    line: int = Field(description="The line of its first link here.")
+    text: str = Field(description="That line (cut around the link when long).")
+    kind: str
+    heading: str = Field(description="The heading or ^block of this note it names.")
+    times: int
+
+
+class SimilarOut(_Open):
+    path: str
+    line: int = Field(description="Its section nearest this note.")
+    heading: str
+    score: float = Field(description="Cosine of the two notes' mean vectors.")
+
+
+class UnresolvedOut(_Open):
+    path: str = Field(description="This note.")
+    line: int = Field(description="The line the link sits on.")
+    target: str
+    kind: str
+    heading: str
+
+
+class RelatedOut(_Open):
+    path: str
+    abs_path: str
+    line: int | None
+    section: list[int] | None = Field(description="With a line: the lines of its section.")
+    links: list[LinkOut] = Field(description="The notes this note links to, in its order.")
+    backlinks: list[BacklinkOut] = Field(description="The notes linking to it.")
+    similar: list[SimilarOut] = Field(description="The notes nearest it in meaning.")
+    unresolved: list[UnresolvedOut] = Field(description="Its links that open no note.")
+    took_ms: float
+    warnings: list[str]
+    budget: dict[str, int] | None = Field(
+        None, description="With max_tokens: max_tokens, used, dropped, cut."
+    )
+
+
 class StatusOut(_Open):
     root: str
     collections: list[dict[str, Any]]
@@ -255,6 +310,7 @@ OUTPUTS: dict[type[_Request], type[BaseModel]] = {
     SearchRequest: SearchOut,
     RouteRequest: RouteOut,
     ReadRequest: GetOut,
+    RelatedRequest: RelatedOut,
     StatusRequest: StatusOut,
     IndexRequest: ReindexOut,
     WhyRequest: WhyOut,

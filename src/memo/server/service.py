@@ -1,4 +1,4 @@
-"""What every server offers (search, route, read, status, reindex, health), over a pool of
+"""What every server offers (search, route, read, related, status, reindex, health), over a pool of
 libraries.
 
 MCP tools and HTTP endpoints are thin shells around `Service`, whose methods are named for the
@@ -26,10 +26,12 @@ from ..config import Settings
 from ..embed import Embedder, embedder_for
 from ..errors import EmbedderUnavailableError
 from ..library import IndexReport, Library, StatusReport
+from ..library.related import RelatedResult
 from ..library.why import WhyResult
 from ..requests import (
     IndexRequest,
     ReadRequest,
+    RelatedRequest,
     RouteRequest,
     SearchRequest,
     StatusRequest,
@@ -190,6 +192,10 @@ class Service:
     def read(self, req: ReadRequest) -> Excerpt:
         with self.library() as lib:
             return lib.read(req)
+
+    def related(self, req: RelatedRequest) -> RelatedResult:
+        with self.library() as lib:
+            return lib.related(req)
 
     def route(self, req: RouteRequest) -> RouteResult:
         with self.library() as lib:

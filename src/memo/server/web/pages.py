@@ -1,4 +1,5 @@
-"""The three pages: search (`/`), a note at the cited lines (`/read`), the library (`/library`).
+"""The three pages: search (`/`), a note at the cited lines and its neighbours (`/read`), the
+library (`/library`).
 
 Each page makes the same request every other driver makes (SearchRequest, ReadRequest,
 StatusRequest, RouteRequest through the Service) and renders the typed result with a Jinja2
@@ -24,6 +25,7 @@ from ...errors import MemoError
 from ...requests import (
     MAX_LINES,
     ReadRequest,
+    RelatedRequest,
     RouteRequest,
     SearchRequest,
     StatusRequest,
@@ -259,7 +261,17 @@ def _read(
         "changed": bool(cite and span and span.cite != cite),
         "q": q,
         "back": views.search_href(q) if q else "",
+        "related": _related(service, note.path),
     }
+
+
+def _related(service: Service, path: str) -> dict[str, Any] | None:
+    """The note's neighbours for its page, or None when they cannot be had (the note is
+    shown all the same)."""
+    try:
+        return views.related_view(service.related(RelatedRequest.make(path)))
+    except MemoError:
+        return None
 
 
 def template_globals(token_set: bool) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """What the templates show, made from the typed results every driver gets from the Service.
 
 The page holds no logic of its own about notes: a search is `SearchRequest.make` +
-`service.search`, the note view is `service.read`, the library is `service.status`. These
+`service.search`, the note view is `service.read` (its neighbours `service.related`), the
+library is `service.status`. These
 functions only shape those results for reading: links, marked words, relative times.
 """
 
@@ -18,6 +19,7 @@ from markupsafe import Markup
 from ...collection.chunker import readable
 from ...collection.coverage import coverage_lines
 from ...library import StatusReport
+from ...library.related import RelatedResult
 from ...registry_tools.entry import Entry
 from ...requests import MAX_LINES
 from ...router.route import RouteResult
@@ -237,4 +239,46 @@ def library_view(report: StatusReport, entries: list[Entry]) -> dict[str, Any]:
             "stale": sum(r["c"].stale for r in rows),
             "pending": sum(r["c"].pending for r in rows),
         },
+    }
+
+
+RELATED_SHOWN = 10  # items of each list the note page shows
+RELATED_LISTS = ("links", "backlinks", "similar", "unresolved")
+
+
+def related_view(res: RelatedResult) -> dict[str, Any]:
+    """The note page's neighbours (library/related.py): each list's first items, each a link
+    to that note at its line, named by its file name (its path in the tooltip), with what it
+    says there; and how many there are in all."""
+
+    def item(path: str, line: int, what: str, here: int | None = None) -> dict[str, Any]:
+        name = path.rsplit("/", 1)[-1].removesuffix(".md")
+        return {
+            "href": read_href(path, line),
+            "name": f"{name}:{line}",
+            "where": f"{path}:{line}",
+            "what": what,
+            "here": here,
+        }
+
+    lists = {
+        "links": [
+            item(x.path, x.line, f"#{x.heading}" if x.heading else "", x.from_line)
+            for x in res.links
+        ],
+        "backlinks": [item(x.path, x.line, x.text) for x in res.backlinks],
+        "similar": [item(x.path, x.line, f"{x.score:.3f} · {x.heading}") for x in res.similar],
+        "unresolved": [
+            {
+                "href": "",
+                "name": f"[[{x.target}{'#' + x.heading if x.heading else ''}]]",
+                "where": f"{x.path}:{x.line}",
+                "what": "",
+                "here": x.line,
+            }
+            for x in res.unresolved
+        ],
+    }
+    return {
+        name: {"shown": items[:RELATED_SHOWN], "all": len(items)} for name, items in lists.items()
     }

@@ -1,0 +1,430 @@
+"""`memo related`: a note's neighbours, in the link graph and in meaning (issue 45).
+
+For one note (`path`, or `path:line` for the section holding that line) every collection of the
+library is caught up first, as before a search, then:
+
+- `links`: the notes it links to, resolved as Obsidian resolves them (linkgraph.py), one item
+  per note and heading, at the line of the heading or block it names (else 1), with the line of
+  this note it sits on (`from_line`) and how often it links there;
+- `backlinks`: each note linking to it, at the line of its first such link, with that line's
+  text: the links whose target could name it (`name` is indexed), each confirmed by the
+  resolver, so a link to another note of the same name is no backlink;
+- `similar`: the notes nearest it in meaning, from the stored vectors only (no model): each
+  note's unit mean vector (search/nearest.py's matrix) against this note's (or, with a line,
+  against that section's chunk vector), in every collection of the library; each at the line
+  of its chunk nearest this note, with the cosine as its score;
+- `unresolved`: its links that open no note (each at the line it sits on).
+
+`max_tokens` keeps the first items of every list, taken in turn (a link, a backlink, a similar
+note, an unresolved link, then the second of each...), while they fit.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..collection import links
+from ..collection.chunker import _sections, decode
+from ..collection.collection import Collection
+from ..errors import TargetError
+from ..requests import RelatedRequest
+from ..search import nearest
+from ..search.results import Budget
+from .collections import Collections
+from .linkgraph import LinkGraph, Resolver
+from .targets import confine, label, resolve
+
+TEXT_CHARS = 300  # a backlink's line, cut around its link
+_ATX = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
+_DROP = re.compile(r"[\[\]#^|:%*`]")
+_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s")
+
+
+@dataclass(frozen=True, slots=True)
+class Outgoing:
+    path: str  # the note the link opens, relative to the library root
+    line: int  # the line it opens at: the heading's or block's, else 1
+    from_line: int  # the line of this note the (first such) link sits on
+    kind: str  # wikilink | embed | markdown | property
+    target: str  # as written
+    heading: str  # the heading path or ^block it names ('' for the whole note)
+    by: str  # how it resolved: path, name, relative, alias, self (linkgraph.py)
+    times: int = 1  # links of this note to that note and heading
+
+
+@dataclass(frozen=True, slots=True)
+class Backlink:
+    path: str  # the linking note
+    line: int  # the line of its first link here
+    text: str  # that line, stripped (cut around the link when long)
+    kind: str
+    heading: str  # the heading or ^block of this note it names
+    times: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Similar:
+    path: str
+    line: int  # its chunk nearest this note (or section)
+    heading: str  # that chunk's heading path
+    score: float  # cosine of the two notes' mean vectors (or the section's vector)
+
+
+@dataclass(frozen=True, slots=True)
+class Unresolved:
+    path: str  # this note
+    line: int  # the line the link sits on
+    target: str
+    kind: str
+    heading: str
+
+
+@dataclass(slots=True)
+class RelatedResult:
+    path: str
+    abs_path: str
+    line: int | None  # the line asked for, if any
+    section: tuple[int, int] | None  # the lines of its section, when a line was asked for
+    links: list[Outgoing] = field(default_factory=list)
+    backlinks: list[Backlink] = field(default_factory=list)
+    similar: list[Similar] = field(default_factory=list)
+    unresolved: list[Unresolved] = field(default_factory=list)
+    took_ms: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    budget: Budget | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        out = {k: getattr(self, k) for k in ("path", "abs_path", "line")}
+        out["section"] = list(self.section) if self.section else None
+        for name in LISTS:
+            out[name] = [asdict(x) for x in getattr(self, name)]
+        out["took_ms"] = round(self.took_ms, 2)
+        out["warnings"] = self.warnings
+        out["budget"] = self.budget.to_dict() if self.budget else None
+        return out
+
+
+LISTS = ("links", "backlinks", "similar", "unresolved")
+CatchUp = Callable[[list[tuple[Collection, str]]], tuple[Any, list[str]]]
+
+
+def related(
+    colls: Collections,
+    graph: LinkGraph,
+    req: RelatedRequest,
+    catch_up: CatchUp,
+    count: Callable[[str], int],
+) -> RelatedResult:
+    """The answer to `memo related` (see the module's docstring)."""
+    t0 = time.perf_counter()
+    coll, inner, full = _note(colls, req.path)
+    rel = coll.root_path(inner)
+    everyone = colls.under()
+    if not any(c.rel == coll.rel for c in everyone):
+        everyone.append(coll)
+    _, warnings = catch_up([(c, "") for c in everyone])
+    resolver, said = graph.resolver(everyone)
+    warnings += said
+    section = _section(_lines(full), req.line) if req.line is not None else None
+    mine, _ = coll.read(lambda s: links.of_note(s.conn, inner))
+    unknown, _ = coll.read(lambda s: links.why_unknown(s.conn, inner))
+    if section is not None:
+        mine = [x for x in mine if section[0] <= x.line <= section[1]]
+    res = RelatedResult(rel, str(full), req.line, section)
+    res.links, res.unresolved = _outgoing(mine, rel, resolver, colls.root)
+    res.backlinks = _backlinks(everyone, rel, resolver, colls.root)
+    if not unknown:
+        res.similar, more = _similar(coll, inner, everyone, req.k, req.line)
+        warnings += more
+    else:
+        warnings.append(f"{rel} {unknown}: its own links and similar notes are not known")
+    res.warnings = warnings
+    if req.max_tokens is not None:
+        res.budget = _fit(res, req.max_tokens, count)
+    res.took_ms = (time.perf_counter() - t0) * 1000
+    return res
+
+
+def _note(colls: Collections, path: str) -> tuple[Collection, str, Path]:
+    """The collection holding the note at `path`, its path there, and its absolute path."""
+    full = confine(colls.root, path)
+    shown = label(colls.root, full)
+    if full.is_dir() or not full.name.lower().endswith(".md"):
+        raise TargetError(
+            f"{shown} is not a note",
+            "memo related takes one note's path (a search hit's `path` or `path:line`).",
+        )
+    coll, inner = resolve(colls, path).parts[0]
+    return coll, inner, full
+
+
+def _lines(full: Path) -> list[str]:
+    try:
+        return decode(full.read_bytes())[0].split("\n")
+    except OSError as e:
+        raise TargetError(f"cannot read {full}: {e.strerror or e}") from e
+
+
+def _headings(lines: list[str]) -> Iterator[tuple[int, int, str]]:
+    """(0-based line, level, text) of every ATX heading outside frontmatter and fenced code."""
+    start = 0
+    if lines and lines[0].rstrip() == "---":
+        end = next((k for k in range(1, len(lines)) if lines[k].rstrip() in ("---", "...")), 0)
+        start = end + 1 if end else 0
+    _, code = _sections(lines, start)
+    for k in range(start, len(lines)):
+        m = None if code[k] else _ATX.fullmatch(lines[k])
+        if m is not None:
+            yield k, len(m.group(1)), m.group(2)
+
+
+def _section(lines: list[str], line: int) -> tuple[int, int]:
+    """The 1-based lines of the section holding `line`: from its heading (# to ###, the
+    chunker's borders) to the line before the next one."""
+    if line > len(lines):
+        raise TargetError(f"line {line} is past the note's end (it has {len(lines)} lines)")
+    first, last = 1, len(lines)
+    for k, level, _ in _headings(lines):
+        if level > 3:
+            continue
+        if k + 1 <= line:
+            first = k + 1
+        else:
+            last = k
+            break
+    return first, last
+
+
+def _norm(heading: str) -> str:
+    """A heading as a link names it: what Obsidian leaves out of a heading link dropped,
+    spaces collapsed, case folded."""
+    return " ".join(_DROP.sub(" ", unicodedata.normalize("NFC", heading)).split()).casefold()
+
+
+def locate(lines: list[str], sub: str) -> int | None:
+    """The 1-based line a link's subpath names in a note: the first line of the block `^id`
+    (an id on a line of its own marks the block above it), or the heading path `A#B` (each
+    heading after the one before it; else the last one anywhere)."""
+    if sub.startswith("^"):
+        block = re.compile(rf"(?:^|\s)\^{re.escape(sub[1:].strip())}\s*$")
+        at = next((k for k, t in enumerate(lines) if block.search(t)), None)
+        if at is None:
+            return None
+        if _ITEM.match(lines[at]):  # a list item's id marks that item
+            return at + 1
+        if lines[at].strip().startswith("^"):  # a list, quote or table's id, after a blank
+            while at > 0 and not lines[at - 1].strip():
+                at -= 1
+            at -= 1 if at > 0 else 0
+        while at > 0 and lines[at - 1].strip() and not _ATX.fullmatch(lines[at - 1]):
+            at -= 1  # up to the paragraph's first line (a heading above is no part of it)
+        return at + 1
+    parts = [_norm(p) for p in sub.split("#") if p.strip()]
+    if not parts:
+        return None
+    heads = [(k, _norm(text)) for k, _, text in _headings(lines)]
+    at = -1
+    for part in parts:
+        at = next((k for k, h in heads if k > at and h == part), -2)
+        if at == -2:
+            return next((k + 1 for k, h in heads if h == parts[-1]), None)
+    return at + 1
+
+
+def _outgoing(
+    mine: list[links.Link], rel: str, resolver: Resolver, root: Path
+) -> tuple[list[Outgoing], list[Unresolved]]:
+    """This note's links: resolved, one per note and heading; and those that open nothing."""
+    out: dict[tuple[str, str], Outgoing] = {}
+    lost: dict[tuple[str, str], Unresolved] = {}
+    texts: dict[str, list[str] | None] = {}
+    for x in mine:
+        t = resolver.resolve(x.target, rel)
+        if t is None:
+            key = (links.fold(links.stem(x.target)), links.fold(x.sub))
+            lost.setdefault(key, Unresolved(rel, x.line, x.target, x.kind, x.sub))
+            continue
+        key = (t.path, _norm(x.sub))
+        if key in out:
+            out[key] = _times(out[key], out[key].times + 1)
+            continue
+        at = 1
+        if x.sub:
+            if t.path not in texts:
+                texts[t.path] = _maybe_lines(root / t.path)
+            got = texts[t.path]
+            at = (locate(got, x.sub) or 1) if got is not None else 1
+        out[key] = Outgoing(t.path, at, x.line, x.kind, x.target, x.sub, t.by)
+    return list(out.values()), list(lost.values())
+
+
+def _times(o: Any, n: int) -> Any:
+    fields = asdict(o)
+    fields["times"] = n
+    return type(o)(**fields)
+
+
+def _maybe_lines(path: Path) -> list[str] | None:
+    try:
+        return decode(path.read_bytes())[0].split("\n")
+    except OSError:
+        return None
+
+
+def _backlinks(colls: list[Collection], rel: str, resolver: Resolver, root: Path) -> list[Backlink]:
+    """Every note linking to `rel`, at its first such link, with that line's text."""
+    names = resolver.names(rel)
+    found: dict[str, tuple[Backlink, str]] = {}  # linking note -> (backlink, target written)
+    for c in colls:
+        rows, _ = c.read(partial(_naming, names=names))
+        for path, x in rows:
+            source = c.root_path(path)
+            if source == rel:
+                continue  # a note is not its own backlink
+            t = resolver.resolve(x.target, source)
+            if t is None or t.path != rel:
+                continue
+            if source in found:
+                b, target = found[source]
+                found[source] = (_times(b, b.times + 1), target)
+                continue
+            found[source] = (Backlink(source, x.line, "", x.kind, x.sub), x.target)
+    out = []
+    for source, (b, target) in sorted(found.items()):
+        got = _maybe_lines(root / source)
+        text = got[b.line - 1].strip() if got is not None and b.line <= len(got) else ""
+        cut = _around(text, target)
+        out.append(Backlink(b.path, b.line, cut, b.kind, b.heading, b.times))
+    return out
+
+
+def _naming(store: Any, names: set[str]) -> list[tuple[str, links.Link]]:
+    return links.naming(store.conn, names)
+
+
+def _around(text: str, target: str) -> str:
+    """A long line cut to TEXT_CHARS around the link to `target` (else its first link)."""
+    if len(text) <= TEXT_CHARS:
+        return text
+    at = text.casefold().find(target.casefold())
+    if at < 0:
+        at = max(0, min((i for i in (text.find("[["), text.find("](")) if i >= 0), default=0))
+    lo = max(0, at - TEXT_CHARS // 3)
+    hi = min(len(text), lo + TEXT_CHARS)
+    return ("… " if lo else "") + text[lo:hi].strip() + (" …" if hi < len(text) else "")
+
+
+def _similar(
+    coll: Collection, inner: str, colls: list[Collection], k: int, line: int | None
+) -> tuple[list[Similar], list[str]]:
+    """The k notes of the library nearest this note (or its section at `line`) in meaning."""
+    q, warning = _anchor(coll, inner, line)
+    if q is None:
+        return [], [warning] if warning else []
+    scored: list[tuple[float, Collection, nearest.Matrix, int]] = []
+    for c in colls:
+        m = _matrix(c)
+        if m is None or not len(m.notes) or m.means.shape[1] != len(q):
+            continue
+        scores = m.means @ q
+        scores[~m.means.any(axis=1)] = -np.inf  # a note none of whose chunks has a vector
+        if c.rel == coll.rel and inner in m.notes:
+            scores[m.notes.index(inner)] = -np.inf
+        top = np.argsort(-scores)[:k]
+        scored += [(float(scores[j]), c, m, int(j)) for j in top if np.isfinite(scores[j])]
+    scored.sort(key=lambda s: (-s[0], s[1].root_path(s[2].notes[s[3]])))
+    return [_nearest_chunk(c, m, j, q, score) for score, c, m, j in scored[:k]], []
+
+
+def _matrix(c: Collection) -> nearest.Matrix | None:
+    def read(store: Any) -> nearest.Matrix | None:
+        return nearest.matrix(store) if store.has_vec else None
+
+    return c.read(read)[0]
+
+
+def _anchor(coll: Collection, inner: str, line: int | None) -> tuple[np.ndarray | None, str]:
+    """The vector `similar` starts from: the note's mean, or its chunk holding `line`."""
+    m = _matrix(coll)
+    if m is None or inner not in m.notes or not m.means[m.notes.index(inner)].any():
+        return None, "similar: this note has no vectors yet (memo index computes them)"
+    mean = m.means[m.notes.index(inner)]
+    if line is None:
+        return mean, ""
+    rows, _ = coll.read(
+        lambda s: s.conn.execute(
+            "SELECT id FROM chunks WHERE path = ? AND line <= ? ORDER BY line DESC LIMIT 1",
+            (inner, line),
+        ).fetchall()
+    )
+    at = m.place([rows[0][0]]).get(rows[0][0]) if rows else None
+    if at is None or not m.own[at]:
+        return mean, ""
+    row = m.rows[m.starts[at]].astype(np.float64)
+    return row / (np.linalg.norm(row) or 1.0), ""
+
+
+def _nearest_chunk(
+    c: Collection, m: nearest.Matrix, j: int, q: np.ndarray, score: float
+) -> Similar:
+    """The similar note `j` of matrix `m`, at its chunk nearest `q`."""
+    ids = m.known[m.note_of == j]
+    placed = m.place(ids)
+    best, best_score = None, -np.inf
+    for cid, at in placed.items():
+        if m.own[at]:
+            s = float(m.rows[m.starts[at]] @ q)
+            if s > best_score:
+                best, best_score = cid, s
+    row = None
+    if best is not None:
+        row, _ = c.read(
+            lambda s: s.conn.execute(
+                "SELECT line, heading FROM chunks WHERE id = ?", (best,)
+            ).fetchone()
+        )
+    line, heading = (int(row[0]), str(row[1])) if row else (1, "")
+    return Similar(c.root_path(m.notes[j]), line, heading, round(score, 4))
+
+
+def _cost_text(name: str, x: Any) -> str:
+    if name == "links":
+        return f"{x.path}:{x.line} {x.heading} (line {x.from_line})"
+    if name == "backlinks":
+        return f"{x.path}:{x.line} {x.text}"
+    if name == "similar":
+        return f"{x.path}:{x.line} {x.heading} {x.score}"
+    return f"{x.path}:{x.line} {x.target}#{x.heading}"
+
+
+def _fit(res: RelatedResult, max_tokens: int, count: Callable[[str], int]) -> Budget:
+    """Keep the first items of every list, taken in turn, while they fit in max_tokens."""
+    kept: dict[str, list[Any]] = {name: [] for name in LISTS}
+    used = 0
+    full = False
+    depth = max((len(getattr(res, n)) for n in LISTS), default=0)
+    for i in range(depth):
+        for name in LISTS:
+            items = getattr(res, name)
+            if full or i >= len(items):
+                continue
+            cost = count(_cost_text(name, items[i]))
+            if used + cost > max_tokens:
+                full = True
+                continue
+            kept[name].append(items[i])
+            used += cost
+    total = sum(len(getattr(res, n)) for n in LISTS)
+    for name in LISTS:
+        setattr(res, name, kept[name])
+    dropped = total - sum(len(v) for v in kept.values())
+    return Budget(max_tokens, used, dropped, 0)
