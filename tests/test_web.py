@@ -545,8 +545,10 @@ def test_the_page_folds_the_agents_words_away_and_sends_them(http: TestClient) -
     assert '<details class="words" open>' in r.text
     assert ">хлеб на закваске\n\nвыпечка</textarea>" in r.text and 'value="250 °C"' in r.text
     assert "home/cooking/sourdough.md" in r.text.split('<ol class="hits">')[1]
-    bad = http.get("/", params={"q": "bread", "keywords": "?!"})
-    assert bad.status_code == 400 and "only punctuation" in bad.text
+    left = http.get("/", params={"q": "bread", "keywords": "?!"})
+    assert left.status_code == 200 and "has no letter or digit" in left.text
+    bad = http.get("/", params={"q": "bread", "keywords": " "})
+    assert bad.status_code == 400 and "is empty" in bad.text
 
 
 def test_a_collection_at_the_root_is_named_by_the_library_folder(
