@@ -174,7 +174,7 @@ def vec_candidates(
         return best_per_chunk(own, nearest(wins, q, len(wins)), n)
     # vec0 chunks of 64 slots (store.VEC_CHUNK): a KNN beats reading the rows into numpy at
     # every size (0.04 against 0.08 ms at 32 vectors), so small collections need no path of
-    # their own any more (bench/vec_chunks.py).
+    # their own any more (git show lab-2026-12:bench/vec_chunks.py).
     code = quantize(q).tobytes()
     knn = "SELECT rowid, distance FROM {} WHERE embedding MATCH vec_int8(?) AND k = ?"
     own = conn.execute(knn.format("chunks_vec"), (code, n)).fetchall()
