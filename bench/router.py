@@ -1,18 +1,15 @@
 """Routing at scale: the registry and the summary router at 50 to 100,000 collections.
 
-    python bench/router.py [--big 100000] [--queries 200] [--sample 6]
+    python bench/router.py [--big 100000] [--queries 60] [--sample 6]
 
-Generates libraries from xquad-dev topics (tests/genlib.py) in a temp folder and measures:
-at 1,000 collections with notes, routing accuracy on the xquad-dev questions (top 1 / top 5:
-descriptions alone before the index, then with what the collections hold, and with each
-collection's two vectors merged, the rule from router/vectors.py `MERGE_MIN` collections on)
-and the description-embedding rate; route latency p50/p95 at 50, 1,000, 5,000 and --big; at
---big the registry's lexical rebuild and rescan, lexical accuracy, and routes with the vector
-leg (every row given 256 content stems and a centroid), then with the shortlist's evidence
-search. Beyond 50 collections descriptions get seeded random vectors (`Seeded`): the vector
-leg's cost, not its accuracy; questions are always embedded by the model. Writes
-bench/results/router.json. (Descriptions and headings without the content legs, and the two
-vectors scored apart beyond MERGE_MIN: `git show lab-2026-12:bench/router.py`.)
+Libraries generated from xquad-dev's articles (tests/genlib.py): at 1,000 collections with
+notes, route accuracy (descriptions alone before the index; with what the collections hold;
+with each collection's two vectors merged, as from router/vectors.py `MERGE_MIN` on); route
+latency at 50, 1,000, 5,000 and --big; at --big the registry's lexical rebuild and rescan,
+lexical accuracy, routes with every row given content stems and a centroid, then with the
+shortlist's evidence search. Beyond 50 collections descriptions get seeded vectors (`Seeded`:
+the vector leg's cost, not its accuracy). Writes bench/results/router.json. (The variants
+studied: `git show lab-2026-12:bench/router.py`.)
 """
 
 from __future__ import annotations

@@ -140,28 +140,28 @@ def phrasings_also(d: dict) -> str:
 
 
 # ---------------------------------------------------------------------- confidence.py
-def _levels(rows: list[dict]) -> list[list[Any]]:
-    return [
-        [r["asked"], r["n"], f"{r['high']:.3f}", f"{r['low']:.3f}", f"{r['none']:.3f}"]
-        + ["—" if r["high_right"] is None else f"{r['high_right']:.3f}"]
-        for r in rows
-    ]
-
-
 @renders("confidence.fit")
 def confidence_fit(d: dict) -> str:
-    head = ["asked", "searches", "high", "low", "none", "`high` is right"]
-    fits = "\n".join(
-        f"- fitted without topic-{i}: " + ", ".join(f"{k} {v:g}" for k, v in f.items())
+    """XQuAD's ways of asking (the vault's: "A real vault"), under the constants shipped and
+    under thresholds fitted without the question's topic."""
+    held = {r["asked"]: r for r in d["held_out"]}
+    rows = []
+    for r in (r for r in d["shipped"] if not r["asked"].startswith("vault")):
+        h = held[r["asked"]]
+        right = [x["high_right"] for x in (r, h)]
+        rows.append(
+            [r["asked"], r["n"], " / ".join(f"{r[k]:.3f}" for k in ("high", "low", "none"))]
+            + [" / ".join(f"{h[k]:.3f}" for k in ("high", "low", "none"))]
+            + ["—" if None in right else " / ".join(f"{x:.3f}" for x in right)]
+        )
+    head = ["asked", "searches", "shipped: high / low / none", "held out: high / low / none"]
+    fits = "; ".join(
+        f"without topic-{i}: " + ", ".join(f"{v:g}" for v in f.values())
         for i, f in enumerate(d["fits"], start=1)
     )
     return (
-        "The constants memo ships (search/confidence.py), every way of asking:\n\n"
-        + table(head, _levels(d["shipped"]), right=5)
-        + "\n\nThresholds fitted on two topics (and the vault's tune half), scored on the third "
-        "(rotating); the vault's questions under the median of the three fits:\n\n"
-        + table(head, _levels(d["held_out"]), right=5)
-        + f"\n\n{fits}"
+        table([*head, "`high` is right"], rows, right=4)
+        + f"\n\nThresholds fitted ({', '.join(d['fits'][0])}): {fits}."
     )
 
 
@@ -201,13 +201,18 @@ def vault_confidence(d: list) -> str:
 
 @renders("vault.focus")
 def vault_focus(d: list) -> str:
-    head = ["set", "half", "n", "lines: chunk / focus (median)", "focus shorter than its chunk"]
+    head = ["set", "n", "lines: chunk / focus (median)", "focus shorter than its chunk"]
     rows = [
-        [r["set"], r["half"], r["n"], f"{r['chunk_lines']:.0f} / {r['focus_lines']:.0f}"]
-        + [f"{r['shorter']:.3f}"]
+        [
+            r["set"],
+            r["n"],
+            f"{r['chunk_lines']:.0f} / {r['focus_lines']:.0f}",
+            f"{r['shorter']:.3f}",
+        ]
         for r in d
+        if r["half"] == "all"
     ]
-    return table(head, rows)
+    return table(head, rows, right=3)
 
 
 @renders("vault.route")
