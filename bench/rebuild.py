@@ -60,7 +60,7 @@ def main() -> None:
     ap.add_argument("--root", type=Path, default=SHARED / "eval" / "xquad-dev-distract" / "ru")
     ap.add_argument("--model-dir", type=Path, help="index with this export (MEMO_MODEL_DIR)")
     ap.add_argument("--keep-cache", action="store_true", help="do not empty the cache first")
-    ap.add_argument("--part", default="distract", help="its name in bench/results/rebuild.json")
+    ap.add_argument("--part", help="its name in rebuild.json (default: the root's last two parts)")
     smoke_args(ap)
     args = ap.parse_args()
     if args.smoke:
@@ -96,7 +96,8 @@ def main() -> None:
     if args.smoke and res["rebuild"]["chunks_cached"] != chunks:
         raise SystemExit("the rebuild did not find every chunk in the embedding cache")
     res["root"] = str(args.root.relative_to(SHARED) if args.root.is_relative_to(SHARED) else "")
-    record(__file__, args.part, res, load0, args.smoke)
+    part = args.part or "-".join(args.root.resolve().parts[-2:])
+    record(__file__, part, res, load0, args.smoke)
 
 
 if __name__ == "__main__":

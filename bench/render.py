@@ -36,7 +36,8 @@ BLOCK = re.compile(r"^<!-- render (\w+)\.([\w-]+) -->\n(.*?)^<!-- /render -->$",
 
 def render(script: str, part: str, got: dict[str, Any]) -> str:
     """A part as a doc shows it: its table(s), then where the figures come from."""
-    body = RENDERERS[f"{script}.{part}"](got["data"]).rstrip("\n")
+    show = RENDERERS.get(f"{script}.{part}") or RENDERERS[f"{script}.*"]
+    body = show(got["data"]).rstrip("\n")
     where = f"`{got['command']}` · {got['date']} · {got['commit']} · load {got['load']}"
     return f"{body}\n\n{where}\n"
 

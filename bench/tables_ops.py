@@ -155,8 +155,7 @@ def _rebuild(d: dict) -> str:
     return table(head, rows, right=5) + f"\n\nCold: {rate:.1f} chunks/s over the whole run."
 
 
-renders("rebuild.distract")(_rebuild)
-renders("rebuild.vault")(_rebuild)
+renders("rebuild.*")(_rebuild)  # any library it was run on (`--part`)
 
 
 # ---------------------------------------------------------------------- index_layout.py
