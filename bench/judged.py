@@ -186,8 +186,7 @@ def judge(lib: Any, qrels: list[dict[str, Any]], mode: str, k: int = 10) -> tupl
 
 
 def pct(values: Sequence[float], p: float) -> float:
-    """The p-th percentile (0-100) by nearest rank: the smallest value with at least p % of
-    the values at or below it; NaN for no values. The one rule every table here uses."""
+    """The p-th percentile (0-100) by nearest rank, the one rule every table uses (NaN: none)."""
     if not values:
         return float("nan")
     s = sorted(values)

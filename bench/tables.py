@@ -103,13 +103,14 @@ def diversity_dev(d: dict) -> str:
 # ---------------------------------------------------------------------- focus.py
 @renders("focus.xquad")
 def focus_xquad(d: dict) -> str:
-    head = ["set", "half", "n", "whole chunk", "answer in focus", "in first window"]
+    head = ["set", "n", "whole chunk", "answer in focus", "in first window"]
     head += ["in shown text / before", "chars: focus / chunk (median)"]
     rows = [
-        [r["set"], r["half"], r["n"], r["whole"], f"{r['focus']:.3f}", f"{r['start']:.3f}"]
+        [r["set"], r["n"], r["whole"], f"{r['focus']:.3f}", f"{r['start']:.3f}"]
         + [f"{r['shown']:.3f} / {r['shown_before']:.3f}"]
         + [f"{r['focus_chars']:.0f} / {r['chunk_chars']:.0f}"]
         for r in d["rows"]
+        if r["half"] == "all"
     ]
     return table(head, rows)
 

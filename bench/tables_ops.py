@@ -3,8 +3,6 @@ the helpers; bench/render.py says how a doc shows them)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from tables import ms, r3, renders, table
 
 
@@ -161,21 +159,17 @@ renders("rebuild.*")(_rebuild)  # any library it was run on (`--part`)
 # ---------------------------------------------------------------------- index_layout.py
 @renders("index_layout.vault")
 def index_layout_vault(d: dict) -> str:
-    head = ["collection", "notes", "chunks", "notes KB", "target KB", "index KB", "÷ target"]
-    rows, tot = [], [0, 0, 0, 0, 0]
-    for r in d["rows"]:
-        target = 2 * r["note_bytes"] + 100 * 1024
-        got = (r["notes"], r["chunks"], r["note_bytes"], target, r["index_bytes"])
-        tot = [a + b for a, b in zip(tot, got, strict=True)]
-        rows.append([r["collection"], *_sizes(got)])
-    rows.append([f"**all {len(d['rows'])}**", *_sizes(tot)])
-    return table(head, rows, right=6)
-
-
-def _sizes(x: Sequence[int]) -> list[str]:
-    n, chunks, notes, target, size = x
-    kb = [f"{v / 1024:,.0f}" for v in (notes, target, size)]
-    return [str(n), f"{chunks:,}", *kb, f"{size / target:.2f}"]
+    """The library's indexes summed (each collection's in the results file), with the range
+    of the collections' own ratios."""
+    ratio = [r["index_bytes"] / (2 * r["note_bytes"] + 100 * 1024) for r in d["rows"]]
+    notes = sum(r["note_bytes"] for r in d["rows"])
+    size = sum(r["index_bytes"] for r in d["rows"])
+    target = 2 * notes + 100 * 1024 * len(d["rows"])
+    head = ["library", "collections", "notes", "chunks", "notes KB", "indexes KB", "÷ target"]
+    row = [d["library"], len(d["rows"]), sum(r["notes"] for r in d["rows"])]
+    row += [f"{sum(r['chunks'] for r in d['rows']):,}", f"{notes / 1024:,.0f}"]
+    row += [f"{size / 1024:,.0f}", f"{size / target:.2f} (each: {min(ratio):.2f}-{max(ratio):.2f})"]
+    return table(head, [row], right=6)
 
 
 # ---------------------------------------------------------------------- embedders.py
