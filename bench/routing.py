@@ -182,19 +182,16 @@ def main() -> None:
 
 
 def shortlist_study(lib: Library, qs: list[dict]) -> list[dict[str, float]]:
-    """Beyond EVIDENCE_ALL collections the summary router shortlists: how much of the
-    exhaustive evidence ranking does a shortlist of N keep (its top 1, its top 3), and what
-    does a route cost at each N?"""
+    """Beyond SHORTLIST collections the summary router shortlists: how much of the exhaustive
+    evidence ranking does a shortlist of N keep (its top 1, its top 3), at what cost?"""
     from memo.library import routing as evidence
 
     full = []
     with exhaustive():
         for q in qs:
             full.append([c.path for c in lib.route(q["question"], k=3).collections])
-    keep = evidence.EVIDENCE_ALL, evidence.SHORTLIST
-    out = []
+    keep, out = evidence.SHORTLIST, []
     try:
-        evidence.EVIDENCE_ALL = 0  # force the shortlist path on this library
         for n in (10, 25, 50, 100, 200):
             evidence.SHORTLIST = n
             same1 = same3 = 0
@@ -208,7 +205,7 @@ def shortlist_study(lib: Library, qs: list[dict]) -> list[dict[str, float]]:
             p50 = statistics.median(times) * 1000
             out.append({"n": n, "top1": same1 / len(qs), "top3": same3 / len(qs), "p50_ms": p50})
     finally:
-        evidence.EVIDENCE_ALL, evidence.SHORTLIST = keep
+        evidence.SHORTLIST = keep
     return out
 
 
@@ -217,12 +214,11 @@ def exhaustive() -> Iterator[None]:
     """Routes search every collection, whatever the library's size."""
     from memo.library import routing as evidence
 
-    keep = evidence.EVIDENCE_ALL
-    evidence.EVIDENCE_ALL = 10**9
+    keep, evidence.SHORTLIST = evidence.SHORTLIST, 10**9
     try:
         yield
     finally:
-        evidence.EVIDENCE_ALL = keep
+        evidence.SHORTLIST = keep
 
 
 def flow_homes(lib: Library, qs: list[dict]) -> dict[str, float]:
