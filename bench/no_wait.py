@@ -3,20 +3,13 @@
     python bench/no_wait.py vault --vault /path/to/obsidian-help/en [--query Q]
     python bench/no_wait.py synthetic --vault /path/to/obsidian-help/en [--notes 2000]
     python bench/no_wait.py eval [--set xquad-dev-distract] [--shared ../shared]
-    python bench/no_wait.py --smoke
 
-`vault`: a copy of the vault, `memo init --yes`, then `memo index` as a process with the
-embedding cache off (every vector is the model's); from another process, `memo search` every
-POLL seconds until the index ends: when the first search returned a hit, and each search's
-latency, against the same search afterwards (p50/p95 of the same count of searches).
-`synthetic`: `--notes` notes made of the vault's paragraphs in 20 collections; `memo index`
-runs until the first search returns a hit, then is stopped (SIGTERM keeps its work).
-`eval`: the lexical-only stage's recall (every chunk pending: what the receipt promises) and
-the hybrid top 10 of every question once the vector stage is done, index built in two steps
-(a search that may not embed, then `memo index`) against one `memo index` run: identical?
-
-Prints markdown tables and the load average; scratch folders under TMPDIR are printed and
-kept. `--smoke` runs each part on a tiny library it makes itself, in seconds.
+`vault`: `memo init --yes` on a copy, `memo index` as a process (the embedding cache off), and
+`memo search` from another every POLL seconds: the first hit, and searches during the index
+against the same after it. `synthetic`: `--notes` notes of the vault's paragraphs in 20
+collections, `memo index` until the first hit. `eval`: every chunk pending (the lexical stage
+alone), then the top 10 once indexed in two steps against one `memo index`. Writes
+bench/results/no_wait.json; scratch folders under TMPDIR are kept.
 """
 
 from __future__ import annotations
@@ -35,7 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from judged import load_average, pct, smoke_args  # bench/ is on sys.path as a script
+from judged import load_average, pct, record, smoke_args  # bench/ is on sys.path as a script
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
@@ -66,10 +59,6 @@ def _search(root: Path, query: str, env: dict[str, str]) -> tuple[float, int]:
     except (ValueError, KeyError):
         hits = 0
     return took, hits
-
-
-def _spread(xs: list[float]) -> str:
-    return f"p50 {pct(xs, 50):.2f} s, p95 {pct(xs, 95):.2f} s"
 
 
 _load = load_average
@@ -117,21 +106,19 @@ def vault(args: argparse.Namespace) -> None:
     env = _env(scratch)
     subprocess.run([*MEMO, "init", str(root), "--yes"], env=env, check=True, capture_output=True)
     print(f"scratch {scratch}; load before {_load()}")
+    load0 = os.getloadavg()[0]
     run = during_index(root, args.query, env, stop_at_hit=False)
     after = [_search(root, args.query, env)[0] for _ in range(max(3, len(run["during"])))]
-    rep = run["report"]
-    print(f"load after {_load()}\n")
-    print("| measure | value |\n|---|---|")
-    print(f"| notes / chunks embedded | {rep.get('new')} / {rep.get('chunks_embedded')} |")
-    print(f"| full index (process) | {run['index_seconds']:.1f} s |")
-    first = run["first_hit"]
-    share = f" ({first / run['index_seconds']:.1%} of the index)" if first else ""
-    print(f"| first search with a hit | {first:.1f} s{share} |" if first else "| first hit | - |")
-    d, a = run["during"], after
-    print(f"| searches during the index | {len(d)}: {_spread(d)} |")
-    print(f"| the same search after | {len(a)}: {_spread(a)} |")
-    if d and a:
-        print(f"| during / after, p50 | {pct(d, 50) / pct(a, 50):.2f} x |")
+    rep, d, a = run["report"], run["during"], after
+    data = {
+        "notes": rep.get("new"),
+        "chunks": rep.get("chunks_embedded"),
+        "index_s": run["index_seconds"],
+        "first_hit_s": run["first_hit"],
+        "during": [len(d), pct(d, 50), pct(d, 95)],
+        "after": [len(a), pct(a, 50), pct(a, 95)],
+    }
+    record(__file__, "vault", data, load0, args.smoke)
 
 
 def _paragraphs(folder: Path) -> list[str]:
@@ -157,14 +144,10 @@ def synthetic(args: argparse.Namespace) -> None:
         (coll / f"note{i:05d}.md").write_text(f"# Note {i}\n\n{body}\n", encoding="utf-8")
     env = _env(scratch)
     print(f"scratch {scratch}; {args.notes} notes; load before {_load()}")
+    load0 = os.getloadavg()[0]
     run = during_index(root, args.query, env, stop_at_hit=True)
-    print(f"load after {_load()}\n")
-    first = run["first_hit"]
-    print(
-        f"| {args.notes} notes | first search with a hit after {first:.1f} s |"
-        if first
-        else f"| {args.notes} notes | no hit before the index ended |"
-    )
+    data = {"notes": args.notes, "collections": 20, "first_hit_s": run["first_hit"]}
+    record(__file__, "synthetic", data, load0, args.smoke)
 
 
 def _questions(qrels: Path) -> list[dict[str, Any]]:
@@ -180,8 +163,9 @@ def _rank(hits: list[dict[str, Any]], q: dict[str, Any]) -> int | None:
 
 def evaluate(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(SRC))
+    from judged import engine
+
     from memo.config import Settings
-    from memo.embed import get_embedder
     from memo.library import Library
 
     base = Path(args.shared) / "eval" / args.set
@@ -193,8 +177,7 @@ def evaluate(args: argparse.Namespace) -> None:
         lang = qs[0].get("library_lang") or qs[0]["lang"]
         tasks.setdefault(lang, []).append((qrels.stem, qs))
     env = Settings.from_env()
-    print("| task | questions | lexical stage R@1 / R@5 | hybrid R@1 / R@5 | top 10 identical |")
-    print("|---|---|---|---|---|")
+    load0, rows = os.getloadavg()[0], []
     for lang, these in tasks.items():
         got: dict[str, dict[str, list[list[dict[str, Any]]]]] = {}
         for how in ("two-steps", "one-go"):
@@ -203,7 +186,7 @@ def evaluate(args: argparse.Namespace) -> None:
             settings = Settings(
                 **{**_fields(env), "search_embed_seconds": 0.0, "index_dir": scratch / how / "i"}
             )
-            embedder = get_embedder(settings.embedder, settings.model_dir)
+            embedder = engine(settings.embedder, settings.model_dir)
             with Library(root, embedder, settings) as lib:
                 lib.declare()
                 if how == "two-steps":  # every chunk pending: the lexical stage alone
@@ -217,11 +200,8 @@ def evaluate(args: argparse.Namespace) -> None:
                 for a, b in zip(got["two-steps"][task], got["one-go"][task], strict=True)
             )
             lex, hyb = _recall(ranks["lexical"]), _recall(ranks["one-go"])
-            print(
-                f"| {task} | {len(qs)} | {lex[0]:.3f} / {lex[1]:.3f} | "
-                f"{hyb[0]:.3f} / {hyb[1]:.3f} | {same} of {len(qs)} |"
-            )
-    print(f"\nload after {_load()}")
+            rows.append({"task": task, "n": len(qs), "lexical": lex, "hybrid": hyb, "same": same})
+    record(__file__, "eval", {"set": args.set, "rows": rows}, load0, args.smoke)
 
 
 def _ask(lib: Any, qs: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
@@ -250,7 +230,7 @@ def smoke() -> None:
             f"# Note {i}\n\nHow to restore a deleted note from the trash, case {i}, is told "
             "here at length so that the paragraph is long enough to be kept.\n"
         )
-    ns = argparse.Namespace(vault=vault_dir, query="restore a deleted note", notes=30)
+    ns = argparse.Namespace(vault=vault_dir, query="restore a deleted note", notes=30, smoke=True)
     global POLL
     POLL = 0.05
     vault(ns)
@@ -267,7 +247,7 @@ def smoke() -> None:
         )
         + "\n"
     )
-    evaluate(argparse.Namespace(shared=tmp / "shared", set="tiny", limit=0))
+    evaluate(argparse.Namespace(shared=tmp / "shared", set="tiny", limit=0, smoke=True))
     shutil.rmtree(tmp, ignore_errors=True)
     print("smoke: ok")
 

@@ -1,19 +1,10 @@
 """The agent translates; memo fuses: English questions of a Russian library, with and without
-the Russian phrasing passed as `also` (issue 25, item 5).
-
-XQuAD ids are shared across languages, so the Russian question of an id is the English one's
-translation: what an agent hands back after memo's warning. On each Russian library
-(xquad-dev/ru, xquad-dev-distract/ru), for the dev questions:
-
-- search everything: en>ru alone, en>ru with also=[ru], ru>ru alone: R@1 / R@5 / MRR@10;
-- the route-then-search flow (memo_route, then memo_search on the first collection), each with
-  the same phrasings: R@5, against searching everything;
-- the fusion rules for several phrasings, scored on the same legs: the sum of each phrasing's
-  fused score, the max (shipped), the English phrasing at half weight, RRF over the phrasings'
-  fused rankings;
-- the warning: how often it fires on same-language questions (ru>ru here, en>en on the English
-  library: the target is never) and on en>ru (it should, always);
-- the cost: a search with two phrasings against one, hot, in-process, same questions.
+the Russian phrasing passed as `also` (XQuAD ids are shared, so the Russian question of an
+id is the English one's translation). On xquad-dev/ru and xquad-dev-distract/ru: search
+everything (en>ru, en>ru with also=[ru], ru>ru), the route-then-search flow, how often the
+language warning fires (en>ru: always; same language: never) and what two phrasings cost.
+Phrasings fuse by their max (search/fusion.py `fuse_phrasings`); the rules it was chosen
+against: `git show lab-2026-12:bench/phrasings.py`. Writes bench/results/phrasings.json.
 
     python bench/phrasings.py --index-dir /tmp/memo-phr [--sets dev,distract] [--limit 200]
 """
@@ -27,67 +18,19 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Hashable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from judged import inside, rank_of, scores, smoke_args, smoke_eval  # noqa: E402  (bench/ on sys.path)
+from judged import rank_of, record, scores, smoke_args, smoke_eval  # noqa: E402  (bench/ on sys.path)
 
 from memo.config import Settings  # noqa: E402
 from memo.embed import embedder_for  # noqa: E402
 from memo.library import Library  # noqa: E402
-from memo.search.fusion import CANDIDATES, Legs, fuse, rrf  # noqa: E402
-from memo.search.ranking import Ranking, rank  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 SETS = {"dev": "xquad-dev", "distract": "xquad-dev-distract"}
 K = 10
-
-Rule = Callable[[list[Legs]], dict[Hashable, float]]
-
-
-def _sum(every: list[Legs]) -> dict[Hashable, float]:
-    out: dict[Hashable, float] = {}
-    for legs in every:
-        for key, s in fuse(legs, "hybrid").items():
-            out[key] = out.get(key, 0.0) + s
-    return out
-
-
-def _max(every: list[Legs]) -> dict[Hashable, float]:
-    out: dict[Hashable, float] = {}
-    for legs in every:
-        for key, s in fuse(legs, "hybrid").items():
-            out[key] = max(out.get(key, 0.0), s)
-    return out
-
-
-def _weighted(w: float) -> Rule:
-    def rule(every: list[Legs]) -> dict[Hashable, float]:
-        out: dict[Hashable, float] = {}
-        for n, legs in enumerate(every):
-            for key, s in fuse(legs, "hybrid").items():
-                out[key] = out.get(key, 0.0) + (w if n == 0 else 1.0) * s
-        return out
-
-    return rule
-
-
-def _rrf(every: list[Legs]) -> dict[Hashable, float]:
-    ranked = []
-    for legs in every:
-        f = fuse(legs, "hybrid")
-        ranked.append((sorted(f.items(), key=lambda x: -x[1]), 1.0))
-    return rrf(ranked, k=10)
-
-
-RULES: dict[str, Rule] = {
-    "sum": _sum,
-    "max (shipped)": _max,
-    "query at 0.5": _weighted(0.5),
-    "rrf k=10": _rrf,
-}
 
 
 def qrels(path: Path) -> dict[str, dict]:
@@ -95,32 +38,19 @@ def qrels(path: Path) -> dict[str, dict]:
     return {r["id"]: r for r in rows if r.get("split", "dev") == "dev"}
 
 
-def place(r: Ranking, q: dict, k: int = K) -> int | None:
-    return rank_of(r.hits(k), q)
-
-
-def line(name: str, s: dict[str, float]) -> str:
-    return f"| {name} | {s['r1']:.3f} / {s['r5']:.3f} / {s['mrr']:.3f} |"
-
-
 def study(lib: Library, en: dict[str, dict], ru: dict[str, dict], limit: int) -> dict:
     ids = [i for i in en if i in ru][:limit]
-    scope = inside(lib).resolve(".")
-    vec = inside(lib).vectors
     got: dict[str, list[int | None]] = {"en": [], "en+ru": [], "ru": []}
-    by_rule: dict[str, list[int | None]] = {name: [] for name in RULES}
     flow: dict[str, list[bool]] = {"en": [], "en+ru": [], "ru": []}
     warned = {"en": 0, "ru": 0}
     for i in ids:
         e, r = en[i], ru[i]
-        one = rank(scope, e["question"], "hybrid", vec, CANDIDATES)
-        both = rank(scope, e["question"], "hybrid", vec, CANDIDATES, also=(r["question"],))
-        alone = rank(scope, r["question"], "hybrid", vec, CANDIDATES)
-        for name, ranking in (("en", one), ("en+ru", both), ("ru", alone)):
-            got[name].append(place(ranking, e))
-        for name, rule in RULES.items():
-            fused = Ranking(both.reader, both.legs, rule(both.phrasings), phrasings=both.phrasings)
-            by_rule[name].append(place(fused, e))
+        for name, query, also in (
+            ("en", e["question"], ()),
+            ("en+ru", e["question"], (r["question"],)),
+            ("ru", r["question"], ()),
+        ):
+            got[name].append(rank_of(lib.search(".", query, k=K, also=also).hits, e))
         for name, query, also in (
             ("en", e["question"], ()),
             ("en+ru", e["question"], (r["question"],)),
@@ -139,7 +69,6 @@ def study(lib: Library, en: dict[str, dict], ru: dict[str, dict], limit: int) ->
     return {
         "n": len(ids),
         "search": {k: scores(v) for k, v in got.items()},
-        "rules": {k: scores(v) for k, v in by_rule.items()},
         "flow": {k: sum(v) / max(1, len(v)) for k, v in flow.items()},
         "warned": {k: v / max(1, len(ids)) for k, v in warned.items()},
         "ids": ids,
@@ -186,7 +115,8 @@ def main() -> None:
         ap.error("--index-dir is required")
     settings = Settings(index_dir=args.index_dir)
     emb = embedder_for(Settings.from_env(), "serve")
-    print(f"# load {os.getloadavg()}, engine {emb.backend if emb else None}")
+    load0 = os.getloadavg()[0]
+    out = {}
     for name in args.sets.split(","):
         base = args.eval / SETS[name]
         en = qrels(base / "qrels" / "en-ru.cross.jsonl")
@@ -195,30 +125,12 @@ def main() -> None:
             lib.index()
             res = study(lib, en, ru, args.limit)
             res["same_ru"] = same_language_warnings(lib, ru, args.limit)
-            res["cost"] = cost(lib, en, ru, res["ids"][:40])
+            res["cost"] = cost(lib, en, ru, res.pop("ids")[:40])
         with Library(base / "en", emb, settings) as lib_en:
             lib_en.index()
             res["same_en"] = same_language_warnings(lib_en, qrels(base / "qrels" / "en.jsonl"), 100)
-        print(f"\n## {SETS[name]}/ru, {res['n']} dev questions\n")
-        print("| asked | R@1 / R@5 / MRR@10 |\n|---|---|")
-        for k, label in (("en", "en>ru alone"), ("en+ru", "en>ru, also=[ru]"), ("ru", "ru>ru")):
-            print(line(label, res["search"][k]))
-        print("\n| rule for two phrasings | R@1 / R@5 / MRR@10 |\n|---|---|")
-        for k, s in res["rules"].items():
-            print(line(k, s))
-        print("\n| flow: route, then search its first collection | R@5 |\n|---|---|")
-        for k, label in (("en", "en>ru alone"), ("en+ru", "en>ru, also=[ru]"), ("ru", "ru>ru")):
-            print(f"| {label} | {res['flow'][k]:.3f} |")
-        w = res["warned"]
-        print(
-            f"\nwarning: fires on en>ru {w['en']:.3f} (route); on same-language questions: ru>ru "
-            f"{w['ru']:.3f} (route) / {res['same_ru']:.3f} (search), en>en {res['same_en']:.3f}"
-        )
-        c = res["cost"]
-        print(
-            f"cost (hot, in-process, 40 questions x2): one phrasing {c['one_ms']:.1f} ms, two "
-            f"{c['two_ms']:.1f} ms: x{c['ratio']:.2f}"
-        )
+        out[SETS[name]] = res
+    record(__file__, "also", out, load0, args.smoke)
 
 
 if __name__ == "__main__":

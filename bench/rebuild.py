@@ -1,18 +1,11 @@
 """What a rebuild costs once vectors are cached: cold index, every index deleted, --full.
 
-    python bench/rebuild.py --out DIR [--root ../shared/eval/xquad-dev-distract/ru]
-                            [--model-dir FOLDER] [--keep-cache]
+    python bench/rebuild.py --out DIR [--root ../shared/eval/xquad-dev-distract/ru] [--part P]
 
-Runs `memo index` as a user does (a process each, the default engine unless --model-dir), with
-MEMO_INDEX_DIR and XDG_CACHE_HOME under DIR (nothing is written under ../shared; the built
-model is linked in from the current user cache, so no run builds it):
-
-1. cold: an empty embedding cache, no index;
-2. rebuild: every index deleted (what `rm -rf .memo` is under MEMO_INDEX_DIR), cache kept;
-3. full: `memo index --full`.
-
-Prints seconds, chunks, passages/s and the ratios to cold, with the load average around each
-run (the machine is shared: take it when the load is low, and read the ratios).
+`memo index` as a user runs it (a process each, the default engine unless --model-dir), with
+MEMO_INDEX_DIR and XDG_CACHE_HOME under DIR (the built model linked in from the user cache):
+cold (an empty embedding cache), every index deleted, then `--full`. Writes seconds, chunks and
+the ratios to cold into bench/results/rebuild.json, with the load around each run.
 """
 
 from __future__ import annotations
@@ -27,11 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from judged import (  # bench/ is on sys.path when run as a script
-    load_average,
-    smoke_args,
-    smoke_eval,
-)
+from judged import load_average, record, smoke_args, smoke_eval  # bench/ is on sys.path
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("MEMO_SHARED", REPO.parent / "shared"))
@@ -71,6 +60,7 @@ def main() -> None:
     ap.add_argument("--root", type=Path, default=SHARED / "eval" / "xquad-dev-distract" / "ru")
     ap.add_argument("--model-dir", type=Path, help="index with this export (MEMO_MODEL_DIR)")
     ap.add_argument("--keep-cache", action="store_true", help="do not empty the cache first")
+    ap.add_argument("--part", help="its name in rebuild.json (default: the root's last two parts)")
     smoke_args(ap)
     args = ap.parse_args()
     if args.smoke:
@@ -93,6 +83,7 @@ def main() -> None:
     if args.model_dir:
         env["MEMO_MODEL_DIR"] = str(args.model_dir)
     root = str(args.root)
+    load0 = os.getloadavg()[0]
     res = {"root": root, "model_dir": str(args.model_dir or "")}
     res["cold"] = run(env, root)
     print("cold", res["cold"], flush=True)
@@ -101,20 +92,12 @@ def main() -> None:
     print("rebuild", res["rebuild"], flush=True)
     res["full"] = run(env, root, "--full")
     print("full", res["full"], flush=True)
-    cold = res["cold"]["seconds"]
-    print("\n| run | seconds | chunks embedded | from the cache | × cold | load before → after |")
-    print("|---|---:|---:|---:|---:|---|")
-    for name in ("cold", "rebuild", "full"):
-        r = res[name]
-        print(
-            f"| {name} | {r['seconds']:.1f} | {r['chunks_embedded']} | {r['chunks_cached']} | "
-            f"{r['seconds'] / cold:.3f} | {r['load_before']} → {r['load_after']} |"
-        )
     chunks = res["cold"]["chunks_embedded"]
-    print(f"\ncold: {chunks / cold:.2f} chunks/s over the whole run")
     if args.smoke and res["rebuild"]["chunks_cached"] != chunks:
         raise SystemExit("the rebuild did not find every chunk in the embedding cache")
-    (out / f"rebuild-{time.strftime('%H%M%S')}.json").write_text(json.dumps(res, indent=1))
+    res["root"] = str(args.root.relative_to(SHARED) if args.root.is_relative_to(SHARED) else "")
+    part = args.part or "-".join(args.root.resolve().parts[-2:])
+    record(__file__, part, res, load0, args.smoke)
 
 
 if __name__ == "__main__":

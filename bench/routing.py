@@ -1,18 +1,14 @@
 """The agent's flow, measured: memo_route, then memo_search on the route's first collection.
 
-For each question of a task: the route's top 1 and top 3 (is the qrel's collection there?),
-"search everything" (the collection of its top hit; its recall@5), the flow (search only the
-route's top collection: recall@5), and `search --route 3` (recall@5). Libraries:
+Per task: the route's top 1 and top 3, the flow's recall@5, `search --route 3`'s and searching
+everything's. Libraries: xquad-dev-distract ru and en (3 article collections described in
+English among 6 documentation ones); xquad-dev re-grouped into collections of 3-6 described in
+the other language (`regrouped`); with --thousand, 1,000 generated collections
+(tests/genlib.py), and the summary router's shortlist (library/routing.py `SHORTLIST`) against
+searching every collection. Writes bench/results/routing.json. (Rules a collection was
+ranked by before its best chunk: `--study` in `git show lab-2026-12:bench/routing.py`.)
 
-- xquad-dev-distract ru and en: 3 article collections of 8 unrelated articles each, described
-  in English, among 6 coherent documentation collections;
-- a re-grouped dev library: the xquad-dev articles shuffled into collections of 3-6, each
-  described in the other language than its notes (vectors reused from the dev indexes);
-- a generated library of 1,000 collections (tests/genlib.py: one home per article, the rest
-  everyday distractors with one note each), with --thousand.
-
-    MEMO_MODEL_DIR=../shared/models/multilingual-e5-small \\
-        python bench/routing.py --index-dir /tmp/memo-bench [--questions 200] [--thousand]
+    python bench/routing.py --index-dir /tmp/memo-bench [--questions 200] [--thousand]
 """
 
 from __future__ import annotations
@@ -29,15 +25,14 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from federation import Reuse, stored_vectors  # noqa: E402  (bench/ is on sys.path)
-from judged import inside, smoke_args, smoke_eval  # noqa: E402
+from judged import engine, record, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
 
 from memo.config import Settings  # noqa: E402
-from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
 from tests import genlib  # noqa: E402
 
@@ -104,60 +99,30 @@ def regrouped(src: Path, other: Path, dst: Path, lang: str, seed: int = 3) -> di
     return moved
 
 
-def table(name: str, r: dict[str, float]) -> None:
-    print(
-        f"| {name} | {r['top1']:.3f} | {r['top3']:.3f} | {r['all_top']:.3f} | {r['flow']:.3f} "
-        f"| {r['route3']:.3f} | {r['all']:.3f} | {r['p50_ms']:.0f} / {r['p95_ms']:.0f} |"
-    )
-    sys.stdout.flush()
+def regrouped_flow(
+    ev: Path, lang: str, other: str, scratch: Path, emb: Any, index_dir: Path, questions: int
+) -> list[dict]:
+    """The flow on xquad-dev/LANG re-grouped (`regrouped`), for its questions and en>ru's."""
+    src = Library(ev / "xquad-dev" / lang, emb, Settings(index_dir=index_dir))
+    src.index()  # the vectors the re-grouped copy takes from the embedding cache
+    src.close()
+    dst = scratch / f"regrouped-{lang}"
+    moved = regrouped(ev / "xquad-dev" / lang, ev / "xquad-dev" / other, dst, lang)
+    out = []
+    with Library(dst, emb, Settings(index_dir=scratch / "i")) as lib:
+        lib.index()
+        for qfile in (f"{lang}.jsonl", *(("en-ru.cross.jsonl",) if lang == "ru" else ())):
+            qs = load(ev / "xquad-dev" / "qrels" / qfile, questions)
+            qs = [{**q, "path": moved[q["path"]]} for q in qs]
+            pair = "en>ru" if qfile.startswith("en-ru") else f"{lang}>{lang}"
+            out.append({"task": f"re-grouped {pair}", **flow(lib, qs)})
+    return out
 
 
 def load(path: Path, limit: int, seed: int = 9) -> list[dict]:
     rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
     random.Random(seed).shuffle(rows)
     return rows[:limit] if limit else rows
-
-
-def study(lib: Library, qrels: list[dict], name: str) -> None:
-    """Rules for ranking collections from one search's fused list, compared on the same
-    questions: the collection of the best chunk (max), or every collection's chunks in the top
-    N summed as 1/(k + rank), with and without the summary router's rank."""
-    from memo.router.route import summary_rank
-    from memo.search import legs as federated
-    from memo.search.fusion import CANDIDATES, fuse
-
-    colls, vectors = inside(lib).colls, inside(lib).vectors
-    paths = [c.rel for c in colls.under()]
-    reg = colls.registry()
-    rules: dict[str, list[int]] = {}
-    for q in qrels:
-        scope = federated.Scope(".", [(colls.by_path(p), "") for p in paths])
-        legs = federated.gather_legs(
-            federated.Reader(scope), q["question"], "hybrid", CANDIDATES, vectors
-        )
-        scores = fuse(legs, "hybrid")
-        ranked = sorted(scores, key=lambda key: -scores[key])
-        listed, _ = summary_rank(reg, q["question"], reg.ok_mask(), None, vectors.get)
-        summary = [c.path for c in listed]
-        for top_n in (1, 5, 10, 20, 50):
-            for k in (1, 5, 20):
-                if top_n == 1 and k != 1:
-                    continue
-                ev: dict[str, float] = {}
-                for rank, key in enumerate(ranked[:top_n], start=1):
-                    rel = scope.parts[key[0]][0].rel
-                    ev[rel] = ev.get(rel, 0.0) + 1.0 / (k + rank)
-                by_ev = sorted(ev, key=lambda c: -ev[c])
-                for wd in (0.0, 0.25, 0.5):
-                    score = {c: wd / (10 + r) for r, c in enumerate(summary, 1)}
-                    for r, c in enumerate(by_ev, 1):
-                        score[c] = score.get(c, 0.0) + 1.0 / (10 + r)
-                    order = sorted(score, key=lambda c: -score[c])
-                    key_name = f"top{top_n} k{k} desc{wd}"
-                    rules.setdefault(key_name, []).append(order[:1] == [home(q)])
-    print(f"\n{name}: route top-1 by rule ({len(qrels)} questions)")
-    for rule, got in sorted(rules.items(), key=lambda x: -sum(x[1])):
-        print(f"  {rule:22s} {sum(got) / len(got):.3f}")
 
 
 def main() -> None:
@@ -167,11 +132,10 @@ def main() -> None:
     ap.add_argument("--embedder", default=os.environ.get("MEMO_EMBEDDER", "auto"))
     ap.add_argument("--questions", type=int, default=200, help="per task")
     ap.add_argument("--thousand", action="store_true", help="also the 1,000-collection library")
-    ap.add_argument("--study", action="store_true", help="compare collection-ranking rules")
     ap.add_argument(
         "--thousand-only", action="store_true", help="only the 1,000-collection library"
     )
-    smoke_args(ap)  # every part: the flow, the study, re-grouped, 12 generated collections
+    smoke_args(ap)  # every part: the flow, re-grouped, 12 generated collections
     args = ap.parse_args()
     ev = Path(args.shared) / "eval"
     scratch = Path(tempfile.mkdtemp(prefix="memo-routing-"))
@@ -180,83 +144,53 @@ def main() -> None:
         ev, args.questions, args.thousand, many = smoke_eval(scratch), 4, True, 12
         genlib.XQUAD = ev / "xquad-dev"  # the generated library's articles and questions
     index_dir = Path(args.index_dir) if args.index_dir else scratch / "idx"
-    emb = get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
-    print(
-        f"## The route-then-search flow — {emb.backend}, {time.strftime('%Y-%m-%d')}, "
-        f"load {os.getloadavg()[0]:.2f}\n"
-    )
-    print(
-        "| task | route top-1 | route top-3 | search everything: top hit's collection "
-        "| flow: search the route's top-1, R@5 | `--route 3` R@5 | search everything, R@5 "
-        "| route p50 / p95 ms |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    emb = engine(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
+    load0 = os.getloadavg()[0]
+    rows: list[dict] = []
     try:
         for name, lib_rel, qrels_rel in [] if args.thousand_only else TASKS:
             lib = Library(ev / lib_rel, emb, Settings(index_dir=index_dir))
             lib.index()
-            if args.study or args.smoke:
-                study(lib, load(ev / qrels_rel, args.questions), f"distract {name}")
-                if args.study:
-                    continue
-            table(f"distract {name}", flow(lib, load(ev / qrels_rel, args.questions)))
+            rows.append(
+                {"task": f"distract {name}", **flow(lib, load(ev / qrels_rel, args.questions))}
+            )
             lib.close()
         for lang, other in () if args.thousand_only else (("ru", "en"), ("en", "ru")):
-            src = Library(ev / "xquad-dev" / lang, emb, Settings(index_dir=index_dir))
-            src.index()
-            dst = scratch / f"regrouped-{lang}"
-            moved = regrouped(ev / "xquad-dev" / lang, ev / "xquad-dev" / other, dst, lang)
-            lib = Library(dst, Reuse(emb, stored_vectors(src)), Settings(index_dir=scratch / "i"))
-            lib.index()
-            for qfile in (f"{lang}.jsonl", "en-ru.cross.jsonl" if lang == "ru" else None):
-                if qfile is None:
-                    continue
-                qs = load(ev / "xquad-dev" / "qrels" / qfile, args.questions)
-                qs = [{**q, "path": moved[q["path"]]} for q in qs]
-                pair = "en>ru" if qfile.startswith("en-ru") else f"{lang}>{lang}"
-                table(f"re-grouped {pair}", flow(lib, qs))
-            lib.close()
-            src.close()
+            rows += regrouped_flow(ev, lang, other, scratch, emb, index_dir, args.questions)
+        if rows:
+            record(__file__, "flow", {"engine": emb.backend, "rows": rows}, load0, args.smoke)
         if args.thousand or args.thousand_only:
+            load0, rows[:] = os.getloadavg()[0], []
             root = scratch / "lib1000"
             homes = genlib.generate(root, many, notes=True)
             lib = Library(root, emb, Settings(index_dir=scratch / "i1000"))
             lib.index()
-            qs = []
-            for q in genlib.questions(homes, per_article=4):
-                qs.append(
-                    {
-                        "question": q.text,
-                        "path": f"{q.home}/x.md",
-                        "line_start": 0,
-                        "line_end": 10**9,
-                        "home": q.home,
-                    }
-                )
-            table("1,000 collections", flow_homes(lib, qs))
+            span = {"line_start": 0, "line_end": 10**9}  # any line of the home's article
+            qs = [
+                {"question": q.text, "home": q.home, **span}
+                for q in genlib.questions(homes, per_article=4)
+            ]
+            rows.append({"task": "1,000 collections", **flow_homes(lib, qs)})
             with exhaustive():
-                table("1,000 collections, every one searched", flow_homes(lib, qs))
-            shortlist_study(lib, qs)
+                rows.append({"task": "… every one searched", **flow_homes(lib, qs)})
+            data = {"engine": emb.backend, "rows": rows, "shortlist": shortlist_study(lib, qs)}
             lib.close()
+            record(__file__, "thousand", data, load0, args.smoke)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def shortlist_study(lib: Library, qs: list[dict]) -> None:
-    """Beyond EVIDENCE_ALL collections the summary router shortlists: how much of the
-    exhaustive evidence ranking does a shortlist of N keep (its top 1, its top 3), and what
-    does a route cost at each N?"""
+def shortlist_study(lib: Library, qs: list[dict]) -> list[dict[str, float]]:
+    """Beyond SHORTLIST collections the summary router shortlists: how much of the exhaustive
+    evidence ranking does a shortlist of N keep (its top 1, its top 3), at what cost?"""
     from memo.library import routing as evidence
 
     full = []
     with exhaustive():
         for q in qs:
             full.append([c.path for c in lib.route(q["question"], k=3).collections])
-    keep = evidence.EVIDENCE_ALL, evidence.SHORTLIST
-    print("\n| shortlist N | top-1 as exhaustive | top-3 as exhaustive | route p50 ms |")
-    print("|---:|---:|---:|---:|")
+    keep, out = evidence.SHORTLIST, []
     try:
-        evidence.EVIDENCE_ALL = 0  # force the shortlist path on this library
         for n in (10, 25, 50, 100, 200):
             evidence.SHORTLIST = n
             same1 = same3 = 0
@@ -267,12 +201,11 @@ def shortlist_study(lib: Library, qs: list[dict]) -> None:
                 times.append(time.perf_counter() - t)
                 same1 += got[:1] == want[:1]
                 same3 += set(got[:3]) == set(want[:3])
-            print(
-                f"| {n} | {same1 / len(qs):.3f} | {same3 / len(qs):.3f} "
-                f"| {statistics.median(times) * 1000:.0f} |"
-            )
+            p50 = statistics.median(times) * 1000
+            out.append({"n": n, "top1": same1 / len(qs), "top3": same3 / len(qs), "p50_ms": p50})
     finally:
-        evidence.EVIDENCE_ALL, evidence.SHORTLIST = keep
+        evidence.SHORTLIST = keep
+    return out
 
 
 @contextlib.contextmanager
@@ -280,12 +213,11 @@ def exhaustive() -> Iterator[None]:
     """Routes search every collection, whatever the library's size."""
     from memo.library import routing as evidence
 
-    keep = evidence.EVIDENCE_ALL
-    evidence.EVIDENCE_ALL = 10**9
+    keep, evidence.SHORTLIST = evidence.SHORTLIST, 10**9
     try:
         yield
     finally:
-        evidence.EVIDENCE_ALL = keep
+        evidence.SHORTLIST = keep
 
 
 def flow_homes(lib: Library, qs: list[dict]) -> dict[str, float]:

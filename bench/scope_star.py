@@ -2,10 +2,9 @@
 
 Generates N collections of 2 short notes each (cached under --scratch), indexes them, then times
 warm `search("*", q)` in lexical and hybrid mode and `--route 5`, in-process, and the sum of the
-same per-collection searches run one by one.
+same per-collection searches run one by one. Writes bench/results/scope_star.json.
 
-    MEMO_MODEL_DIR=../shared/models/multilingual-e5-small \\
-        python bench/scope_star.py --embedder fastembed --collections 1000
+    python bench/scope_star.py --collections 1000
 """
 
 from __future__ import annotations
@@ -21,10 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from judged import smoke_args  # noqa: E402  (bench/ is on sys.path)
+from judged import engine, record, smoke_args  # noqa: E402  (bench/ is on sys.path)
 
 from memo.config import Settings  # noqa: E402
-from memo.embed import get_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
 
 WORDS = (
@@ -88,20 +86,24 @@ def main() -> None:
     index_dir = args.index_dir or args.scratch / f"idx-{args.embedder}-{args.collections}"
     settings = Settings(index_dir=index_dir)
     embedder = (
-        None
-        if args.embedder == "none"
-        else get_embedder(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
+        None if args.embedder == "none" else engine(args.embedder, os.environ.get("MEMO_MODEL_DIR"))
     )
+    load0 = os.getloadavg()[0]
     lib = Library(root, embedder, settings)
     t = time.perf_counter()
     lib.index()
-    print(f"{args.collections} collections indexed/checked in {time.perf_counter() - t:.1f} s")
+    indexed = time.perf_counter() - t
     files = [f for f in index_dir.rglob("index.db*") if not f.name.endswith("-shm")]
-    print(f"their indexes: {sum(f.stat().st_size for f in files) / 1e6:.1f} MB (files and WALs)")
     lib.search("*", "warm up")
-    print(f"scope * lexical p50: {p50(lib, mode='lex'):.0f} ms")
-    print(f"scope * hybrid p50: {p50(lib):.0f} ms")
-    print(f"--route 5 p50: {p50(lib, route=5):.0f} ms")
+    data = {
+        "collections": args.collections,
+        "engine": embedder.backend if embedder else "none",
+        "index_s": indexed,
+        "index_mb": sum(f.stat().st_size for f in files) / 1e6,
+        "lex_ms": p50(lib, mode="lex"),
+        "hybrid_ms": p50(lib),
+        "route5_ms": p50(lib, route=5),
+    }
     colls = [c.rel for c in lib.collections()]
     sums = []
     for q in QUESTIONS[:3]:
@@ -109,10 +111,8 @@ def main() -> None:
         for rel in colls:
             lib.search(rel, q)
         sums.append((time.perf_counter() - t) * 1000)
-    print(
-        f"the same {len(colls)} hybrid searches one by one, p50 of their sum: "
-        f"{statistics.median(sums):.0f} ms"
-    )
+    data["one_by_one_ms"] = statistics.median(sums)
+    record(__file__, "star", data, load0, args.smoke)
 
 
 if __name__ == "__main__":

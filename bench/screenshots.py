@@ -3,19 +3,14 @@
 Starts `memo serve --watch` on a copy of the example library, then:
 
 1. times the search page (`GET /?q=…`) against the API (`GET /search?query=…`) for the same
-   requests, alternating them after a warm-up, and prints medians and the page's own
-   Server-Timing steps (search, route suggestions, scope list, template render);
+   requests, alternating them after a warm-up, with the page's own Server-Timing steps
+   (search, route suggestions, scope list, template render): bench/results/screenshots.json;
 2. drives headless Chromium (Debian's, through Playwright) over the three pages at phone and
    desktop widths and saves PNGs into docs/.
 
     python bench/screenshots.py                 # both
     python bench/screenshots.py --no-shots      # timing only
     python bench/screenshots.py --rounds 50 --out /tmp/shots
-    python bench/screenshots.py --vault CLONE/ru  # the library page of a vault after memo init
-
-With `--vault`, a bare copy of that folder (an Obsidian vault: no `_meta.yaml`) is adopted as a
-new user does (`memo init --yes --index`), served, and its library page saved as
-docs/web-library-vault.png (the drafted descriptions and their "review it" marks, languages).
 """
 
 from __future__ import annotations
@@ -32,7 +27,11 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 import httpx
-from judged import free_port, smoke_args, smoke_eval  # bench/ is on sys.path when run as a script
+from judged import (  # bench/ is on sys.path when run as a script
+    free_port,
+    record,
+    smoke_args,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "notes"
@@ -77,7 +76,7 @@ def start_server(root: Path, index_dir: Path) -> tuple[subprocess.Popen, str]:
     raise SystemExit("memo serve did not start")
 
 
-def timing(url: str, rounds: int) -> None:
+def timing(url: str, rounds: int) -> dict:
     """Median wall time of the page and of the API for the same searches, over loopback."""
     page_ms: list[float] = []
     api_ms: list[float] = []
@@ -102,14 +101,13 @@ def timing(url: str, rounds: int) -> None:
                         for part in r.headers.get("server-timing", "").split(","):
                             key, _, dur = part.strip().partition(";dur=")
                             steps.setdefault(key, []).append(float(dur))
-    med_page, med_api = statistics.median(page_ms), statistics.median(api_ms)
-    n = len(page_ms)
-    print(f"{n} page searches vs {n} API searches ({len(QUERIES)} queries, hybrid, k=8, '.'):")
-    print(f"  API  GET /search  median {med_api:6.2f} ms   p90 {_p90(api_ms):6.2f} ms")
-    print(f"  page GET /?q=     median {med_page:6.2f} ms   p90 {_p90(page_ms):6.2f} ms")
-    print(f"  page - API        median {med_page - med_api:+6.2f} ms (budget +10 ms)")
-    inside = ", ".join(f"{k} {statistics.median(v):.2f}" for k, v in steps.items())
-    print(f"  inside the page (Server-Timing medians, ms): {inside}")
+    return {
+        "searches": len(page_ms),
+        "queries": len(QUERIES),
+        "api_ms": [statistics.median(api_ms), _p90(api_ms)],
+        "page_ms": [statistics.median(page_ms), _p90(page_ms)],
+        "steps": {k: statistics.median(v) for k, v in steps.items()},
+    }
 
 
 def _p90(values: list[float]) -> float:
@@ -146,60 +144,22 @@ def screenshots(url: str, out: Path) -> None:
         )
 
 
-def vault_shot(vault: Path, out: Path) -> None:
-    """The library page of a bare vault adopted with `memo init --yes --index`."""
-    from playwright.sync_api import sync_playwright
-
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp) / vault.name
-        shutil.copytree(vault, root, ignore=shutil.ignore_patterns(".obsidian", ".memo"))
-        env = {**os.environ, "MEMO_INDEX_DIR": str(Path(tmp) / "idx")}
-        init = [sys.executable, "-m", "memo", "init", str(root), "--yes", "--index"]
-        subprocess.run(init, env=env, check=True, stdout=subprocess.DEVNULL)
-        os.environ["MEMO_INDEX_DIR"] = env["MEMO_INDEX_DIR"]
-        proc, url = start_server(root, Path(env["MEMO_INDEX_DIR"]))
-        try:
-            with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=CHROMIUM, args=BROWSER_ARGS)
-                width, height, scale = SIZES["desktop"]
-                ctx = browser.new_context(
-                    viewport={"width": width, "height": height},
-                    device_scale_factor=scale,
-                    java_script_enabled=False,
-                )
-                page = ctx.new_page()
-                page.goto(f"{url}/library")
-                page.screenshot(path=out / "web-library-vault.png", full_page=True)
-                browser.close()
-        finally:
-            proc.terminate()
-            proc.wait(timeout=30)
-    print(f"  {out / 'web-library-vault.png'}")
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--out", type=Path, default=REPO / "docs")
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--no-shots", action="store_true")
-    ap.add_argument("--vault", type=Path, help="a bare vault: screenshot its library page only")
-    smoke_args(ap)  # all three: 2 rounds, the shots and a bare vault's, into a scratch folder
+    smoke_args(ap)  # both: 2 rounds, the shots into a scratch folder
     args = ap.parse_args()
     if args.smoke:
         args.rounds, args.out = 2, Path(tempfile.mkdtemp(prefix="memo-smoke-"))
-        args.vault = smoke_eval(args.out) / "xquad-dev" / "en" / "lib"
-        for meta in args.vault.rglob("_meta.yaml"):
-            meta.unlink()  # bare: memo init drafts them
-    if args.vault:
-        vault_shot(args.vault, args.out)
-        if not args.smoke:
-            return
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "notes"
         shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memo"))
         proc, url = start_server(root, Path(tmp) / "idx")
         try:
-            timing(url, args.rounds)
+            load0 = os.getloadavg()[0]
+            record(__file__, "page", timing(url, args.rounds), load0, args.smoke)
             if not args.no_shots:
                 screenshots(url, args.out)
         finally:

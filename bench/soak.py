@@ -1,48 +1,36 @@
 """Soak: concurrent HTTP searches while notes are edited continuously.
 
-    python bench/soak.py --duration 600 --clients 8            # the run in docs/reliability.md
-    python bench/soak.py --duration 30                         # a quick look
-    python bench/soak.py --duration 600 --watch                # once `memo watch` exists
+    python bench/soak.py --duration 600 --clients 8 [--watch]   # the run in docs/reliability.md
 
-It builds a throwaway library (the examples plus a collection of generated notes), indexes it,
-starts `memo serve` on it and then, for `--duration` seconds:
-
-- `--clients` threads search over HTTP (GET /search, hybrid, a mix of real questions, words the
-  editor just wrote, FTS5 syntax and junk), each as fast as it gets answers;
-- one editor rewrites, appends to, creates and deletes notes every `--edit-every` seconds, and
-  checks now and then that the word it just wrote is found by the next search (freshness);
-- a sampler reads the server's RSS every 5 s.
-
-Writers today are the server's own catch-up syncs (a search re-indexes what changed first), from
-its pool of libraries at once. With `--watch` (only when `memo.watch` is importable) the server
-runs its watcher as well, which then writes too.
-
-At the end it checks that every note holds exactly what the editor last wrote (memo never
-changes a note), that every index passes `PRAGMA integrity_check`, and scans the server's log for
-tracebacks and "database is locked". Exit status 1 when any of that fails.
+A throwaway library (the examples and generated notes) under `memo serve` (with `--watch`, its
+watcher writes too): `--clients` threads search (real questions, words just written, FTS5
+syntax, junk); an editor rewrites, appends, creates and deletes notes, and checks that the
+next search finds what it wrote; a sampler reads the server's RSS. At the end every note must
+hold what the editor last wrote, every index pass `PRAGMA integrity_check`, the server's log
+hold no traceback nor "database is locked": exit 1 otherwise. Writes bench/results/soak.json.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import IO, Any
 
 import apsw
 import httpx
-from judged import free_port, pct, smoke_args  # bench/ is on sys.path when run as a script
+from judged import free_port, pct, record, smoke_args  # bench/ is on sys.path when run as a script
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples" / "notes"
+MEMO = [sys.executable, "-m", "memo"]
 
 QUERIES = [
     "почему перестала работать маршрутизация по политикам",
@@ -89,6 +77,7 @@ class Stats:
         self.fresh_checks = 0
         self.fresh_misses: list[str] = []
         self.rss: list[tuple[float, int]] = []
+        self.elapsed = 0.0
 
 
 def client(url: str, stop: threading.Event, stats: Stats, seed: int, words: list[str]) -> None:
@@ -174,6 +163,110 @@ def sampler(pid: int, stop: threading.Event, stats: Stats, t0: float) -> None:
         stop.wait(5)
 
 
+def library(work: Path, notes: int) -> tuple[Path, dict[str, bytes], dict[str, str]]:
+    """The examples plus a collection of `notes` generated notes, indexed: (root, every file's
+    bytes, the environment of memo's processes)."""
+    root = work / "notes"
+    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memo"))
+    coll = root / "soak"
+    coll.mkdir()
+    (coll / "_meta.yaml").write_text("description: notes the soak test edits continuously\n")
+    rng = random.Random(1)
+    for i in range(notes):
+        (coll / f"note-{i:04d}.md").write_text(note_text(rng, i, f"seed{i}x"))
+    env = {**os.environ, "MEMO_INDEX_DIR": str(work / "idx")}
+    env.pop("MEMO_ROOT", None)
+    env.pop("MEMO_TOKEN", None)
+    subprocess.run([*MEMO, "index", str(root)], env=env, check=True, capture_output=True)
+    return root, files(root), env
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and ".memo" not in p.parts
+    }
+
+
+def serve(root: Path, env: dict[str, str], log: IO[str], watch: bool) -> tuple[Any, str]:
+    """`memo serve` on the library, once its model is loaded: (the process, its URL)."""
+    url = f"http://127.0.0.1:{(port := free_port())}"
+    extra = ["--watch"] if watch else []
+    server = subprocess.Popen(
+        [*MEMO, "serve", str(root), "--port", str(port), "--log-level", "warning", *extra],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    deadline = time.monotonic() + 120
+    while True:
+        try:
+            if httpx.get(f"{url}/health", timeout=2).json().get("model_loaded"):
+                return server, url
+        except httpx.HTTPError:
+            pass
+        if server.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(f"server did not start (its log: {log.name})")
+        time.sleep(0.2)
+
+
+def soak(server: Any, url: str, root: Path, args: Any, truth: dict[str, bytes]) -> Stats:
+    """Clients, the editor and the sampler for `args.duration` seconds."""
+    stats, stop, words = Stats(), threading.Event(), []
+    t0 = time.monotonic()
+    jobs: list[tuple[Any, tuple]] = [
+        (client, (url, stop, stats, i, words)) for i in range(args.clients)
+    ]
+    jobs.append((editor, (root, url, stop, stats, args.edit_every, truth, words)))
+    jobs.append((sampler, (server.pid, stop, stats, t0)))
+    threads = [threading.Thread(target=f, args=a, daemon=True) for f, a in jobs]
+    for th in threads:
+        th.start()
+    last = t0
+    while time.monotonic() - t0 < args.duration:
+        time.sleep(1)
+        if time.monotonic() - last >= 60:
+            last = time.monotonic()
+            with stats.lock:
+                n, errs = len(stats.latencies), len(stats.errors)
+                p95 = pct(stats.latencies[-2000:], 95) * 1000
+            print(f"{last - t0:6.0f} s: {n} searches, {errs} errors, p95 {p95:.0f} ms", flush=True)
+    stop.set()
+    for th in threads:
+        th.join(timeout=150)
+    stats.elapsed = time.monotonic() - t0
+    return stats
+
+
+def summary(stats: Stats, args: Any, server_log: str, changed: list, bad: list) -> dict:
+    rss = [kb for _, kb in stats.rss if kb]
+    warm = [kb for s, kb in stats.rss if kb and s >= min(60, stats.elapsed / 3)]
+    lat = stats.latencies or [0.0]
+    mb = lambda kb: round(kb / 1024, 1)  # noqa: E731
+    return {
+        "duration_s": round(stats.elapsed, 1),
+        "clients": args.clients,
+        "watch": args.watch,
+        "searches": len(stats.latencies),
+        "searches_per_s": round(len(stats.latencies) / stats.elapsed, 1),
+        "errors": len(stats.errors),
+        "database_is_locked": stats.locked + server_log.count("database is locked"),
+        "tracebacks_in_server_log": server_log.count("Traceback"),
+        "latency_ms": {
+            k: round(pct(lat, q) * 1000, 1) for k, q in (("p50", 50), ("p95", 95), ("p99", 99))
+        }
+        | {"max": round(max(lat) * 1000, 1)},
+        "edits": stats.edits,
+        "freshness_checks": stats.fresh_checks,
+        "freshness_misses": len(stats.fresh_misses),
+        "rss_mb": {"first": mb(rss[0]), "after_warmup": mb((warm or rss)[0])}
+        | {"last": mb(rss[-1]), "max": mb(max(rss))},
+        "notes_changed_by_memo": changed,
+        "indexes_failing_integrity_check": bad,
+    }
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--duration", type=float, default=600)
@@ -181,177 +274,48 @@ def main() -> int:
     ap.add_argument("--notes", type=int, default=60, help="generated notes in the soak collection")
     ap.add_argument("--edit-every", type=float, default=0.5, help="seconds between edits")
     ap.add_argument("--watch", action="store_true", help="run `memo serve --watch` (the watcher)")
-    ap.add_argument("--json", dest="json_out", help="write the summary here too")
     smoke_args(ap)  # 5 s, 2 clients, 6 notes, with the watcher
     args = ap.parse_args()
     if args.smoke:
         args.duration, args.clients, args.notes, args.watch = 5.0, 2, 6, True
-
-    extra = []
-    if args.watch:
-        try:
-            import memo.watch  # noqa: F401
-        except ImportError:
-            print("--watch: memo.watch is not importable here; running without the watcher")
-        else:
-            extra.append("--watch")
-
+    load0 = os.getloadavg()[0]
     work = Path(tempfile.mkdtemp(prefix="memo-soak-"))
-    root = work / "notes"
-    shutil.copytree(EXAMPLES, root, ignore=shutil.ignore_patterns(".memo"))
-    coll = root / "soak"
-    coll.mkdir()
-    (coll / "_meta.yaml").write_text("description: notes the soak test edits continuously\n")
-    rng = random.Random(1)
-    for i in range(args.notes):
-        (coll / f"note-{i:04d}.md").write_text(note_text(rng, i, f"seed{i}x"))
-    truth = {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in root.rglob("*")
-        if p.is_file() and ".memo" not in p.parts
-    }
-    env = {**os.environ, "MEMO_INDEX_DIR": str(work / "idx")}
-    env.pop("MEMO_ROOT", None)
-    env.pop("MEMO_TOKEN", None)
-    memo = [sys.executable, "-m", "memo"]
-    t = time.perf_counter()
-    subprocess.run([*memo, "index", str(root)], env=env, check=True, capture_output=True)
-    print(f"indexed {len(truth)} files in {time.perf_counter() - t:.1f} s")
-
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    log_path = work / "server.log"
-    log = open(log_path, "w")  # noqa: SIM115 - closed below
-    server = subprocess.Popen(
-        [*memo, "serve", str(root), "--port", str(port), "--log-level", "warning", *extra],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                if httpx.get(f"{url}/health", timeout=2).json().get("model_loaded"):
-                    break
-            except httpx.HTTPError:
-                pass
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"server did not start: {log_path.read_text()[-2000:]}")
-            time.sleep(0.2)
-
-        stats = Stats()
-        stop = threading.Event()
-        words: list[str] = []
-        t0 = time.monotonic()
-        threads = [
-            threading.Thread(target=client, args=(url, stop, stats, i, words), daemon=True)
-            for i in range(args.clients)
-        ]
-        threads.append(
-            threading.Thread(
-                target=editor,
-                args=(root, url, stop, stats, args.edit_every, truth, words),
-                daemon=True,
-            )
-        )
-        threads.append(
-            threading.Thread(target=sampler, args=(server.pid, stop, stats, t0), daemon=True)
-        )
-        for th in threads:
-            th.start()
-        last = t0
-        while time.monotonic() - t0 < args.duration:
-            time.sleep(1)
-            if time.monotonic() - last >= 60:
-                last = time.monotonic()
-                with stats.lock:
-                    n, errs = len(stats.latencies), len(stats.errors)
-                    p95 = pct(stats.latencies[-2000:], 95) * 1000
-                print(
-                    f"{last - t0:6.0f} s: {n} searches, {errs} errors, p95 {p95:.0f} ms, "
-                    f"rss {rss_kb(server.pid) / 1024:.0f} MB, edits {stats.edits}",
-                    flush=True,
-                )
-        stop.set()
-        for th in threads:
-            th.join(timeout=150)
-        elapsed = time.monotonic() - t0
-    finally:
-        server.terminate()
+    root, truth, env = library(work, args.notes)
+    with open(work / "server.log", "w") as log:
+        server, url = serve(root, env, log, args.watch)
         try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
-
+            stats = soak(server, url, root, args, truth)
+        finally:
+            server.terminate()
+            try:
+                server.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server.kill()
     # Markdown is the truth: every note holds what the editor last wrote, nothing else.
-    now = {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in root.rglob("*")
-        if p.is_file() and ".memo" not in p.parts
-    }
+    now = files(root)
     changed = sorted(k for k in set(now) | set(truth) if now.get(k) != truth.get(k))
-    bad_indexes = []
+    bad = []
     for db in (work / "idx").rglob("index.db"):
         conn = apsw.Connection(str(db))
         result = conn.execute("PRAGMA integrity_check").fetchall()
         conn.close()
         if result != [("ok",)]:
-            bad_indexes.append(f"{db}: {result[:3]}")
-    server_log = log_path.read_text()
-    rss = [kb for _, kb in stats.rss if kb]
-    warm = [kb for s, kb in stats.rss if kb and s >= min(60, elapsed / 3)]
-    lat = stats.latencies
-    summary = {
-        "duration_s": round(elapsed, 1),
-        "clients": args.clients,
-        "watch": bool(extra),
-        "searches": len(lat),
-        "searches_per_s": round(len(lat) / elapsed, 1),
-        "errors": len(stats.errors),
-        "database_is_locked": stats.locked + server_log.count("database is locked"),
-        "tracebacks_in_server_log": server_log.count("Traceback"),
-        "latency_ms": {
-            "p50": round(statistics.median(lat) * 1000, 1) if lat else None,
-            "p95": round(pct(lat, 95) * 1000, 1),
-            "p99": round(pct(lat, 99) * 1000, 1),
-            "max": round(max(lat) * 1000, 1) if lat else None,
-        },
-        "edits": stats.edits,
-        "freshness_checks": stats.fresh_checks,
-        "freshness_misses": len(stats.fresh_misses),
-        "rss_mb": {
-            "first": round(rss[0] / 1024, 1) if rss else None,
-            "after_warmup": round(warm[0] / 1024, 1) if warm else None,
-            "last": round(rss[-1] / 1024, 1) if rss else None,
-            "max": round(max(rss) / 1024, 1) if rss else None,
-        },
-        "notes_changed_by_memo": changed,
-        "indexes_failing_integrity_check": bad_indexes,
-    }
-    print(json.dumps(summary, indent=2, ensure_ascii=False))
-    for e in stats.errors[:10]:
-        print("error:", e)
-    for b in stats.locked_samples[:3]:
-        print("locked:", b)
-    for line in server_log.splitlines():
-        if "locked" in line or "Traceback" in line:
-            print("server log:", line[:300])
-    for m in stats.fresh_misses[:10]:
-        print("freshness miss:", m)
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps(summary, indent=2, ensure_ascii=False))
-    ok = not (
-        stats.errors
-        or summary["database_is_locked"]
-        or summary["tracebacks_in_server_log"]
-        or changed
-        or bad_indexes
-        or stats.fresh_misses
-    )
+            bad.append(f"{db}: {result[:3]}")
+    server_log = (work / "server.log").read_text()
+    got = summary(stats, args, server_log, changed, bad)
+    record(__file__, "soak", got, load0, args.smoke)
+    said = [f"error: {e}" for e in stats.errors[:10]] + [
+        f"locked: {b}" for b in stats.locked_samples[:3]
+    ]
+    said += [
+        f"server log: {x[:300]}"
+        for x in server_log.splitlines()
+        if "locked" in x or "Traceback" in x
+    ]
+    said += [f"freshness miss: {m}" for m in stats.fresh_misses[:10]]
+    print("\n".join(said))
     shutil.rmtree(work, ignore_errors=True)
-    return 0 if ok else 1
+    return 1 if said or changed or bad else 0
 
 
 if __name__ == "__main__":

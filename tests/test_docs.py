@@ -9,8 +9,11 @@ backticks (shell lines, JSON, values) is prose to this test.
 from __future__ import annotations
 
 import ast
+import json
 import re
 import shlex
+import shutil
+import subprocess
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
@@ -300,3 +303,75 @@ def test_the_readme_test_commands_say_how_long_and_name_the_inner_loop():
     for line in lines:
         assert re.search(r"~\s?\d+(?:[-–]\d+)?\s?(?:s|min)\b", line), line
     assert '-m "not slow"' in lines[0], lines[0]
+
+
+# ---------------------------------------------------------------------- benchmark figures
+def _render():
+    """bench/render.py, the module that renders docs/benchmarks.md's tables from bench/results/."""
+    import sys
+
+    sys.path.insert(0, str(REPO / "bench"))
+    import render
+
+    return render
+
+
+BENCHMARKS = REPO / "docs" / "benchmarks.md"
+
+
+def test_every_benchmark_figure_is_its_results_files():
+    """Each table of docs/benchmarks.md is what bench/render.py makes of the results file its
+    script wrote: `python bench/render.py` after a run, never a figure typed in."""
+    render = _render()
+    stale = [f"{d.name}: {why}" for d in DOCS for why in render.stale(d.read_text("utf-8"))]
+    assert not stale, "\n".join(stale) + "\n(python bench/render.py renders them again)"
+    shown = {m.group(1, 2) for d in DOCS for m in render.BLOCK.finditer(d.read_text("utf-8"))}
+    assert len(shown) >= 20, "docs/benchmarks.md shows its figures from bench/results/"
+    written = {
+        (f.stem, part) for f in render.RESULTS.glob("*.json") for part in json.loads(f.read_text())
+    }
+    assert written <= shown, f"results no doc shows: {sorted(written - shown)}"
+
+
+def test_a_figure_changed_by_hand_fails_the_check(tmp_path):
+    """The check is not a formality: one digit typed over in a table, or one number changed in
+    a results file, is a stale block, named with its line."""
+    render = _render()
+    text = BENCHMARKS.read_text("utf-8")
+    m = next(render.BLOCK.finditer(text))
+    digit = m.start(3) + re.search(r"\d", m.group(3)).start()
+    typed = text[:digit] + str((int(text[digit]) + 1) % 10) + text[digit + 1 :]
+    (why,) = render.stale(typed)
+    assert why.startswith(f"line {text[: m.start()].count(chr(10)) + 1}, {m.group(1)}.")
+    results = tmp_path / "results"
+    shutil.copytree(render.RESULTS, results)
+    got = results / f"{m.group(1)}.json"
+    data = json.loads(got.read_text("utf-8"))
+    data[m.group(2)]["date"] = "1999-01-01"
+    got.write_text(json.dumps(data), "utf-8")
+    assert len(render.stale(text, results)) == 1
+
+
+LAB = re.compile(r"lab-2026-12:([\w./-]+\.(?:py|md))")
+
+
+def test_every_study_the_docs_cite_is_under_its_tag():
+    """Studies measured and not kept live in git under the tag lab-2026-12: every
+    `git show lab-2026-12:PATH` that docs/, the README or bench/ cite names a file there."""
+    tag = subprocess.run(
+        ["git", "rev-parse", "-q", "--verify", "lab-2026-12^{commit}"], cwd=REPO, text=True
+    )
+    if tag.returncode:
+        pytest.skip("the tag lab-2026-12 is not in this clone (git fetch --tags)")
+    texts = [d.read_text("utf-8") for d in DOCS]
+    texts += [
+        p.read_text("utf-8") for p in (REPO / "bench").rglob("*") if p.suffix in (".py", ".md")
+    ]
+    cited = {path for text in texts for path in LAB.findall(text)}
+    assert len(cited) >= 10, cited
+    gone = [
+        p
+        for p in sorted(cited)
+        if subprocess.run(["git", "cat-file", "-e", f"lab-2026-12:{p}"], cwd=REPO).returncode
+    ]
+    assert not gone, f"cited under lab-2026-12 but not there: {gone}"

@@ -32,13 +32,13 @@ SCHEMA_VERSION = 8
 # Slots per vec0 chunk. vec0 allocates a chunk whole: its default 1,024 slots of 384 float32 made
 # every index >= 1.6 MB, 37 chunks or 1,000. At 64 a 37-chunk index is 0.13 MB; a KNN is 8x
 # faster there, 1.6x faster at 500 chunks and 1.5x slower (+2 ms) at 5,000, where the query's
-# embedding costs more anyway (bench/vec_chunks.py, docs/benchmarks.md). Divisible by 8.
+# embedding costs more anyway (git show lab-2026-12:bench/vec_chunks.py). Divisible by 8.
 # Measured again for int8 (schema 4): a 64-slot chunk is 24.6 KB, a 37-chunk vec0 table 0.06 MB;
 # its KNN is slower than float32's by 0.03 ms at 37 chunks, 0.1-0.2 ms at 500, even at 5,000.
 VEC_CHUNK = 64
 # Pages of 2 KiB, not SQLite's 4 KiB: an index has ~15 tables and indexes of one page each (vec0's
 # and FTS5's shadow tables, meta, files...), so a small collection's file is mostly empty pages.
-# bench/index_layout.py (docs/benchmarks.md): an empty index 100 -> 66 KB, 37 chunks 160 -> 126 KB
+# (git show lab-2026-12:bench/index_layout.py): an empty index 100 -> 66 KB, 37 chunks 160 -> 126 KB
 # (text deflated both), equal from 500 chunks on, search cost within noise at 37, 500 and 5,000;
 # 1 KiB pages are smaller only below a few dozen chunks. With the text deflated, the Obsidian
 # Help vault's 17 indexes take 3.06 MB instead of 4.54.

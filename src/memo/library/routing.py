@@ -66,7 +66,7 @@ def route_by_evidence(
     colls: Collections,
     vectors: QueryVectors,
     req: RouteRequest,
-    breadth: int = SHORTLIST,
+    breadth: int | None = None,
     mode: str = "hybrid",
     depth: int = CANDIDATES,
     flt: Filter | None = None,
@@ -75,9 +75,11 @@ def route_by_evidence(
     """Ranked collections for a question, each with its best hits (see the module docstring).
 
     `breadth`: how many collections the evidence search covers at most (all of them up to
-    that many; beyond, the summary router's best). `ready` is handed those collections before
-    they are ranked (a search catches them up there: a route only reads).
+    that many; beyond, the summary router's best; default SHORTLIST, read at the call, so
+    bench/routing.py can size it). `ready` is handed those collections before they are ranked
+    (a search catches them up there: a route only reads).
     """
+    breadth = SHORTLIST if breadth is None else breadth
     reg = colls.registry()
     mask = reg.mask(req.prefix) & reg.ok_mask()
     total = int(mask.sum())

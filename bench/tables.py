@@ -1,0 +1,251 @@
+"""The tables of docs/benchmarks.md: one function a results part, `@renders("script.part")`,
+given the part's data as its script wrote it (bench/render.py says how a doc shows them).
+Retrieval and ranking here; speed, scale and operation in bench/tables_ops.py."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+RENDERERS: dict[str, Callable[[Any], str]] = {}
+
+
+def renders(name: str) -> Callable[[Callable[[Any], str]], Callable[[Any], str]]:
+    def add(f: Callable[[Any], str]) -> Callable[[Any], str]:
+        RENDERERS[name] = f
+        return f
+
+    return add
+
+
+# ---------------------------------------------------------------------- helpers
+def table(head: Sequence[str], rows: Sequence[Sequence[Any]], right: int = 0) -> str:
+    """A markdown table; the last `right` columns right-aligned."""
+    align = ["---"] * (len(head) - right) + ["---:"] * right
+    lines = [head, align, *rows]
+    return "\n".join("| " + " | ".join(str(c) for c in r) + " |" for r in lines)
+
+
+def r3(xs: Sequence[float]) -> str:
+    """R@1 / R@5 / MRR (or any such run of shares) as the tables print them."""
+    return " / ".join(f"{x:.3f}" for x in xs)
+
+
+def ms(x: float) -> str:
+    return f"{x:.1f}"
+
+
+# ---------------------------------------------------------------------- core.py
+@renders("core.noop")
+def core_noop(d: dict) -> str:
+    head = ["library", "first (lexical) build s", "no-op median s", "no-op min s"]
+    row = [f"{d['notes']:,} notes in {d['collections']} collections", f"{d['build_s']:.1f}"]
+    return table(head, [row + [f"{d['median_s']:.3f}", f"{d['min_s']:.3f}"]], right=3)
+
+
+@renders("core.search")
+def core_search(d: dict) -> str:
+    raw = d["raw_ms"]
+    parts = raw["embed"] + raw["lex_sql"] + raw["knn"]
+    modes = [
+        [m, ms(v["p50"]), ms(v["p95"]), f"{v['p50'] / parts:.2f}"] for m, v in d["modes"].items()
+    ]
+    head = (
+        f"xquad-dev-distract/ru ({d['collections']} collections, {d['chunks']:,} chunks), "
+        f"{d['questions']} questions ru and en, k=8, in-process, warm, engine {d['engine']}:"
+    )
+    parts_rows = [
+        ["one query embedding", ms(raw["embed"])],
+        [
+            "the lexical leg's SQL (statistics + postings), summed over the collections",
+            ms(raw["lex_sql"]),
+        ],
+        ["vec0 KNN k=100 of the chunks, summed over the collections", ms(raw["knn"])],
+        ["**the three summed**", f"**{ms(parts)}**"],
+        ["catch-up when nothing changed (a stat per note, every collection)", ms(raw["catchup"])],
+    ]
+    return "\n\n".join(
+        [
+            head,
+            table(["mode", "p50 ms", "p95 ms", "p50 ÷ the raw parts"], modes, right=3),
+            table(["raw part", "median ms"], parts_rows, right=1),
+        ]
+    )
+
+
+@renders("core.retrieval")
+def core_retrieval(d: dict) -> str:
+    rows = []
+    for t in d["tasks"]:
+        best = [max(t["lex"][i], t["vec"][i]) for i in range(3)]
+        ok = all(t["hybrid"][i] >= best[i] - 1e-9 for i in (1, 2))
+        rows.append(
+            [t["task"], t["questions"], r3(t["hybrid"]), r3(t["lex"]), r3(t["vec"])]
+            + ["yes" if ok else "**no**"]
+        )
+    head = ["task", "questions", "hybrid", "lex", "vec", "hybrid ≥ the better leg (R@5, MRR)"]
+    return f"recall@1 / recall@5 / MRR@10, k=10, engine {d['engine']}:\n\n" + table(head, rows)
+
+
+# ---------------------------------------------------------------------- diversity.py
+@renders("diversity.dev")
+def diversity_dev(d: dict) -> str:
+    rows = [
+        [t["task"], t["questions"]]
+        + [f"{t[k + '_off']:.3f} → {t[k + '_on']:.3f}" for k in ("r5", "mrr", "notes")]
+        for t in d["tasks"]
+    ]
+    worse = sum(t["r5_on"] < t["r5_off"] for t in d["tasks"])
+    head = ["task", "questions", "R@5 off → on", "MRR@10 off → on", "notes in the top 5"]
+    return table(head, rows) + f"\n\nTasks where diversity lowered R@5: {worse}."
+
+
+# ---------------------------------------------------------------------- focus.py
+@renders("focus.xquad")
+def focus_xquad(d: dict) -> str:
+    head = ["set", "n", "whole chunk", "answer in focus", "in first window"]
+    head += ["in shown text / before", "chars: focus / chunk (median)"]
+    rows = [
+        [r["set"], r["n"], r["whole"], f"{r['focus']:.3f}", f"{r['start']:.3f}"]
+        + [f"{r['shown']:.3f} / {r['shown_before']:.3f}"]
+        + [f"{r['focus_chars']:.0f} / {r['chunk_chars']:.0f}"]
+        for r in d["rows"]
+        if r["half"] == "all"
+    ]
+    return table(head, rows)
+
+
+# ---------------------------------------------------------------------- phrasings.py
+@renders("phrasings.also")
+def phrasings_also(d: dict) -> str:
+    asked = (
+        ("en", "en>ru alone"),
+        ("en+ru", "en>ru, also=[the Russian question]"),
+        ("ru", "ru>ru"),
+    )
+    sets = list(d)
+    head = ["asked", *(f"{s}/ru R@1 / R@5 / MRR@10" for s in sets), "flow R@5 (route, then search)"]
+    rows = [
+        [label, *(r3([d[s]["search"][k][m] for m in ("r1", "r5", "mrr")]) for s in sets)]
+        + [" / ".join(f"{d[s]['flow'][k]:.3f}" for s in sets)]
+        for k, label in asked
+    ]
+    notes = [
+        f"{s}: {d[s]['n']} questions; the warning fires on en>ru {d[s]['warned']['en']:.3f}, on "
+        f"ru>ru {d[s]['same_ru']:.3f}, on en>en {d[s]['same_en']:.3f}; two phrasings cost "
+        f"{d[s]['cost']['two_ms']:.1f} ms against {d[s]['cost']['one_ms']:.1f} "
+        f"(× {d[s]['cost']['ratio']:.2f}, hot, 40 questions twice)"
+        for s in sets
+    ]
+    return table(head, rows) + "\n\n" + "\n".join(f"- {n}" for n in notes)
+
+
+# ---------------------------------------------------------------------- confidence.py
+@renders("confidence.fit")
+def confidence_fit(d: dict) -> str:
+    """XQuAD's ways of asking (the vault's: "A real vault"), under the constants shipped and
+    under thresholds fitted without the question's topic."""
+    held = {r["asked"]: r for r in d["held_out"]}
+    rows = []
+    for r in (r for r in d["shipped"] if not r["asked"].startswith("vault")):
+        h = held[r["asked"]]
+        right = [x["high_right"] for x in (r, h)]
+        rows.append(
+            [r["asked"], r["n"], " / ".join(f"{r[k]:.3f}" for k in ("high", "low", "none"))]
+            + [" / ".join(f"{h[k]:.3f}" for k in ("high", "low", "none"))]
+            + ["—" if None in right else " / ".join(f"{x:.3f}" for x in right)]
+        )
+    head = ["asked", "searches", "shipped: high / low / none", "held out: high / low / none"]
+    fits = "; ".join(
+        f"without topic-{i}: " + ", ".join(f"{v:g}" for v in f.values())
+        for i, f in enumerate(d["fits"], start=1)
+    )
+    return (
+        table([*head, "`high` is right"], rows, right=4)
+        + f"\n\nThresholds fitted ({', '.join(d['fits'][0])}): {fits}."
+    )
+
+
+# ---------------------------------------------------------------------- vault.py
+@renders("vault.index")
+def vault_index(d: list) -> str:
+    head = ["vault", "`memo init`: plan s / collections / notes"]
+    head.append("`memo index` s (chunks, chunks/s)")
+    rows = [
+        [r["lang"], f"{r['plan_s']:.2f} / {r['collections']} / {r['notes']}"]
+        + [f"{r['index_s']:.0f} ({r['chunks']:,}, {r['chunks'] / r['index_s']:.1f}/s)"]
+        for r in d
+    ]
+    return table(head, rows)
+
+
+@renders("vault.retrieval")
+def vault_retrieval(d: list) -> str:
+    head = ["set", "half", "n", "R@1", "R@5", "R@10", "MRR@10"]
+    rows = [
+        [r["set"], r["half"], f"{r['n']:.0f}"] + [f"{r[k]:.3f}" for k in ("r1", "r5", "r10", "mrr")]
+        for r in d
+    ]
+    return table(head, rows, right=5)
+
+
+@renders("vault.confidence")
+def vault_confidence(d: list) -> str:
+    kinds = (("right", "first hit right"), ("wrong", "first hit wrong"), ("none", "unanswerable"))
+    head = ["set", "half", *(f"{label}: n, high / low / none" for _, label in kinds)]
+    rows = [
+        [r["set"], r["half"]] + [f"{r[k][0]}: {r[k][1]} / {r[k][2]} / {r[k][3]}" for k, _ in kinds]
+        for r in d
+    ]
+    return table(head, rows)
+
+
+@renders("vault.focus")
+def vault_focus(d: list) -> str:
+    head = ["set", "n", "lines: chunk / focus (median)", "focus shorter than its chunk"]
+    rows = [
+        [
+            r["set"],
+            r["n"],
+            f"{r['chunk_lines']:.0f} / {r['focus_lines']:.0f}",
+            f"{r['shorter']:.3f}",
+        ]
+        for r in d
+        if r["half"] == "all"
+    ]
+    return table(head, rows, right=3)
+
+
+@renders("vault.route")
+def vault_route(d: list) -> str:
+    head = ["set", "route top-1", "flow R@5 (route, then search its first collection)"]
+    head.append("a search of the whole vault, p50 ms")
+    rows = [[r["set"], f"{r['top1']:.3f}", f"{r['flow']:.3f}", f"{r['p50_ms']:.0f}"] for r in d]
+    return table(head, rows, right=3)
+
+
+# ---------------------------------------------------------------------- routing.py
+def _flow_rows(d: dict) -> str:
+    head = ["library / task", "route top-1", "route top-3", "flow R@5", "`--route 3` R@5"]
+    head += ["search everything R@5", "route p50 / p95 ms"]
+    keys = ("top1", "top3", "flow", "route3", "all")
+    rows = [
+        [r["task"], *(f"{r[k]:.3f}" for k in keys), f"{r['p50_ms']:.0f} / {r['p95_ms']:.0f}"]
+        for r in d["rows"]
+    ]
+    return table(head, rows, right=6)
+
+
+@renders("routing.flow")
+def routing_flow(d: dict) -> str:
+    return _flow_rows(d)
+
+
+@renders("routing.thousand")
+def routing_thousand(d: dict) -> str:
+    head = ["shortlist N", "top-1 as searching all", "top-3 as searching all", "route p50 ms"]
+    rows = [
+        [r["n"], f"{r['top1']:.3f}", f"{r['top3']:.3f}", f"{r['p50_ms']:.0f}"]
+        for r in d["shortlist"]
+    ]
+    return _flow_rows(d) + "\n\n" + table(head, rows, right=4)
