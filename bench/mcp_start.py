@@ -132,7 +132,8 @@ def main() -> int:
         for _ in range(a.runs):
             s = Server(a.memo, root, env)
             tools, t = s.handshake()
-            assert len(tools["result"]["tools"]) == 5, tools
+            names = {t["name"] for t in tools["result"]["tools"]}
+            assert {"memo_route", "memo_search", "memo_get"} <= names, sorted(names)
             lists.append(t)
             codes.append(s.close())
         for _ in range(a.runs):

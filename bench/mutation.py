@@ -281,6 +281,7 @@ def workdir_for(
     shutil.copytree(REPO / "src", work / "src", ignore=skip)
     shutil.copytree(tests_from / "tests", work / "tests", ignore=skip)
     shutil.copytree(REPO / "examples", work / "examples", ignore=skip)  # the `notes` fixture
+    shutil.copy2(REPO / "README.md", work / "README.md")  # test_init reads its quick start
     _write_config(work, mod, marks)
     # the tests' ONNX model, built once per clone into pytest's cache: hard links, not rebuilt.
     # Not a symlink to the clone's: its build lock would be held by mutants at nice 19 while the

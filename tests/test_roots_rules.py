@@ -24,6 +24,7 @@ from memo.roots import (
     declare,
     declared_root,
     is_declared,
+    libraries_between,
     not_a_library,
 )
 
@@ -119,3 +120,33 @@ def test_the_init_command_in_the_hint_is_one_shell_word(name: str) -> None:
         return
     path = Path("/nonexistent-memo-test") / name
     assert shlex.split(_init_arg(not_a_library(path).hint)) == [str(path)]
+
+
+def test_libraries_between_asks_only_the_folders_strictly_below_the_root(tmp_path: Path) -> None:
+    """A library below the root that holds a collection is found; the root itself, and a
+    library beside the root (a folder outside it, even declared), never are."""
+    settings = Settings()
+    root, inner, beside = tmp_path / "root", tmp_path / "root" / "a" / "inner", tmp_path / "beside"
+    for lib in (root, inner, beside):
+        (lib / "c").mkdir(parents=True)
+        (lib / MARKER).write_text(MARKER_TEXT, encoding="utf-8")
+    asked = [inner / "c", root / "c", root / "a", beside / "c"]
+    assert libraries_between(root, asked, settings) == [inner]
+    assert libraries_between(root, [beside / "c", tmp_path], settings) == []
+
+
+def test_outside_library_names_the_path_as_shown_and_a_symlink_where_it_leads(
+    tmp_path: Path,
+) -> None:
+    """From inside a library, a path outside it is named as the user typed it; the words
+    '(it leads to …)' come only when a symlink took it elsewhere."""
+    lib, out = tmp_path / "lib", tmp_path / "out"
+    lib.mkdir()
+    out.mkdir()
+    plain = not_a_library(out, "../out", inside=lib, named=out)
+    assert str(plain) == f"../out is outside the library {lib}"
+    assert str(not_a_library(out, inside=lib)) == f"{out} is outside the library {lib}"
+    link = lib / "link"
+    link.symlink_to(out)
+    led = not_a_library(out, "link", inside=lib, named=link)
+    assert str(led) == f"link (it leads to {out}) is outside the library {lib}"

@@ -367,6 +367,31 @@ def test_registry_write_waits_for_another_writer_and_recovers_from_a_failed_one(
     lib.close()
 
 
+@pytest.mark.edits_notes
+def test_two_processes_writing_one_new_collection_keep_one_row(notes, emb):
+    """A search's catch-up and `memo index` both scan a new `_meta.yaml` before either writes:
+    the second write updates the row the first one made (before: UNIQUE constraint failed:
+    colls.path, and `memo index` died beside a search)."""
+    from memo.registry_tools import scan
+
+    settings = Settings(registry_ttl=3600)
+    first, second = Library(notes, emb, settings), Library(notes, emb, settings)
+    first.rebuild_registry(write_yaml=False)
+    reg = second.registry
+    genlib.write_meta(notes / "home" / "astro", "astro", "Telescopes and star charts", [])
+    found = scan.scan_metas(notes, {e.path: e for e in reg.entries})  # scanned, not written
+    assert [e.path for e in found.upserts] == ["home/astro"] and found.upserts[0].id == 0
+    assert first.registry.refresh(embed_limit=0, write_yaml=False).added == ["home/astro"]
+    reg.store.write(found.upserts, [], {})
+    reg.load()
+    assert [e.path for e in reg.entries].count("home/astro") == 1
+    assert _paths(second.route("telescope star charts", k=1, strategy="flat"))[:1] == [
+        "home/astro"
+    ]
+    first.close()
+    second.close()
+
+
 def test_stem_counts_cache_never_loses_a_stem_it_needs(notes, emb, monkeypatch):
     monkeypatch.setattr(router_lexical, "COMMON_ROWS", 0)
     monkeypatch.setattr(router_lexical, "COMMON_SHARE", 0.0)

@@ -233,6 +233,9 @@ class RegistryStore:
                 conn.execute("DELETE FROM colls_fts WHERE rowid=?", (e.id,))
             for e in upserts:
                 values = (*to_row(e), gen)
+                # Another process (a search's catch-up beside `memo index`) may have written
+                # this path since our scan: its row is updated, never inserted twice.
+                e.id = _row_id(conn, e)
                 if e.id:
                     conn.execute(_UPDATE_ROW, (*values, e.id))
                     conn.execute("DELETE FROM colls_fts WHERE rowid=?", (e.id,))
@@ -263,6 +266,13 @@ class RegistryStore:
             )
             gen = _next_generation(self.conn)
             self.conn.executemany("UPDATE colls SET gen=? WHERE id=?", [(gen, r[0]) for r in rows])
+
+
+def _row_id(conn: apsw.Connection, e: Entry) -> int | None:
+    """The row of `e`'s path as it stands inside this transaction (its id when it still holds
+    it, else whatever row another writer gave that path, else none)."""
+    row = conn.execute("SELECT id FROM colls WHERE path=?", (e.path,)).fetchone()
+    return row[0] if row else None
 
 
 def _next_generation(conn: apsw.Connection) -> int:
