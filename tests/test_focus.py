@@ -50,8 +50,10 @@ def test_a_spans_lines_are_the_note_lines_it_covers():
     assert focus.lines(nine, 7, 0) == (7, 9) and focus.lines(nine, 7, 3) == (13, 15)
 
 
-NINE = " ".join(
-    f"Sentence {w} here." for w in "one two three four five six seven eight nine".split()
+NINE = " ".join(  # sentences over 100 characters: a window every two (windows.SPACING)
+    f"Sentence {w} here, with enough words after it to fill a line of prose as people write "
+    "them in their notes."
+    for w in "one two three four five six seven eight nine".split()
 )
 
 

@@ -11,10 +11,24 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memo.collection import windows as windows_module
 from memo.collection.chunker import passage_text
-from memo.collection.store import has_windows, unpack_text
+from memo.collection.store import has_windows, unpack_text, window_codes
 from memo.collection.vectors import dequantize, quantize
-from memo.collection.windows import MAX, SIZE, STRIDE, chunk_of, rowid, rowids, sentences, windows
+from memo.collection.windows import (
+    MAX,
+    SIZE,
+    SPACING,
+    STRIDE,
+    _sentence_spans,
+    chunk_of,
+    rowid,
+    rowids,
+    sentences,
+    spacing_of,
+    spans,
+    windows,
+)
 from memo.config import Settings
 from memo.library import Library
 from memo.search import nearest
@@ -43,33 +57,71 @@ def test_a_chunk_of_at_most_size_sentences_has_no_windows():
     assert windows("T", "") == []
 
 
-def test_windows_run_size_sentences_every_stride_and_the_last_ends_with_the_chunk():
+def test_windows_run_size_sentences_and_the_last_ends_with_the_chunk():
     got = windows("Note > Part", FIVE)
     assert got == [
         passage_text("Note > Part", "One two. Three four! Five six?"),
         passage_text("Note > Part", "Five six? Seven eight… Nine ten."),
     ]
-    six = FIVE + " Eleven twelve."
+    six = FIVE + " Eleven twelve."  # the run from the third is too near the first: not made
     assert [w.removeprefix("T\n\n") for w in windows("T", six)] == [
         "One two. Three four! Five six?",
-        "Five six? Seven eight… Nine ten.",
         "Seven eight… Nine ten. Eleven twelve.",  # the last window ends with the chunk
     ]
 
 
-@given(st.integers(min_value=0, max_value=700))
-def test_every_sentence_is_in_a_window_and_no_chunk_has_more_than_max(n):
-    text = " ".join(f"Word{i} word." for i in range(n))
-    got = windows("", text)
+def prose(lengths: list[int]) -> str:
+    """A paragraph of sentences of about these lengths (characters), a space apart."""
+    return " ".join(
+        f"S{i} " + "x" * max(1, n - len(f"S{i} .")) + "." for i, n in enumerate(lengths)
+    )
+
+
+def firsts(text: str) -> list[int]:
+    """The first sentence of each of the chunk's windows."""
+    starts = [a for a, _ in _sentence_spans(text)]
+    return [starts.index(a) for a, _ in spans(text)]
+
+
+def test_a_window_starts_every_stride_sentences_once_spacing_characters_lie_behind():
+    # prose of long sentences keeps a window every STRIDE sentences, as schema 7 made them
+    assert firsts(prose([120] * 9)) == [0, 2, 4, 6]
+    # a list of short items: a window when 200 characters lie behind the last one's start
+    items = "\n".join(f"- item number {i:02}" for i in range(30))  # 18 characters a line
+    assert firsts(items) == [0, 12, 24, 27]
+    assert firsts(prose([20] * 9)) == [0, 6]  # short sentences: the first and the last
+    assert windows("T", "\n".join(f"- item {i} here" for i in range(9))) == [
+        passage_text("T", "- item 0 here - item 1 here - item 2 here"),
+        passage_text("T", "- item 6 here - item 7 here - item 8 here"),
+    ]
+    # the windows schemas 7 and 8 made, for a rebuild's salvage: every STRIDE-th run
+    assert [len(windows("T", items, spacing_of(s))) for s in (7, 8, 9)] == [15, 15, 4]
+
+
+@given(st.lists(st.integers(min_value=5, max_value=400), max_size=600))
+def test_every_window_is_size_sentences_spaced_as_the_rule_says(lengths):
+    text = prose(lengths)
+    at = [a for a, _ in _sentence_spans(text)]
+    got, n = firsts(text), len(at)
+    assert n == len(lengths)
     if n <= SIZE:
-        assert got == []
+        assert got == [] == windows("", text)
         return
-    assert len(got) <= MAX
-    expected = (n - SIZE) // STRIDE + 1 + ((n - SIZE) % STRIDE != 0)
-    assert len(got) == min(MAX, expected)
-    held = set(" ".join(got).replace(".", "").split())
-    if expected <= MAX:
-        assert held == {w for i in range(n) for w in (f"Word{i}", "word")}
+    assert len(got) == len(windows("", text)) <= MAX
+    assert got[0] == 0 and all(a % STRIDE == 0 for a in got[:-1])
+    if len(got) < MAX:
+        assert got[-1] == n - SIZE  # the last ends with the chunk
+    kept = got[:-1] if got[-1] == n - SIZE else got
+    for j, first in enumerate(kept):
+        assert j == 0 or at[first] - at[kept[j - 1]] >= SPACING
+        if j + 1 == len(kept) and len(got) == MAX:
+            break  # cut at MAX: the runs after it are not made at all
+        then = kept[j + 1] if j + 1 < len(kept) else n - SIZE
+        # no run between two kept ones lies SPACING past the first: it would have been kept
+        assert all(at[i] - at[first] < SPACING for i in range(first + STRIDE, then, STRIDE))
+    # schema 7's rule: every STRIDE-th run, so every sentence in a window
+    old = len(windows("", text, spacing_of(7)))
+    assert old == min(MAX, (n - SIZE) // STRIDE + 1 + ((n - SIZE) % STRIDE != 0)) >= len(got)
 
 
 def test_a_window_rowid_names_its_chunk():
@@ -227,3 +279,97 @@ def test_a_collection_of_short_notes_has_no_windows_table_until_a_long_one_comes
     assert coll.read(lambda s: has_windows(s.conn))[0]
     wins, rows = window_rows(lib)
     assert rows == {r for cid, n in wins.items() for r in rowids(cid, n)} != set()
+
+
+SHAPES = (
+    "# Shapes\n\n## Prose\n\n"
+    + " ".join(
+        f"The {w} paragraph of this section explains one more step of the backup routine, "
+        "with the reasons behind it and what to check afterwards."
+        for w in "first second third fourth fifth sixth seventh eighth ninth".split()
+    )
+    + "\n\n## List\n\n"
+    + "\n".join(f"- pack item {i} today" for i in range(12))
+    + "\n\n## Table\n\n| key | what it does |\n|---|---|\n"
+    + "\n".join(f"| Ctrl+{c} | opens pane {c} |" for c in "ABCDEFGHIJ")
+    + "\n\n## Code\n\n```python\n"
+    + "\n".join(f"value_{i} = compute({i}, flag=True)" for i in range(14))
+    + "\n```\n\n## Short\n\nOne short section. It has two sentences.\n"
+)
+
+
+def vectors_per_chunk(lib: Library) -> dict[str, int]:
+    """Each chunk's vectors in the index (its own and its windows'), by its heading."""
+    (coll,) = lib.collections()
+
+    def read(store):
+        wins = set()
+        if has_windows(store.conn):
+            wins = {r for (r,) in store.conn.execute("SELECT rowid FROM windows_vec")}
+        own = {r for (r,) in store.conn.execute("SELECT rowid FROM chunks_vec")}
+        rows = store.conn.execute("SELECT id, heading FROM chunks").fetchall()
+        return {h: (cid in own) + sum(chunk_of(r) == cid for r in wins) for cid, h in rows}
+
+    return coll.read(read)[0]
+
+
+def test_lists_tables_and_code_get_fewer_windows_than_prose(tmp_path, real_embedder, monkeypatch):
+    """Vectors a chunk, on a note of every shape: prose keeps a window every two sentences;
+    a list, a table and a code block of short lines, which schema 7 windowed as densely, keep
+    one every 200 characters and the last: 3.2 vectors a chunk instead of 5.4."""
+    root = tmp_path / "lib"
+    make_collection(root / "c")
+    (root / "c" / "shapes.md").write_text(SHAPES)
+    lib = Library(root, real_embedder, Settings())
+    lib.index()
+    got = vectors_per_chunk(lib)
+    assert got == {
+        "Shapes > Prose": 5,
+        "Shapes > List": 3,
+        "Shapes > Table": 3,
+        "Shapes > Code": 4,
+        "Shapes > Short": 1,
+    }
+    assert sum(got.values()) / len(got) == 3.2
+    monkeypatch.setattr(windows_module, "SPACING", 0)  # schema 7's rule: every run kept
+    lib.index(full=True)
+    old = vectors_per_chunk(lib)
+    assert old == {**got, "Shapes > List": 7, "Shapes > Table": 6, "Shapes > Code": 8}
+    assert sum(old.values()) / len(old) == 5.4
+
+
+def test_a_rebuild_of_a_schema_7_index_embeds_no_window_again(tmp_path, real_embedder, monkeypatch):
+    """Schema 9 keeps a subset of schema 7's (and 8's) windows: the rebuild hands the old index's window
+    vectors to the embedding cache under the texts schema 7 gave them, so it asks the model for
+    none, and every window keeps the vector of its own text."""
+    from memo.collection import site, store
+    from memo.embed.cache import EmbeddingCache
+    from memo.embed.caching import CachingEmbedder
+
+    from .test_embed_cache import Model
+
+    root = tmp_path / "lib"
+    make_collection(root / "c")
+    (root / "c" / "shapes.md").write_text(SHAPES)
+    with monkeypatch.context() as m:  # an index schema 7 made, with no embedding cache
+        m.setattr(store, "SCHEMA_VERSION", 7)
+        m.setattr(site, "SCHEMA_VERSION", 7)
+        m.setattr(windows_module, "SPACING", 0)
+        Library(root, real_embedder, Settings(embed_cache_mb=0)).index()
+    model = Model(real_embedder)
+    cache = EmbeddingCache(tmp_path / "xdg" / "vectors.db", 64 * 2**20)
+    lib = Library(root, CachingEmbedder(model, cache), Settings())
+    assert lib.index().to_dict()["rebuilt"] == 1
+    (coll,) = lib.collections()
+
+    def held(store):
+        rows = store.conn.execute("SELECT id, heading, text, wins FROM chunks").fetchall()
+        return [(h, unpack_text(t), window_codes(store.conn, cid, n)) for cid, h, t, n in rows]
+
+    chunks = coll.read(held)[0]
+    texts = {w for h, t, _ in chunks for w in windows(h, t)}
+    assert texts and not texts & set(model.asked), "a window was embedded again"
+    for h, t, codes in chunks:
+        want = quantize(real_embedder.embed_passages(windows(h, t))) if windows(h, t) else []
+        assert [bytes(c) for c in codes] == [w.tobytes() for w in want], h
+    cache.close()

@@ -122,12 +122,14 @@ class Collection:
         ).fetchall()
         passages = [passage_text(h, unpack_text(t)) for h, t, _ in rows]
         blobs = [v for _, _, v in rows]
-        if has_windows(conn):  # schema 7 on: the sentence windows' vectors too
+        if has_windows(conn):  # schema 7 on: the sentence windows' vectors too, under the
+            # texts the rule that made them gives (schemas 7 and 8 made more windows than 9 does)
+            spacing = windows.spacing_of(int((sqlite.read_profile(conn) or {}).get("schema", 0)))
             for cid, h, t, count in conn.execute(
                 "SELECT id, heading, text, wins FROM chunks WHERE vec = 1 AND wins > 0"
             ).fetchall():
                 codes = window_codes(conn, cid, count)
-                texts = windows.windows(h, unpack_text(t))
+                texts = windows.windows(h, unpack_text(t), spacing)
                 if codes is not None and len(codes) == len(texts):
                     passages += texts
                     blobs += codes

@@ -27,7 +27,9 @@ from .files import file_identity
 # 5: PAGE_SIZE, incremental vacuum, chunk text deflated (pack_text); 6: two stages (chunks.vec:
 # a chunk is searchable lexically before its vector exists) and files.dropped (the coverage);
 # 7: sentence windows (collection/windows.py: windows_vec, chunks.wins); 8: the link graph
-# (collection/links.py: links, aliases, written with a note's chunks)
+# (collection/links.py: links, aliases, written with a note's chunks); 9: fewer windows (one only
+# SPACING characters after the last: issue 44), the rebuild embedding none anew
+SCHEMA_VERSION = 9
 SCHEMA_VERSION = 8
 # Slots per vec0 chunk. vec0 allocates a chunk whole: its default 1,024 slots of 384 float32 made
 # every index >= 1.6 MB, 37 chunks or 1,000. At 64 a 37-chunk index is 0.13 MB; a KNN is 8x

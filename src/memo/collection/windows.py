@@ -1,18 +1,23 @@
 """Sentence windows: the vectors a chunk adds so that the sentences answering a question are
-found even when the rest of the chunk is about something else (schema 7).
+found even when the rest of the chunk is about something else (schema 9).
 
 A chunk's own vector is the meaning of its whole passage; a question usually asks what one
-sentence or two of it say. So a chunk of more than SIZE sentences gets a vector for every run
-of SIZE consecutive sentences as well (a new run every STRIDE sentences: consecutive windows
-share one, and the last window ends with the chunk), each read under the chunk's heading path
-as the chunk itself is. The vector leg scores a chunk by the best of its own vector and its
-windows' (collection/queries.py): a hit is still the chunk, with its lines, only its score is
-its best evidence. Pure: no I/O.
+sentence or two of it say. So a chunk of more than SIZE sentences gets a vector for runs of
+SIZE consecutive sentences as well, each read under the chunk's heading path as the chunk
+itself is. A run may start every STRIDE sentences, and does when it starts at least SPACING
+characters after the last one kept (the first always; the last run, which ends with the chunk,
+always): windows are spaced by the text they cover, not by its lines, so a list, a table or a
+code block of short lines gets few, and prose of long sentences keeps one every STRIDE. The
+vector leg scores a chunk by the best of its own vector and its windows' (search/nearest.py):
+a hit is still the chunk, with its lines, only its score is its best evidence. Pure: no I/O.
 
 Measured on the vault benchmark's tune half and on xquad-dev-distract (docs/design.md,
 "Sentence windows"): windows of 1 to 4 sentences all lifted every tune set; 3 sentences with a
-stride of 2 makes 2.5 windows a chunk on the Obsidian Help vault, against 5 for windows of 2
-with a stride of 1, for the same gain.
+stride of 2 (schemas 7 and 8, every run kept) made 3.44 vectors a chunk on the vault's Russian half
+and 6.2 on long documentation notes. Kept only SPACING apart (schema 9, issue 44), they make
+2.72 and 4.5 for the same ranking (every tune set within a question); every cheaper rule
+tried, down to 1.6 (fewer, longer, non-overlapping windows, windows in place of the own
+vector, windows chosen by their words or by their vectors' distance), lost more.
 """
 
 from __future__ import annotations
@@ -23,7 +28,12 @@ from .chunker import passage_text
 from .lexical import WORD
 
 SIZE = 3  # sentences per window
-STRIDE = 2  # a window starts every STRIDE sentences
+STRIDE = 2  # a window may start every STRIDE sentences...
+SPACING = 200  # ...and does SPACING characters or more after the start of the last one kept
+# The spacing of the windows each schema made, where it is not SPACING: a rebuild hands an old
+# index's window vectors to the embedding cache under the texts that rule gave them
+# (collection.Collection._salvage). Schemas 7 and 8 kept every run.
+SPACING_OF = {7: 0, 8: 0}
 # A window's vector is stored at rowid `chunk id * SLOTS + k` (k from 0), so the chunk of a
 # window found by a KNN is `rowid // SLOTS`, with no table between; a chunk of the model's 512
 # tokens has far fewer windows than that, and any beyond MAX are not made.
@@ -41,18 +51,27 @@ def sentences(text: str) -> list[str]:
     return [text[a:b] for a, b in _sentence_spans(text)]
 
 
-def windows(heading: str, text: str) -> list[str]:
+def windows(heading: str, text: str, spacing: int | None = None) -> list[str]:
     """The passages (as the embedder reads them, without its prefix) of a chunk's windows;
-    none when the chunk has at most SIZE sentences: its own vector is its one window."""
-    sents = sentences(text)
-    return [passage_text(heading, " ".join(sents[i : i + SIZE])) for i in _starts(len(sents))]
+    none when the chunk has at most SIZE sentences: its own vector is its one window.
+    `spacing`: another rule's (SPACING_OF), for the windows an older index holds."""
+    sents = _sentence_spans(text)
+    return [
+        passage_text(heading, " ".join(text[a:b] for a, b in sents[i : i + SIZE]))
+        for i in _starts(sents, SPACING if spacing is None else spacing)
+    ]
 
 
 def spans(text: str) -> list[tuple[int, int]]:
     """Where each of `windows(…, text)`'s windows lies in the chunk's text: (start, end)
     offsets, from its first sentence's first character to its last one's end."""
     sents = _sentence_spans(text)
-    return [(sents[i][0], sents[i + SIZE - 1][1]) for i in _starts(len(sents))]
+    return [(sents[i][0], sents[i + SIZE - 1][1]) for i in _starts(sents, SPACING)]
+
+
+def spacing_of(schema: int) -> int:
+    """The spacing of the windows an index of this schema holds (7 on: older ones have none)."""
+    return SPACING_OF.get(schema, SPACING)
 
 
 def lines_of(text: str, first: int, span: tuple[int, int]) -> tuple[int, int]:
@@ -62,15 +81,20 @@ def lines_of(text: str, first: int, span: tuple[int, int]) -> tuple[int, int]:
     return first + text[:start].count("\n"), first + text[: max(start, end - 1)].count("\n")
 
 
-def _starts(count: int) -> list[int]:
-    """The first sentence of each window of a chunk of `count` sentences (none: SIZE or
-    fewer), at most MAX of them."""
+def _starts(sents: list[tuple[int, int]], spacing: int) -> list[int]:
+    """The first sentence of each window of a chunk whose sentences lie at `sents` (none:
+    SIZE or fewer): every STRIDE-th that starts `spacing` characters or more after the last
+    one kept, the first and the last (which ends with the chunk); at most MAX of them."""
+    count = len(sents)
     if count <= SIZE:
         return []
-    starts = list(range(0, count - SIZE + 1, STRIDE))
-    if starts[-1] != count - SIZE:
-        starts.append(count - SIZE)
-    return starts[:MAX]
+    kept = [0]
+    for i in range(STRIDE, count - SIZE, STRIDE):
+        if sents[i][0] - sents[kept[-1]][0] >= spacing:
+            kept.append(i)
+    if kept[-1] != count - SIZE:
+        kept.append(count - SIZE)
+    return kept[:MAX]
 
 
 def _sentence_spans(text: str) -> list[tuple[int, int]]:
