@@ -29,10 +29,10 @@ from judged import TASKS, engine, judge, pct, record, smoke_args, smoke_eval  # 
 
 from memo.collection.lexical import query_terms  # noqa: E402
 from memo.collection.queries import lex_share  # noqa: E402
-from memo.collection.vectors import quantize  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.library import Library  # noqa: E402
 from memo.search.fusion import CANDIDATES  # noqa: E402
+from memo.search.nearest import matrix, nearest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -107,12 +107,8 @@ def bench_search(lib: Library, eval_dir: Path, n_queries: int) -> dict:
             lex_share(s, terms)
         parts["lex_sql"].append(time.perf_counter() - t)
         t = time.perf_counter()
-        for s in stores:
-            s.conn.execute(
-                "SELECT rowid, distance FROM chunks_vec WHERE embedding MATCH vec_int8(?)"
-                " AND k = ?",
-                (quantize(qv).tobytes(), CANDIDATES),
-            ).fetchall()
+        for s in stores:  # the vector leg's scan: each index's matrix in memory (warm)
+            nearest(matrix(s), s, [qv], CANDIDATES)
         parts["knn"].append(time.perf_counter() - t)
         t = time.perf_counter()
         for c in colls:

@@ -60,7 +60,11 @@ def core_search(d: dict) -> str:
             "the lexical leg's SQL (statistics + postings), summed over the collections",
             ms(raw["lex_sql"]),
         ],
-        ["vec0 KNN k=100 of the chunks, summed over the collections", ms(raw["knn"])],
+        [
+            "the vector leg's scan (chunks and their windows, in memory; k=100), summed over"
+            " the collections",
+            ms(raw["knn"]),
+        ],
         ["**the three summed**", f"**{ms(parts)}**"],
         ["catch-up when nothing changed (a stat per note, every collection)", ms(raw["catchup"])],
     ]
@@ -198,6 +202,25 @@ def vault_confidence(d: list) -> str:
         for r in d
     ]
     return table(head, rows)
+
+
+@renders("vault.words")
+def vault_words(d: list) -> str:
+    head = ["set", "words", "tune R@1 / R@5 / R@10", "held-back R@1 / R@5 / R@10"]
+    head += ["route top-1", "`high`: right / wrong", "unanswerable: `none`", "p50 ms"]
+
+    def r(h: dict) -> str:
+        return " / ".join(f"{h[k]:.3f}" for k in ("r1", "r5", "r10"))
+
+    rows = []
+    for x in d:
+        c = x["confidence"]
+        rows.append(
+            [x["set"], x["words"], r(x["tune"]), r(x["held-back"]), f"{x['all']['top1']:.3f}"]
+            + [f"{c['right'][1]} of {c['right'][0]} / {c['wrong'][1]} of {c['wrong'][0]}"]
+            + [f"{c['none'][3]} of {c['none'][0]}", f"{x['p50_ms']:.0f}"]
+        )
+    return table(head, rows, right=2)
 
 
 @renders("vault.focus")

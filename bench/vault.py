@@ -13,7 +13,12 @@ bench/results/vault.json; the scratch folder stays (`DIR/ru-drafted`, `DIR/en-dr
 indexes in `DIR/indexes`, each question's record in `answers-<lang>.json`) for
 bench/confidence.py. A before/after is this script run on each checkout.
 
-    python bench/vault.py --vault /path/to/obsidian-help --scratch DIR
+`--words` asks every set again with the agent's words (bench/words/, README there: written by
+helpers who saw each question and the route map, never a note), each kind alone and all
+together: `also` (up to 3 phrasings), `answer` (a likely answer), `keywords` (exact terms),
+`all`; per half, with the route's first collection and the confidence said (part `words`).
+
+    python bench/vault.py --vault /path/to/obsidian-help --scratch DIR [--words]
 """
 
 from __future__ import annotations
@@ -37,6 +42,15 @@ sys.path.insert(0, str(HERE))
 from judged import record, smoke_args  # noqa: E402
 
 QUESTIONS = HERE / "vault"
+WORDS = HERE / "words"
+# a set's words file (bench/words/README.md), and which of a row's fields each kind sends
+WORD_FILES = {"ru": "vault-ru.jsonl", "en>ru": "vault-en-ru.jsonl", "en": "vault-en.jsonl"}
+KINDS = {
+    "also": ("also",),
+    "answer": ("answer",),
+    "keywords": ("keywords",),
+    "all": ("also", "keywords", "answer"),
+}
 HALVES = ("tune", "held-back")
 LEVELS = ("high", "low", "none")
 
@@ -100,13 +114,24 @@ def home(path: str, collections: list[str]) -> str:
     return best
 
 
+def words_of(folder: Path, label: str, kind: str) -> dict[str, dict[str, Any]]:
+    """Question id -> the search's keyword arguments for `kind` from the set's words file."""
+    out = {}
+    for row in qrels(folder, WORD_FILES[label]):
+        extra = {f: row[f] for f in KINDS[kind] if row.get(f)}
+        out[row["id"]] = extra
+    return out
+
+
 def measure(
     root: Path,
     sets: list[tuple[str, str, str | None, str, str | None]],
     folder: str = str(QUESTIONS),
+    words: Path | None = None,
 ) -> dict[str, Any]:
     """Retrieval and confidence on one adopted library. Per set, one record per question:
-    {id, half, rank, confidence, answerable, top1, flow}."""
+    {id, half, rank, confidence, answerable, top1, flow}; with `words` (a folder of words
+    files), every set that has one again per kind, labelled `SET +KIND`."""
     from memo.config import Settings
     from memo.embed import embedder_for
     from memo.library import Library
@@ -131,15 +156,29 @@ def measure(
             said |= {x["id"]: x["question"] for x in qrels(qdir, none_also)} if none_also else {}
             asked = [(q, True) for q in qrels(qdir, name)]
             asked += [(q, False) for q in qrels(qdir, none_name)]
-            records, ms = [], []
-            for q, answerable in asked:
-                extra = {"also": [said[q["id"]]]} if q["id"] in said else {}
-                t = time.perf_counter()
-                res = lib.search(".", q["question"], k=10, **extra)
-                ms.append((time.perf_counter() - t) * 1000)
-                records.append(judged(lib, q, res, answerable, extra, colls))
-            out["sets"][label] = {"answers": records, "p50_ms": statistics.median(ms)}
+            extra = {i: {"also": [q]} for i, q in said.items()}
+            out["sets"][label] = ask(lib, asked, extra, colls)
+            if words is None or label not in WORD_FILES:
+                continue
+            for kind in KINDS:
+                got = ask(lib, asked, words_of(words, label, kind), colls)
+                out["sets"][f"{label} +{kind}"] = got
+                print(f"{label} +{kind}: {scores(got['answers'])}", flush=True)
     return out
+
+
+def ask(
+    lib: Any, asked: list[tuple[dict, bool]], extra: dict[str, dict], colls: list[str]
+) -> dict[str, Any]:
+    """Each question searched (with its extra words, by id), judged; and the searches' p50."""
+    records, ms = [], []
+    for q, answerable in asked:
+        more = extra.get(q["id"], {})
+        t = time.perf_counter()
+        res = lib.search(".", q["question"], k=10, **more)
+        ms.append((time.perf_counter() - t) * 1000)
+        records.append(judged(lib, q, res, answerable, more, colls))
+    return {"answers": records, "p50_ms": statistics.median(ms)}
 
 
 def judged(
@@ -202,7 +241,7 @@ def adopt(src: Path, dst: Path) -> dict[str, Any]:
 
 
 def run(
-    vault: Path, langs: list[str], scratch: Path, folder: Path
+    vault: Path, langs: list[str], scratch: Path, folder: Path, words: Path | None = None
 ) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
     os.environ.setdefault("MEMO_INDEX_DIR", str(scratch / "indexes"))
     rows = []
@@ -211,7 +250,7 @@ def run(
         drafted = scratch / f"{lang}-drafted"
         init = adopt(vault / lang, drafted)
         print(f"{lang}: init {init}", flush=True)
-        res = measure(drafted, sets, folder=str(folder))
+        res = measure(drafted, sets, folder=str(folder), words=words)
         (scratch / f"answers-{lang}.json").write_text(json.dumps(res, indent=1), "utf-8")
         print(f"{lang}: drafted, {res['index_s']:.0f} s to index", flush=True)
         rows.append((lang, init, res))
@@ -231,20 +270,20 @@ def report(rows: list[Any], load0: float, smoke: bool) -> None:
             for lang, init, res in rows
         ],
     )
-    each(
-        "retrieval",
-        [{"set": label, "half": part, **scores(pick)} for label, part, pick in by_half(rows)],
-    )
+    plain = [(label, part, pick) for label, part, pick in by_half(rows) if " +" not in label]
+    each("retrieval", [{"set": label, "half": part, **scores(pick)} for label, part, pick in plain])
+    if any(" +" in label for label, _, _ in by_half(rows)):
+        each("words", words_rows(rows))
     each(
         "confidence",
         [
             {"set": label, "half": part}
             | {kind: [sum(c.values()), *(c[lv] for lv in LEVELS)] for kind, c in table.items()}
-            for label, part, pick in by_half(rows)
+            for label, part, pick in plain
             for table in [confidence_table(pick)]
         ],
     )
-    each("focus", [x for label, part, pick in by_half(rows) if (x := focus_of(label, part, pick))])
+    each("focus", [x for label, part, pick in plain if (x := focus_of(label, part, pick))])
     each(
         "route",
         [
@@ -252,8 +291,30 @@ def report(rows: list[Any], load0: float, smoke: bool) -> None:
             | {k: scores(got["answers"])[k] for k in ("top1", "flow")}
             for _lang, _init, res in rows
             for label, got in res["sets"].items()
+            if " +" not in label
         ],
     )
+
+
+def words_rows(rows: list[Any]) -> list[dict[str, Any]]:
+    """Per set and kind of words (`none` the question alone): each half's R@1/R@5/R@10, the
+    route's top-1 and the confidence said (all questions), the searches' p50."""
+    out = []
+    for _lang, _init, res in rows:
+        for label, got in res["sets"].items():
+            base, _, kind = label.partition(" +")
+            if not kind and f"{base} +all" not in res["sets"]:
+                continue
+            row: dict[str, Any] = {"set": base, "words": kind or "none", "p50_ms": got["p50_ms"]}
+            for part in (*HALVES, "all"):
+                pick = [r for r in got["answers"] if part in ("all", r["half"])]
+                row[part] = {k: v for k, v in scores(pick).items() if k != "flow"}
+            table = confidence_table(got["answers"])
+            row["confidence"] = {
+                k: [sum(c.values()), *(c[lv] for lv in LEVELS)] for k, c in table.items()
+            }
+            out.append(row)
+    return out
 
 
 def focus_of(label: str, part: str, answers: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -329,16 +390,25 @@ def smoke() -> int:
     for name, rows_ in (("q.jsonl", asked), ("none.jsonl", none)):
         text = "".join(json.dumps(r) + "\n" for r in rows_)
         (qdir / name).write_text(text, encoding="utf-8")
+    said = {
+        "v001": {"also": ["tomato watering"], "answer": "Water them every morning."},
+        "v002": {"also": ["pruning roses"], "keywords": ["prune"]},
+        "n001": {"keywords": ["%%"]},  # punctuation alone: left out with a warning
+    }
+    words = [{"id": i, **said.get(i, {})} for i in ("v001", "v002", "v003", "v004", "n001")]
+    (qdir / "words.jsonl").write_text("".join(json.dumps(w) + "\n" for w in words), "utf-8")
+    WORD_FILES["smoke"] = "words.jsonl"
     SETS["smoke"] = [
         ("smoke", "q.jsonl", None, "none.jsonl", None),
         ("smoke+also", "q.jsonl", "q.jsonl", "none.jsonl", "none.jsonl"),
     ]
     os.environ["MEMO_INDEX_DIR"] = str(scratch / "indexes")
     load0 = os.getloadavg()[0]
-    rows = run(scratch / "vault", ["smoke"], scratch, qdir)
+    rows = run(scratch / "vault", ["smoke"], scratch, qdir, words=qdir)
     report(rows, load0, smoke=True)
     got = rows[0][2]["sets"]
-    ok = all(len(got[label]["answers"]) == 5 for label in ("smoke", "smoke+also"))
+    labels = ("smoke", "smoke+also", *(f"smoke +{k}" for k in KINDS))
+    ok = all(len(got[label]["answers"]) == 5 for label in labels)
     print(f"\nsmoke: {'ok' if ok else 'FAILED: ' + str(scratch)}")
     if ok:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -350,6 +420,7 @@ def main() -> None:
     ap.add_argument("--vault", type=Path, help="a clone of obsidian-help")
     ap.add_argument("--langs", default="ru,en")
     ap.add_argument("--scratch", type=Path, default=None)
+    ap.add_argument("--words", action="store_true", help="every set again with the agent's words")
     smoke_args(ap)  # a tiny vault of its own, in seconds
     args = ap.parse_args()
     if args.smoke:
@@ -359,7 +430,8 @@ def main() -> None:
     scratch = args.scratch or Path(tempfile.mkdtemp(prefix="memo-vault-"))
     print(f"scratch: {scratch}; load {os.getloadavg()}", flush=True)
     load0 = os.getloadavg()[0]
-    rows = run(args.vault, args.langs.split(","), scratch, QUESTIONS)
+    words = WORDS if args.words else None
+    rows = run(args.vault, args.langs.split(","), scratch, QUESTIONS, words)
     report(rows, load0, smoke=False)
 
 

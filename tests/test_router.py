@@ -385,9 +385,7 @@ def test_two_processes_writing_one_new_collection_keep_one_row(notes, emb):
     reg.store.write(found.upserts, [], {})
     reg.load()
     assert [e.path for e in reg.entries].count("home/astro") == 1
-    assert _paths(second.route("telescope star charts", k=1, strategy="flat"))[:1] == [
-        "home/astro"
-    ]
+    assert _paths(second.route("telescope star charts", k=1, strategy="flat"))[:1] == ["home/astro"]
     first.close()
     second.close()
 
