@@ -314,3 +314,24 @@ def engine_pace_race(d: dict) -> str:
         f"Each chunk's passage and its sentence windows, as the vector stage hands them to the"
         f" model, cache off ({sets}; {d['rounds']} round):\n\n" + table(head, rows, right=7)
     )
+
+
+# ---------------------------------------------------------------------- search_cost.py
+@renders("search_cost.cost")
+def search_cost(d: dict) -> str:
+    said = {
+        "plain": "a plain search",
+        "words": "with the agent's words (phrasings, keywords, an answer)",
+        "explain": "plain, with `explain`",
+        "words+explain": "with words and `explain`",
+        "related": "`memo related` of a note (k=8)",
+    }
+    head = ["call", "n", "p50 ms", "p90 ms", "p50 ÷ a plain search's"]
+    rows = [
+        [said.get(r["kind"], r["kind"]), r["n"], ms(r["p50"]), ms(r["p90"]), f"{r['x_plain']:.2f}"]
+        for r in d["kinds"]
+    ]
+    return (
+        f"{d['library']}: {d['questions']} questions and {d['notes']} notes they found, in-process,"
+        f" warm, {d['rounds']} rounds in a shuffled order:\n\n" + table(head, rows, right=4)
+    )
