@@ -17,6 +17,7 @@ from memo.search.excerpt import (
     cite_hash,
     cite_range,
     read_excerpt,
+    read_excerpts,
 )
 
 
@@ -192,3 +193,56 @@ def test_a_binary_note_is_refused_not_printed(tmp_path: Path) -> None:
         ": memo does not print it"
     )
     assert e.value.hint == "memo reads text notes; open that file with the program that wrote it."
+
+
+def words(text: str) -> int:
+    """A token count for these tests: one a word (the real one is the model's)."""
+    return len(text.split())
+
+
+def two_notes(tmp_path: Path) -> tuple[Path, Path]:
+    a = note(tmp_path, "one two\nthree four\nfive six\n", "a.md")
+    b = note(tmp_path, "seven eight\nnine ten\n", "b.md")
+    return a, b
+
+
+def test_several_reads_come_back_in_order_the_first_with_the_others_in_more(tmp_path) -> None:
+    a, b = two_notes(tmp_path)
+    got = read_excerpts([(a, "a.md", 2, 1), (b, "b.md", None, None)], None, words)
+    assert (got.path, got.text, got.next_line) == ("a.md", "three four", 3)
+    assert [(m.path, m.text, m.next_line) for m in got.more] == [
+        ("b.md", "seven eight\nnine ten", None)
+    ]
+    d = got.to_dict()
+    assert d["more"] == [got.more[0].to_dict()] and "more" not in d["more"][0]
+    assert d["next_line"] == 3 and d["more_lines"] == 1
+    alone = read_excerpts([(b, "b.md", 1, None)], None, words)
+    assert alone.more == () and "more" not in alone.to_dict()
+
+
+def test_several_reads_share_one_token_budget(tmp_path) -> None:
+    a, b = two_notes(tmp_path)
+    # 5 tokens: a's three lines are 6, so two of them (4); b gets what is left (1): no line of
+    # its 2-token first line, and its next_line says where it would have started
+    got = read_excerpts([(a, "a.md", None, None), (b, "b.md", None, None)], 5, words)
+    assert got.text == "one two\nthree four" and got.next_line == 3
+    (later,) = got.more
+    assert (later.text, later.line, later.end_line, later.next_line) == ("", 1, 0, 1)
+    # the budget spent to the token: nothing left for b at all
+    got = read_excerpts([(a, "a.md", None, None), (b, "b.md", 1, 2)], 6, words)
+    assert got.text.count("\n") == 2 and got.more[0].text == ""
+    # enough for everything: every line of both
+    got = read_excerpts([(a, "a.md", None, None), (b, "b.md", None, None)], 10, words)
+    assert got.more_lines == 0 and got.more[0].text == "seven eight\nnine ten"
+
+
+def test_the_first_read_returns_a_line_even_over_the_budget(tmp_path) -> None:
+    a, b = two_notes(tmp_path)
+    got = read_excerpts([(a, "a.md", None, None), (b, "b.md", None, None)], 1, words)
+    assert got.text == "one two" and got.more[0].text == ""
+
+
+def test_a_note_that_cannot_be_read_names_itself(tmp_path) -> None:
+    a, _ = two_notes(tmp_path)
+    with pytest.raises(TargetError, match="^cannot read gone.md: "):
+        read_excerpts([(a, "a.md", 1, 1), (tmp_path / "gone.md", "gone.md", 1, 1)], None, words)
