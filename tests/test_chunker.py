@@ -21,9 +21,9 @@ from memo.collection.chunker import (  # noqa: I001
     CHUNKER_VERSION,
     Chunk,
     Note,
-    _sections,
     chunk_note,
     decode,
+    fenced,
     passage_text,
 )
 
@@ -88,9 +88,14 @@ def check_invariants(
 def body_chunks(text: str, chunks: list[Chunk]) -> list[Chunk]:
     """The chunks of body text: not those a heading with nothing under it makes of itself."""
     lines = text.split("\n")
-    _, code = _sections(lines, 0)
+    code = fenced(lines)
     heading = re.compile(r" {0,3}#{1,3}(\s|$)")
     return [c for c in chunks if code[c.line - 1] or not heading.match(lines[c.line - 1])]
+
+
+def test_fenced_lines_are_code_from_the_first_line_on_whatever_the_fence() -> None:
+    lines = ["```", "# code", "```", "# Heading", "~~~~", "# x", "```", "~~~~", "text"]
+    assert fenced(lines) == [True, True, True, False, True, True, True, True, False]
 
 
 def assert_covers(body_text: str, chunks: list[Chunk]) -> None:

@@ -17,8 +17,8 @@ from memo.collection.chunker import (
     CUT,
     EMPTY_HEADING,
     LOST,
-    _runs,
     chunk_note,
+    line_runs,
     passage_text,
     readable,
 )
@@ -473,11 +473,11 @@ def test_the_lost_lines_warning_names_the_first_five_runs_of_lost_lines() -> Non
     """What `chunk_note` warns when lines are LOST (a bug of memo's, so no note shows it: the
     hypothesis test below finds none): their runs, the first five, then an ellipsis."""
     runs = [(3, 3, LOST), (5, 7, CUT), (9, 12, LOST)]
-    assert _runs(runs, LOST) == "lines 3, 9-12"
+    assert line_runs(runs, LOST) == "lines 3, 9-12"
     many = [(k, k + (k % 2), LOST) for k in range(1, 30, 4)]
-    assert _runs(many, LOST) == "lines 1-2, 5-6, 9-10, 13-14, 17-18 …"
-    assert _runs(many[:5], LOST) == "lines 1-2, 5-6, 9-10, 13-14, 17-18"
-    assert _runs(many[:6], LOST) == "lines 1-2, 5-6, 9-10, 13-14, 17-18 …"
+    assert line_runs(many, LOST) == "lines 1-2, 5-6, 9-10, 13-14, 17-18 …"
+    assert line_runs(many[:5], LOST) == "lines 1-2, 5-6, 9-10, 13-14, 17-18"
+    assert line_runs(many[:6], LOST) == "lines 1-2, 5-6, 9-10, 13-14, 17-18 …"
 
 
 LINES = [

@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from memo.cli import WHERE, cli
-from memo.cli.delegate import _call, _response
+from memo.cli.delegate import call
 
 
 def test_every_command_is_listed_and_loads_from_its_module():
@@ -58,13 +58,29 @@ def test_unknown_command_says_so():
     ],
 )
 def test_responses_are_read_whatever_framing_the_server_uses(raw, expected):
-    assert _response(raw) == expected
+    assert _answered(raw) == expected
 
 
 @pytest.mark.parametrize("raw", [b"SSH-2.0-OpenSSH_9\r\n", b"HTTP/1.1 200 OK\r\n\r\n<html>"])
-def test_what_is_not_http_with_json_is_refused(raw):
-    with pytest.raises(ValueError):
-        _response(raw)
+def test_what_is_not_http_with_json_means_answer_in_process(raw):
+    assert _answered(raw) is None
+
+
+def _answered(raw: bytes):
+    """What `call` makes of a loopback listener that answers `raw` to a request, then closes."""
+    with socket.socket() as srv:
+        srv.bind(("127.0.0.1", 0))
+        srv.listen()
+        port = srv.getsockname()[1]
+
+        def talk() -> None:
+            conn, _ = srv.accept()
+            with conn:
+                conn.recv(65536)
+                conn.sendall(raw)
+
+        threading.Thread(target=talk, daemon=True).start()
+        return call(f"http://127.0.0.1:{port}/health", "GET", {}, None, 10.0)
 
 
 def test_a_listener_that_is_not_a_memo_server_means_answer_in_process():
@@ -81,11 +97,11 @@ def test_a_listener_that_is_not_a_memo_server_means_answer_in_process():
                 conn.sendall(b"220 smtp.example ESMTP ready\r\n")
 
         threading.Thread(target=talk, daemon=True).start()
-        assert _call(f"http://127.0.0.1:{port}/health", "GET", {}, None, 2.0) is None
+        assert call(f"http://127.0.0.1:{port}/health", "GET", {}, None, 2.0) is None
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]  # bound, never listening: refused
-    assert _call(f"http://127.0.0.1:{port}/health", "GET", {}, None, 2.0) is None
+    assert call(f"http://127.0.0.1:{port}/health", "GET", {}, None, 2.0) is None
 
 
 # ---------------------------------------------------------------------- issue 42 and 43

@@ -6,6 +6,7 @@ CachedEmbedder); `Model` counts what the model itself was asked to embed, under 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -13,9 +14,10 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import apsw
 import numpy as np
 import pytest
 
@@ -392,12 +394,12 @@ def test_a_damaged_row_is_a_miss_and_is_replaced(tmp_path, model, cache):
     texts = ["первый абзац о маршрутах", "second paragraph about VLAN trunks"]
     emb = CachingEmbedder(model, cache)
     good = emb.embed_passages(texts)
-    conn = cache._connect()
-    vec = np.frombuffer(conn.execute("SELECT vec FROM vectors LIMIT 1").fetchone()[0], "<f4")
-    flipped = (vec * -1).astype("<f4").tobytes()  # bytes a bad sector could leave
-    conn.execute(
-        "UPDATE vectors SET vec=? WHERE rowid=(SELECT min(rowid) FROM vectors)", (flipped,)
-    )
+    with _opened(cache.path) as conn:  # the file on disk, as a bad sector would meet it
+        vec = np.frombuffer(conn.execute("SELECT vec FROM vectors LIMIT 1").fetchone()[0], "<f4")
+        flipped = (vec * -1).astype("<f4").tobytes()  # bytes a bad sector could leave
+        conn.execute(
+            "UPDATE vectors SET vec=? WHERE rowid=(SELECT min(rowid) FROM vectors)", (flipped,)
+        )
     model.asked.clear()
     again = emb.embed_passages(texts)
     assert len(model.asked) == 1  # the damaged one only
@@ -407,12 +409,9 @@ def test_a_damaged_row_is_a_miss_and_is_replaced(tmp_path, model, cache):
     assert model.asked == []
 
 
-def test_the_cache_stays_under_its_cap_dropping_the_least_recently_used(tmp_path, monkeypatch):
-    from memo.embed import cache as cache_module
-
+def test_the_cache_stays_under_its_cap_dropping_the_least_recently_used(tmp_path):
     clock = [0.0]
-    monkeypatch.setattr(cache_module, "_now", lambda: clock[0])
-    c = EmbeddingCache(tmp_path / "v.db", 1 * MiB)  # ~640 vectors
+    c = EmbeddingCache(tmp_path / "v.db", 1 * MiB, clock=lambda: clock[0])  # ~640 vectors
     fake = Model(_Random(np.random.default_rng(3)), build="random")  # the cap is tested here
     emb = CachingEmbedder(fake, c)
     first = [f"kept {i}" for i in range(50)]
@@ -425,14 +424,25 @@ def test_the_cache_stays_under_its_cap_dropping_the_least_recently_used(tmp_path
     for a in range(500, 800, 100):
         clock[0] += 1
         emb.embed_passages([f"filler {i}" for i in range(a, a + 100)])
-    conn = c._connect()
-    assert c.used_bytes(conn) <= 1 * MiB
+    with _opened(c.path) as conn:
+        assert c.used_bytes(conn) <= 1 * MiB
     assert os.path.getsize(c.path) <= 1.1 * MiB
     fake.asked.clear()
     emb.embed_passages(first[:10] + [f"filler {i}" for i in range(700, 800)])
     assert fake.asked == [], "recently used vectors were evicted"
     emb.embed_passages(first[10:] + ["filler 0"])
     assert len(fake.asked) == 41, "the least recently used were not the ones evicted"
+
+
+@contextlib.contextmanager
+def _opened(path: Path) -> Iterator[apsw.Connection]:
+    """The cache file opened apart from the cache, as another process would open it."""
+    conn = apsw.Connection(str(path))
+    conn.set_busy_timeout(5_000)
+    try:
+        yield conn
+    finally:
+        conn.close()
 
 
 class _Random:
@@ -500,7 +510,8 @@ def test_concurrent_processes_share_the_file_safely(tmp_path):
     c = EmbeddingCache(Path(path), 64 * MiB)
     st = c.status()
     distinct = {(w * 7 + r + i) % 90 for w in range(4) for r in range(30) for i in range(12)}
-    rows = c._connect().execute("SELECT count(*) FROM vectors").fetchone()[0]
+    with _opened(c.path) as conn:
+        rows = conn.execute("SELECT count(*) FROM vectors").fetchone()[0]
     assert st["vectors"] == rows == len(distinct)  # each text once, whoever stored it first
     assert st["hits"] + st["misses"] == 4 * 30 * 12
 

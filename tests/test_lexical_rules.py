@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from memo.collection.lexical import _MAX_QUERY_TERMS, query_terms, script
+from memo.collection.lexical import query_terms, script
 from memo.config import Settings
 from memo.library import Library
 
@@ -60,8 +60,7 @@ def test_yo_is_read_as_ye_when_telling_a_function_word(lib):
 
 
 def test_a_long_question_searches_its_first_64_distinct_stems(lib):
-    filler = [f"w{i}" for i in range(_MAX_QUERY_TERMS)]  # words no note holds
-    assert _MAX_QUERY_TERMS == 64
+    filler = [f"w{i}" for i in range(64)]  # 64 words no note holds
     # repeats count once: the 64 distinct words come first, the 65th is not searched
     question = " ".join(filler[:10] + filler + ["zebra"])
     assert query_terms(question) == filler

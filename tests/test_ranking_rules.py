@@ -57,7 +57,7 @@ def lib(tmp_path_factory: pytest.TempPathFactory, real_embedder) -> Iterator[Lib
 def key(lib: Library) -> dict[str, tuple[int, int]]:
     """'a/x.md#One' -> its chunk's key (collection position, chunk id); '#' alone: the note's
     only chunk ('b/x.md#')."""
-    scope = lib._resolve(".")
+    scope = lib.scope(".")
     rows = Reader(scope).rows((ci, cid) for ci in range(2) for cid in range(1, 60))
     out = {}
     for k, row in rows.items():
@@ -69,7 +69,7 @@ def key(lib: Library) -> dict[str, tuple[int, int]]:
 
 def _ranking(lib: Library, scores: dict, *phrasings: Legs, reader: Reader | None = None):
     legs = phrasings[0] if phrasings else Legs()
-    reader = reader or Reader(lib._resolve("."))
+    reader = reader or Reader(lib.scope("."))
     return Ranking(reader, legs, dict(scores), phrasings=list(phrasings))
 
 
@@ -130,7 +130,7 @@ def test_only_the_best_candidates_and_their_ties_are_read(lib, key):
     """Reading every fused candidate's row costs more than both legs' SQL: a search reads the
     rows of the hits it shows and of whatever ties with the last of them."""
     names = ["a/x.md#One", "a/x.md#Two", "b/x.md#", "b/y.md#", "b/solo.md#"]
-    scope = lib._resolve(".")
+    scope = lib.scope(".")
 
     def reader_after(scores, ask) -> list:
         reader = CountingReader(scope)
@@ -317,7 +317,7 @@ def test_a_ranking_within_keeps_every_phrasings_legs(lib, key):
 
 def test_a_ranking_within_reads_each_row_once(lib, key):
     a1, b1 = key["a/x.md#One"], key["b/x.md#"]
-    reader = CountingReader(lib._resolve("."))
+    reader = CountingReader(lib.scope("."))
     r = _ranking(lib, {a1: 0.9, b1: 0.5}, reader=reader)
     r.hits(2)
     r.within({1}).hits(1)
@@ -326,7 +326,7 @@ def test_a_ranking_within_reads_each_row_once(lib, key):
 
 # ---------------------------------------------------------------------- rank()
 def test_rank_fuses_every_phrasing_and_reports_the_first_ones_legs(lib):
-    scope = lib._resolve(".")
+    scope = lib.scope(".")
     vectors = QueryVectors(None)
     alone = rank(scope, "kafka", "lex", vectors)
     assert {h.path for h in alone.hits(20)} == {"a/x.md", "a/big.md", "b/x.md", "b/y.md", "b/ru.md"}
@@ -340,7 +340,7 @@ def test_rank_fuses_every_phrasing_and_reports_the_first_ones_legs(lib):
 
 
 def test_rank_keeps_depth_candidates_per_leg_and_applies_the_filter(lib):
-    scope = lib._resolve(".")
+    scope = lib.scope(".")
     vectors = QueryVectors(None)
     assert len(rank(scope, "kafka", "lex", vectors, depth=2).ranked) == 2
     tagged = rank(scope, "kafka", "lex", vectors, flt=Filter.make(tags=["ops"]))
@@ -351,7 +351,7 @@ def test_rank_keeps_depth_candidates_per_leg_and_applies_the_filter(lib):
 def test_rank_scores_a_one_leg_search_by_that_leg_alone(lib, real_embedder, also):
     """lex and vec rank by their one leg: the first hit scores 1 / (k + 1), whatever weight
     the hybrid fusion would give that leg."""
-    scope = lib._resolve(".")
+    scope = lib.scope(".")
     vectors = QueryVectors(real_embedder)
     for mode, other in (("lex", "vec_rank"), ("vec", "lex_rank")):
         hits = rank(scope, Words("kafka consumer", also=also), mode, vectors).hits(3)

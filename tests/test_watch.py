@@ -130,12 +130,15 @@ def test_overflow_triggers_a_reconcile(root):
 
 
 def test_periodic_reconcile_heals_a_lost_event(root):
-    w, log = _start(root, reconcile_every=1.0)
+    # an observer that polls once an hour is blind for this test: only the scan sees the edit
+    w, log = _start(root, reconcile_every=1.0, polling=True, polling_interval=3600.0)
     try:
-        w._observer.stop()  # go blind: from now on only the reconcile scan sees changes
-        w._observer.join(5)
+        assert log.count("(polling,") == 1  # watching, and not by inotify
+        wait_for(lambda: log.count("reconciled ") >= 1)  # the first scan has logged
+        caught = log.count(" notes, 1 caught up")  # the first scan's, if it indexed a.md
         (root / "c" / "a.md").write_text(NOTE + "\nhealed by the scan\n")
         wait_for(lambda: "healed" in chunk_text(root / "c", "a.md"))
+        wait_for(lambda: log.count(" notes, 1 caught up") > caught)  # a scan caught it up
     finally:
         w.stop(timeout=5.0)
 

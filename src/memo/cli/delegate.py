@@ -51,7 +51,7 @@ def ask(
             return None
         headers["authorization"] = f"Bearer {settings.token}"
     base = str(state["url"]).rstrip("/")
-    health = _call(f"{base}/health", "GET", headers, None, HEALTH_TIMEOUT)
+    health = call(f"{base}/health", "GET", headers, None, HEALTH_TIMEOUT)
     if health is not None and health[0] == 401:
         _notice("the running memo serve refused MEMO_TOKEN; answering here")
         return None
@@ -62,7 +62,7 @@ def ask(
     url = f"{base}{endpoint}"
     if query:
         url += "?" + urlencode({k: v for k, v in query.items() if v is not None})
-    got = _call(url, method, headers, body, ANSWER_TIMEOUT)
+    got = call(url, method, headers, body, ANSWER_TIMEOUT)
     if got is None:
         return None
     status, data = got
@@ -77,11 +77,12 @@ def ask(
     return None  # 422 (the client's own bounds disagree?), 5xx: answer in-process
 
 
-def _call(
+def call(
     url: str, method: str, headers: dict[str, str], body: dict[str, Any] | None, timeout: float
 ) -> tuple[int, Any] | None:
     """(status, parsed JSON body) of one request, or None when the server cannot be reached or
-    answers something that is not HTTP with JSON."""
+    answers something that is not HTTP with JSON. `ask` calls it; tests/test_cli_fast_path.py
+    gives it listeners that answer in each framing a server may use."""
     parts = urlsplit(url)
     data = json.dumps(body).encode() if body is not None else b""
     head = [

@@ -137,7 +137,7 @@ def chunk_note(
     dropped = coverage(raw, lines, start, sections, chunks, cut, reading.hidden)
     lost = sum(b - a + 1 for a, b, why in dropped if why == LOST)
     if lost:
-        warnings.append(f"{lost} lines are in no chunk: {_runs(dropped, LOST)}")
+        warnings.append(f"{lost} lines are in no chunk: {line_runs(dropped, LOST)}")
     return Note(meta, chunks, warnings, tags, title, dropped, links)
 
 
@@ -223,7 +223,10 @@ def coverage(
     return runs
 
 
-def _runs(dropped: list[tuple[int, int, str]], why: str) -> str:
+def line_runs(dropped: list[tuple[int, int, str]], why: str) -> str:
+    """The runs of `dropped` lines held back for `why`, as a warning names them: "lines 3,
+    9-12", the first five, then "…". Public for tests/test_chunker_rules.py, which pins the
+    wording: LOST lines, the warning it writes, come only from a bug of memo's."""
     spans = [f"{a}" if a == b else f"{a}-{b}" for a, b, w in dropped if w == why]
     return "lines " + ", ".join(spans[:5]) + (" …" if len(spans) > 5 else "")
 
@@ -286,6 +289,13 @@ class _Section:
     lo: int  # body = lines[lo:hi]; lines[lo - 1] is the heading line (if any)
     hi: int
     level: int = 0  # the heading's level (0: the text before any heading)
+
+
+def fenced(lines: list[str]) -> list[bool]:
+    """Whether each line of a note lies in fenced code, as the chunker reads it (a `#` line
+    there is no heading). Public for tests/test_chunker.py, which tells headings from code by
+    it."""
+    return _sections(lines, 0)[1]
 
 
 def _sections(lines: list[str], start: int) -> tuple[list[_Section], list[bool]]:

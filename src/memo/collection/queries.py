@@ -96,12 +96,13 @@ def _postings(rows: list[tuple[int, str, int, bytes]], terms: list[str]) -> Post
         return Postings.empty()
     docs, names, tf, sizes = zip(*rows, strict=True)
     at = {t: i for i, t in enumerate(terms)}
-    return Postings(docs, [at[t] for t in names], tf, _lengths(sizes))
+    return Postings(docs, [at[t] for t in names], tf, row_lengths(sizes))
 
 
-def _lengths(blobs: tuple[bytes, ...]) -> list[int]:
+def row_lengths(blobs: tuple[bytes, ...]) -> list[int]:
     """Each docsize record's first varint (the row's token count), decoded for all at once
-    (in Python for a few: numpy's per-call overhead is most of a small collection's cost)."""
+    (in Python for a few: numpy's per-call overhead is most of a small collection's cost).
+    Public so tests/test_ranking.py pins that both paths decode 1-3 byte varints alike."""
     if len(blobs) <= 32:
         return [_row_length(b) for b in blobs]
     sizes = np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))

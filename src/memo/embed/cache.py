@@ -48,7 +48,7 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
@@ -80,10 +80,6 @@ CREATE TABLE IF NOT EXISTS vectors(
 """
 
 
-def _now() -> float:
-    return time.time()  # one clock for last use (the LRU test moves it)
-
-
 def cache_path() -> Path:
     return cache_home() / "memo" / FOLDER / FILE
 
@@ -108,9 +104,10 @@ class EmbeddingCache:
     callers embed (and says so once in the log), never fail.
     """
 
-    def __init__(self, path: Path, cap_bytes: int) -> None:
+    def __init__(self, path: Path, cap_bytes: int, clock: Callable[[], float] = time.time) -> None:
         self.path = Path(path)
         self.cap_bytes = cap_bytes
+        self.clock = clock  # unix seconds of a use (LRU); tests/test_embed_cache.py moves it
         self._conn: Any = None
         self._lock = threading.RLock()
         self._broken = False  # could not be opened at all: behave as disabled
@@ -213,7 +210,7 @@ class EmbeddingCache:
         found: dict[bytes, np.ndarray] = {}
         stale: list[int] = []
         bad: list[int] = []
-        old = int(_now()) - TOUCH
+        old = int(self.clock()) - TOUCH
         wanted = {_row_id(k): k for k in keys}
         ids = list(wanted)
         for a in range(0, len(ids), 500):
@@ -233,7 +230,7 @@ class EmbeddingCache:
         if bad:
             self._warn("row", f"embedding cache {self.path}: {len(bad)} damaged rows replaced")
         if stale or bad:
-            now = int(_now())
+            now = int(self.clock())
 
             def refresh() -> None:
                 conn.executemany("UPDATE vectors SET used=? WHERE id=?", [(now, i) for i in stale])
@@ -272,7 +269,7 @@ class EmbeddingCache:
         misses: int,
         replace: bool,
     ) -> None:
-        now = int(_now())
+        now = int(self.clock())
         added = 0
         for key, vec in items:
             blob = np.ascontiguousarray(vec, dtype="<f4").tobytes()

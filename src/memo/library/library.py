@@ -182,7 +182,7 @@ class Library:
         report = IndexReport()
         self.declare()
         self._colls.registry(force=True)
-        scope = self._resolve(target)
+        scope = self.scope(target)
         syncing.note_broken(self._colls, confine(self.root, target), report)
         with counting() as served:  # this call's own: another sync may run meanwhile
             syncing.sync_parts(
@@ -254,7 +254,7 @@ class Library:
         )
         t0 = time.perf_counter()
         flt = Filter.make(req.tags, req.since, req.until)  # bad dates fail before any work
-        scope = self._resolve(req.path)
+        scope = self.scope(req.path)
         warnings = req.warnings() + self._broken_warnings(scope.target)
         depth = max(CANDIDATES, 2 * req.k)
         routed = None
@@ -309,7 +309,7 @@ class Library:
             path if isinstance(path, SearchRequest) else SearchRequest.make(path, query, **options)
         )
         flt = Filter.make(req.tags, req.since, req.until)
-        scope = self._resolve(req.path)
+        scope = self.scope(req.path)
         _, caught = self._catch_up(scope.parts, scope.target)
         ranking = self._rank(scope, req, depth or max(CANDIDATES, 2 * req.k), flt)
         for warning in caught:
@@ -390,7 +390,7 @@ class Library:
             raise TargetError(
                 f"{rel} is not a note", "Give a note's path, e.g. one from a search hit's `path`."
             )
-        scope = self._resolve(req.within)
+        scope = self.scope(req.within)
         out = WhyResult(rel, req.query, scope.target, warnings=req.warnings())
         owner = self._colls.owner(full)
         coll = self._colls.at(owner) if owner is not None else None
@@ -456,11 +456,14 @@ class Library:
         """Every collection at or below `path`: files, chunks, staleness, skipped and failed
         notes, the watcher's heartbeat (status.py)."""
         req = path if isinstance(path, StatusRequest) else StatusRequest.make(path)
-        scope = self._resolve(req.path)
+        scope = self.scope(req.path)
         return library_status(self._colls, scope, confine(self.root, req.path), self.settings)
 
     # ------------------------------------------------------------------ helpers
-    def _resolve(self, target: str | os.PathLike[str] | None) -> Scope:
+    def scope(self, target: str | os.PathLike[str] | None = ".") -> Scope:
+        """The collections a target covers and the sub-path inside each (targets.py), as every
+        operation resolves it; TargetError when there is none. Public for whoever ranks a scope
+        directly (`search.ranking.rank`, the ranking tests and bench/) without a search."""
         return resolve(self._colls, target)
 
     def _language_warning(self, words: Words, searched: list[Collection]) -> str | None:
