@@ -235,7 +235,7 @@ class RegistryStore:
                 values = (*to_row(e), gen)
                 # Another process (a search's catch-up beside `memo index`) may have written
                 # this path since our scan: its row is updated, never inserted twice.
-                e.id = _row_id(conn, e)
+                e.id = _row_id(conn, e) or 0
                 if e.id:
                     conn.execute(_UPDATE_ROW, (*values, e.id))
                     conn.execute("DELETE FROM colls_fts WHERE rowid=?", (e.id,))
