@@ -20,10 +20,10 @@ from memo.collection.windows import (
     SIZE,
     SPACING,
     STRIDE,
-    _sentence_spans,
     chunk_of,
     rowid,
     rowids,
+    sentence_spans,
     sentences,
     spacing_of,
     spans,
@@ -79,7 +79,7 @@ def prose(lengths: list[int]) -> str:
 
 def firsts(text: str) -> list[int]:
     """The first sentence of each of the chunk's windows."""
-    starts = [a for a, _ in _sentence_spans(text)]
+    starts = [a for a, _ in sentence_spans(text)]
     return [starts.index(a) for a, _ in spans(text)]
 
 
@@ -101,7 +101,7 @@ def test_a_window_starts_every_stride_sentences_once_spacing_characters_lie_behi
 @given(st.lists(st.integers(min_value=5, max_value=400), max_size=600))
 def test_every_window_is_size_sentences_spaced_as_the_rule_says(lengths):
     text = prose(lengths)
-    at = [a for a, _ in _sentence_spans(text)]
+    at = [a for a, _ in sentence_spans(text)]
     got, n = firsts(text), len(at)
     assert n == len(lengths)
     if n <= SIZE:

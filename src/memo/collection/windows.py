@@ -48,14 +48,14 @@ _END = re.compile(r"(?<=[.!?…])\s+|\n+")
 def sentences(text: str) -> list[str]:
     """The chunk's sentences; one of fewer than two words (a bare list item, a lone `}`, a
     table's `|---|---|` line) joins no window unless the chunk has nothing else."""
-    return [text[a:b] for a, b in _sentence_spans(text)]
+    return [text[a:b] for a, b in sentence_spans(text)]
 
 
 def windows(heading: str, text: str, spacing: int | None = None) -> list[str]:
     """The passages (as the embedder reads them, without its prefix) of a chunk's windows;
     none when the chunk has at most SIZE sentences: its own vector is its one window.
     `spacing`: another rule's (SPACING_OF), for the windows an older index holds."""
-    sents = _sentence_spans(text)
+    sents = sentence_spans(text)
     return [
         passage_text(heading, " ".join(text[a:b] for a, b in sents[i : i + SIZE]))
         for i in _starts(sents, SPACING if spacing is None else spacing)
@@ -65,7 +65,7 @@ def windows(heading: str, text: str, spacing: int | None = None) -> list[str]:
 def spans(text: str) -> list[tuple[int, int]]:
     """Where each of `windows(…, text)`'s windows lies in the chunk's text: (start, end)
     offsets, from its first sentence's first character to its last one's end."""
-    sents = _sentence_spans(text)
+    sents = sentence_spans(text)
     return [(sents[i][0], sents[i + SIZE - 1][1]) for i in _starts(sents, SPACING)]
 
 
@@ -97,7 +97,7 @@ def _starts(sents: list[tuple[int, int]], spacing: int) -> list[int]:
     return kept[:MAX]
 
 
-def _sentence_spans(text: str) -> list[tuple[int, int]]:
+def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence `sentences` keeps, whitespace around it left out."""
     parts: list[tuple[int, int]] = []
     at = 0
