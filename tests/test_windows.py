@@ -339,9 +339,9 @@ def test_lists_tables_and_code_get_fewer_windows_than_prose(tmp_path, real_embed
 
 
 def test_a_rebuild_of_a_schema_7_index_embeds_no_window_again(tmp_path, real_embedder, monkeypatch):
-    """Schema 9 keeps a subset of schema 7's (and 8's) windows: the rebuild hands the old index's window
-    vectors to the embedding cache under the texts schema 7 gave them, so it asks the model for
-    none, and every window keeps the vector of its own text."""
+    """Schema 9 keeps a subset of schema 7's (and 8's) windows: the rebuild hands the old
+    index's window vectors to the embedding cache under the texts schema 7 gave them, so it
+    asks the model for none, and every window keeps the vector of its own text."""
     from memo.collection import site, store
     from memo.embed.cache import EmbeddingCache
     from memo.embed.caching import CachingEmbedder
