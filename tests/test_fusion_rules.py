@@ -275,3 +275,27 @@ def test_a_note_without_vectors_or_one_note_alone_changes_nothing():
     assert with_notes(scores, {}, {}) == scores
     flat = {"x": 0.8, "y": 0.8}  # nothing stands out
     assert with_notes(scores, {A: "x", B: "y"}, flat) == scores
+
+
+def test_a_chunk_one_phrasing_puts_first_loses_to_the_one_every_phrasing_finds():
+    """The best-of rule would keep A, which the second phrasing never finds; the consensus
+    keeps B, which both find (A is at the second phrasing's least there)."""
+    first = Legs(lex=[(A, 9.0), (B, 3.0)], vec=_vec((A, 0.95), (B, 0.9)), coverage=1.0)
+    second = Legs(lex=[(B, 3.0)], vec=_vec((B, 0.9), (C, 0.85)), coverage=1.0)
+    one, two = fuse(first, "hybrid"), fuse(second, "hybrid")
+    assert A not in two and one[A] > max(two.values()) > one[B]  # A best of any phrasing
+    got = fuse_phrasings([first, second], "hybrid")
+    assert max(got, key=got.get) == B
+    # without vectors there is no consensus to read: each chunk's best lexical score
+    lexical = [Legs(lex=first.lex, coverage=1.0), Legs(lex=second.lex, coverage=1.0)]
+    got = fuse_phrasings(lexical, "hybrid")
+    assert got == {A: fuse(lexical[0], "hybrid")[A], B: fuse(lexical[1], "hybrid")[B]}
+
+
+def test_phrasings_that_agree_change_nothing_and_one_that_finds_nothing_changes_no_order():
+    legs = Legs(lex=[(A, 9.0), (B, 3.0)], vec=_vec((A, 0.95), (B, 0.9)), coverage=1.0)
+    alone = fuse(legs, "hybrid")
+    assert fuse_phrasings([legs, legs, legs], "hybrid") == pytest.approx(alone)
+    nothing = Legs(coverage=0.0)  # an answer no note holds a word or a vector of
+    got = fuse_phrasings([legs, nothing], "hybrid")
+    assert sorted(got, key=got.get) == sorted(alone, key=alone.get)

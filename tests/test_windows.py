@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from memo.collection import windows as windows_module
 from memo.collection.chunker import passage_text
-from memo.collection.store import has_windows, unpack_text, window_codes
+from memo.collection.store import SCHEMA_VERSION, has_windows, unpack_text, window_codes
 from memo.collection.vectors import dequantize, quantize
 from memo.collection.windows import (
     MAX,
@@ -96,6 +96,11 @@ def test_a_window_starts_every_stride_sentences_once_spacing_characters_lie_behi
     ]
     # the windows schemas 7 and 8 made, for a rebuild's salvage: every STRIDE-th run
     assert [len(windows("T", items, spacing_of(s))) for s in (7, 8, 9)] == [15, 15, 4]
+    assert spacing_of(SCHEMA_VERSION) == windows_module.SPACING  # today's index: today's rule
+    # a run exactly SPACING characters after the last one kept is kept (sentences of 99
+    # characters a space apart: the third starts at 200)
+    assert windows_module.SPACING == 200 and firsts(prose([99] * 9)) == [0, 2, 4, 6]
+    assert firsts(prose([98] * 9)) == [0, 4, 6]  # the third at 198: too near, the fifth kept
 
 
 @given(st.lists(st.integers(min_value=5, max_value=400), max_size=600))

@@ -30,7 +30,6 @@ from .files import file_identity
 # (collection/links.py: links, aliases, written with a note's chunks); 9: fewer windows (one only
 # SPACING characters after the last: issue 44), the rebuild embedding none anew
 SCHEMA_VERSION = 9
-SCHEMA_VERSION = 8
 # Slots per vec0 chunk. vec0 allocates a chunk whole: its default 1,024 slots of 384 float32 made
 # every index >= 1.6 MB, 37 chunks or 1,000. At 64 a 37-chunk index is 0.13 MB; a KNN is 8x
 # faster there, 1.6x faster at 500 chunks and 1.5x slower (+2 ms) at 5,000, where the query's

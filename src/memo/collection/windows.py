@@ -92,8 +92,7 @@ def _starts(sents: list[tuple[int, int]], spacing: int) -> list[int]:
     for i in range(STRIDE, count - SIZE, STRIDE):
         if sents[i][0] - sents[kept[-1]][0] >= spacing:
             kept.append(i)
-    if kept[-1] != count - SIZE:
-        kept.append(count - SIZE)
+    kept.append(count - SIZE)  # the loop stops short of it: the last window, always
     return kept[:MAX]
 
 
