@@ -412,7 +412,11 @@ def report(r: dict, mod: Module, known: list[set[str]]) -> tuple[float, int, flo
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("modules", nargs="*", help=f"of {', '.join(MODULES)} (default: all)")
-    ap.add_argument("--ci", action="store_true", help=f"the CI slice: {', '.join(CI_SLICE)}")
+    ap.add_argument(
+        "--ci",
+        action="store_true",
+        help=f"as CI runs them (its tests, no slow ones); no modules: {', '.join(CI_SLICE)}",
+    )
     ap.add_argument("--jobs", type=int, default=1, help="mutmut workers (default 1)")
     ap.add_argument("--work", type=Path, help="scratch folder (default $TMPDIR/memo-mutation)")
     ap.add_argument(
@@ -431,7 +435,7 @@ def main() -> int:
     smoke_args(ap)
     a = ap.parse_args()
     a.ci = a.ci or a.smoke  # the smoke run: the CI slice's first module, its code paths whole
-    names = CI_SLICE[:1] if a.smoke else list(CI_SLICE) if a.ci else (a.modules or list(MODULES))
+    names = CI_SLICE[:1] if a.smoke else (a.modules or list(CI_SLICE if a.ci else MODULES))
     unknown = [n for n in names if n not in MODULES]
     if unknown:
         ap.error(f"unknown module(s) {unknown}; known: {', '.join(MODULES)}")
