@@ -66,7 +66,7 @@ def test_what_is_not_http_with_json_means_answer_in_process(raw):
     assert _answered(raw) is None
 
 
-def _answered(raw: bytes):
+def _answered(raw: bytes, timeout: float = 10.0):
     """What `call` makes of a loopback listener that answers `raw` to a request, then closes."""
     with socket.socket() as srv:
         srv.bind(("127.0.0.1", 0))
@@ -80,24 +80,12 @@ def _answered(raw: bytes):
                 conn.sendall(raw)
 
         threading.Thread(target=talk, daemon=True).start()
-        return call(f"http://127.0.0.1:{port}/health", "GET", {}, None, 10.0)
+        return call(f"http://127.0.0.1:{port}/health", "GET", {}, None, timeout)
 
 
 def test_a_listener_that_is_not_a_memo_server_means_answer_in_process():
     """A stale server file whose port another program took: the call gives up, never hangs."""
-    with socket.socket() as srv:
-        srv.bind(("127.0.0.1", 0))
-        srv.listen()
-        port = srv.getsockname()[1]
-
-        def talk() -> None:
-            conn, _ = srv.accept()
-            with conn:
-                conn.recv(65536)
-                conn.sendall(b"220 smtp.example ESMTP ready\r\n")
-
-        threading.Thread(target=talk, daemon=True).start()
-        assert call(f"http://127.0.0.1:{port}/health", "GET", {}, None, 2.0) is None
+    assert _answered(b"220 smtp.example ESMTP ready\r\n", timeout=2.0) is None
     with socket.socket() as closed:
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]  # bound, never listening: refused
