@@ -1,6 +1,6 @@
 """Giving freed heap back to the system after a model loads.
 
-Loading the ONNX engine parses a 17 MB tokenizer.json and a 77 MB model (140 MB in fp32); the parsers' scratch
+Loading the ONNX engine parses a 17 MB tokenizer.json and a 140 MB model; the parsers' scratch
 memory is freed but glibc keeps most of it mapped, so a process that has loaded the model holds
 ~55 MB it no longer uses (measured: 539 → 485 MB RSS after `malloc_trim(0)`). A long-lived
 `memo serve` or `memo mcp` pays that for its whole life. `malloc_trim` exists only in glibc;

