@@ -93,6 +93,9 @@ class CachedEmbedder:
             self._queries[text] = self.inner.embed_query(text)
         return self._queries[text]
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return np.vstack([self.embed_query(t) for t in texts])
+
 
 @pytest.fixture(scope="session", autouse=True)
 def built(

@@ -57,6 +57,9 @@ class Model:
     def embed_query(self, text: str) -> np.ndarray:
         return self.inner.embed_query(text)
 
+    def embed_queries(self, texts):
+        return self.inner.embed_queries(texts)
+
 
 NOTES = {
     "a/_": None,
@@ -462,6 +465,9 @@ class _Random:
 
     def embed_query(self, text):
         return self.embed_passages([text])[0]
+
+    def embed_queries(self, texts):
+        return self.embed_passages(texts)
 
 
 def _writer(path: str, worker: int, out) -> None:

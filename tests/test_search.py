@@ -301,3 +301,43 @@ def test_lexical_only_confidence_is_never_high(indexed):
     assert confidence({**signals, "top_share": 0.0}) == "none"
     res = indexed.search(".", "policy based routing (PBR) on MikroTik", mode="lex")
     assert res.confidence == "low"
+
+
+class Calls:
+    """The real embedder, counting what a search asks of the model."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.calls = inner, []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def embed_query(self, text):
+        self.calls.append(("query", [text]))
+        return self.inner.embed_query(text)
+
+    def embed_queries(self, texts):
+        self.calls.append(("queries", list(texts)))
+        return self.inner.embed_queries(texts)
+
+    def embed_passages(self, texts):
+        self.calls.append(("passages", list(texts)))
+        return self.inner.embed_passages(texts)
+
+
+def test_a_search_asks_the_model_once_for_its_words_and_never_again_for_them(indexed):
+    """The question and the agent's phrasings go to the model in one call, the likely answer
+    (a passage) in another; asked again, the same words are not embedded again."""
+    calls = Calls(indexed.embedder)
+    with Library(indexed.root, calls, indexed.settings) as lib:
+        words = {"also": ["тегирование VLAN", "802.1Q trunk"], "keywords": ["vlan"]}
+        got = lib.search(".", "how do I tag a vlan", answer="Тег 802.1Q ставит порт.", **words)
+        assert got.hits and calls.calls == [
+            ("queries", ["how do I tag a vlan", "тегирование VLAN", "802.1Q trunk"]),
+            ("passages", ["Тег 802.1Q ставит порт."]),
+        ]
+        lib.search(".", "how do I tag a vlan", also=["802.1Q trunk"])
+        assert len(calls.calls) == 2
+        lib.forget_queries()
+        lib.search(".", "how do I tag a vlan")
+        assert calls.calls[2:] == [("queries", ["how do I tag a vlan"])]

@@ -49,6 +49,10 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray:
         """(dim,) float32, L2-normalised; the `query: ` prefix is added here."""
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """(n, dim): `embed_query` of each, in one call to the model where the engine can (a
+        search's question and the agent's phrasings: search/legs.py QueryVectors)."""
+
     def build_id(self) -> str:
         """What decides this engine's vectors (its files' sha256, its runtime's version, memo's
         code around it): embed/cache.py keys every stored vector with it. May load the model."""

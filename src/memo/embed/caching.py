@@ -53,6 +53,9 @@ class CachingEmbedder(Embedder):
     def embed_query(self, text: str) -> np.ndarray:
         return self.inner.embed_query(text)
 
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self.inner.embed_queries(texts)  # queries are not cached (cheap, one-off)
+
     def remember(self, texts: Sequence[str], vectors: Sequence[bytes]) -> None:
         """Store vectors this process's model made for these passages elsewhere (an index
         being rebuilt for a new schema: collection.Collection._salvage). Counted as neither

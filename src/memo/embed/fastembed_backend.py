@@ -151,6 +151,11 @@ class FastembedEmbedder(Embedder):
         return normalise(np.vstack(vecs))
 
     def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_queries([text])[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
         model = self._load()
         with self._lock:
-            return normalise(next(iter(model.embed([f"query: {text}"]))))
+            return normalise(np.vstack(list(model.embed([f"query: {t}" for t in texts]))))

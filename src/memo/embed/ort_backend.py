@@ -251,3 +251,8 @@ class OrtEmbedder(Embedder):
 
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([f"query: {text}"])[0]
+
+    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return self._embed([f"query: {t}" for t in texts])

@@ -53,23 +53,30 @@ class QueryVectors:
     def get(self, query: str, passage: bool = False) -> tuple[np.ndarray | None, str]:
         """The query's embedding (as a passage: a likely answer), or None and why (no model,
         the model failed)."""
+        vecs, why = self.many([(query, passage)])
+        return (vecs[0] if vecs else None), why
+
+    def many(self, texts: list[tuple[str, bool]]) -> tuple[list[np.ndarray] | None, str]:
+        """Each (text, as a passage) embedded, the ones not kept in one call per kind (the
+        question and the agent's phrasings together, a likely answer as a passage); or None
+        and why (no model, the model failed)."""
         if self.embedder is None:
             return None, NO_EMBEDDER
-        key = (self.embedder.model_id, passage, query)
-        vec = self._cache.pop(key, None)
-        if vec is None:
-            try:
-                vec = (
-                    self.embedder.embed_passages([query])[0]
-                    if passage
-                    else self.embedder.embed_query(query)
-                )
-            except EmbedderUnavailableError as e:
-                return None, f"{e} — lexical results only. {e.hint}"
-        self._cache[key] = vec  # most recent last
-        if len(self._cache) > QUERY_CACHE:
+        keys = [(self.embedder.model_id, passage, text) for text, passage in texts]
+        got = {k: v for k in keys if (v := self._cache.pop(k, None)) is not None}
+        try:
+            for passage in (False, True):
+                todo = list(dict.fromkeys(k for k in keys if k not in got and k[1] == passage))
+                if todo:
+                    embed = self.embedder.embed_passages if passage else self.embedder.embed_queries
+                    got.update(zip(todo, embed([k[2] for k in todo]), strict=True))
+        except EmbedderUnavailableError as e:
+            return None, f"{e} — lexical results only. {e.hint}"
+        for k in keys:
+            self._cache[k] = got[k]  # most recent last
+        while len(self._cache) > QUERY_CACHE:
             self._cache.pop(next(iter(self._cache)))
-        return vec, ""
+        return [got[k] for k in keys], ""
 
     def clear(self) -> None:
         self._cache.clear()
@@ -253,14 +260,9 @@ def gather(
 
 
 def _embed(reader: Reader, vectors: QueryVectors, said: list[Phrasing]) -> list[np.ndarray] | None:
-    out = []
-    for p in said:
-        vec, why = vectors.get(p.text, passage=p.passage)
-        reader.note(why)
-        if vec is None:
-            return None
-        out.append(vec)
-    return out
+    vecs, why = vectors.many([(p.text, p.passage) for p in said])
+    reader.note(why)
+    return vecs
 
 
 def _legs_of(
