@@ -185,23 +185,32 @@ def vault_index(d: list) -> str:
 
 @renders("vault.retrieval")
 def vault_retrieval(d: list) -> str:
-    head = ["set", "half", "n", "R@1", "R@5", "R@10", "MRR@10"]
+    halves = ("tune", "held-back", "all")
+    head = ["set", "n", *(f"{h}: R@1 / R@5 / R@10 / MRR@10" for h in halves)]
+    by = {(r["set"], r["half"]): r for r in d}
     rows = [
-        [r["set"], r["half"], f"{r['n']:.0f}"] + [f"{r[k]:.3f}" for k in ("r1", "r5", "r10", "mrr")]
-        for r in d
+        [name, f"{by[(name, 'all')]['n']:.0f}"]
+        + [r3([by[(name, h)][k] for k in ("r1", "r5", "r10", "mrr")]) for h in halves]
+        for name in dict.fromkeys(r["set"] for r in d)
     ]
-    return table(head, rows, right=5)
+    return table(head, rows, right=4)
 
 
 @renders("vault.confidence")
 def vault_confidence(d: list) -> str:
     kinds = (("right", "first hit right"), ("wrong", "first hit wrong"), ("none", "unanswerable"))
-    head = ["set", "half", *(f"{label}: n, high / low / none" for _, label in kinds)]
+    head = ["set", *(f"{label}: n, high / low / none" for _, label in kinds)]
     rows = [
-        [r["set"], r["half"]] + [f"{r[k][0]}: {r[k][1]} / {r[k][2]} / {r[k][3]}" for k, _ in kinds]
+        [r["set"]] + [f"{r[k][0]}: {r[k][1]} / {r[k][2]} / {r[k][3]}" for k, _ in kinds]
         for r in d
+        if r["half"] == "all"
     ]
-    return table(head, rows)
+    tune = [r for r in d if r["half"] == "tune"]
+    said = "; ".join(
+        f"{r['set']} {r['right'][1]} of {r['right'][0]} / {r['wrong'][1]} of {r['wrong'][0]}"
+        for r in tune
+    )
+    return table(head, rows) + f"\n\nTune half, `high` when right / when wrong: {said}."
 
 
 @renders("vault.words")
