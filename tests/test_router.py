@@ -503,10 +503,10 @@ def test_thousand_collections_route_questions(lib1000):
     qs = genlib.questions(homes, per_article=4)
     hits = sum(q.home in _paths(lib.route(q.text, k=5)) for q in qs)
     assert hits / len(qs) >= 0.8, (hits, len(qs))
-    # beyond EVIDENCE_ALL the evidence search reads the summary's shortlist: the routed
+    # beyond SHORTLIST the evidence search reads the summary's shortlist: the routed
     # collections still carry their own best hits
     res = lib.route(qs[0].text, k=3)
-    assert res.total == 1000 > routing.EVIDENCE_ALL
+    assert res.total == 1000 > routing.SHORTLIST
     first = res.collections[0]
     assert first.evidence and all(h["path"].startswith(first.path + "/") for h in first.evidence)
 

@@ -10,7 +10,7 @@ federated search, both legs fused) and ranks them by their best chunk: the colle
 search reached come first, in the order of their best chunk; the summary router's order ranks
 the rest. When the search finds nothing worth reading (confidence `none`) and the summary's
 first choice holds no note yet (a collection just made for the topic), that one goes first.
-Up to EVIDENCE_ALL collections every one is searched; beyond, the summary router shortlists
+Up to SHORTLIST collections every one is searched; beyond, the summary router shortlists
 SHORTLIST of them first, so a route costs about the same at 200 collections as at 100,000 (a
 federated search costs ~0.4 ms per small collection: 1,000 of them ~400 ms, a shortlist of 100
 ~50 ms; on the 1,000-collection library the shortlist of 100 kept the exhaustive first choice
@@ -45,8 +45,9 @@ from ..search.ranking import Ranking, rank
 from ..search.results import cut_text
 from .collections import Collections
 
-SHORTLIST = 100  # the summary router's best this many are searched, beyond EVIDENCE_ALL
-EVIDENCE_ALL = SHORTLIST  # up to this many collections, the evidence search covers every one
+SHORTLIST = (
+    100  # up to this many collections every one is searched; beyond, the summary's best this many
+)
 SHOWN_SCORE_OFFSET = 10  # a routed collection's score: 1 / (SHOWN_SCORE_OFFSET + place)
 SHOWN = 2  # best hits shown per routed collection
 EXCERPT = 240  # characters of each hit's text
@@ -60,6 +61,17 @@ class Routed:
     result: RouteResult
     ranking: Ranking | None
     order: list[str]  # every candidate collection's path, best first
+
+
+def _union(ranked: list[Candidate], more: list[list[Candidate]], limit: int) -> list[Candidate]:
+    """Each phrasing's shortlist joined: every collection at the best place any phrasing gave
+    it (the question first among equals), the first `limit`."""
+    best: dict[str, tuple[int, int, Candidate]] = {}
+    for n, listed in enumerate([ranked, *more]):
+        for place, c in enumerate(listed):
+            if c.path not in best or (place, n) < best[c.path][:2]:
+                best[c.path] = (place, n, c)
+    return [c for _, _, c in sorted(best.values(), key=lambda x: x[:2])][:limit]
 
 
 def route_by_evidence(
@@ -92,14 +104,8 @@ def route_by_evidence(
         where = f" under {req.prefix}" if req.prefix else ""
         warnings.insert(0, f"no collection{where}: a collection is a folder holding _meta.yaml")
     if req.also and limit is not None:
-        # each phrasing shortlists too: the union, by the best place any phrasing gave
         more = [summary_rank(reg, q, mask, limit, vectors.get)[0] for q in req.also]
-        best: dict[str, tuple[int, int, Candidate]] = {}
-        for n, listed in enumerate([ranked, *more]):
-            for place, c in enumerate(listed):
-                if c.path not in best or (place, n) < best[c.path][:2]:
-                    best[c.path] = (place, n, c)
-        ranked = [c for _, _, c in sorted(best.values(), key=lambda x: x[:2])][:limit]
+        ranked = _union(ranked, more, limit)
     candidates = [c.path for c in ranked]
     # Only collections that have an index: a route never creates one (it only reads).
     searched = [colls.by_path(p) for p in candidates[:breadth]]
@@ -167,4 +173,4 @@ def _shown(ranking: Ranking) -> dict[str, list[dict]]:
     return out
 
 
-__all__ = ["EVIDENCE_ALL", "ROUTED_BREADTH", "SHORTLIST", "Routed", "route_by_evidence"]
+__all__ = ["ROUTED_BREADTH", "SHORTLIST", "Routed", "route_by_evidence"]
