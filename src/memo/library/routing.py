@@ -45,9 +45,8 @@ from ..search.ranking import Ranking, rank
 from ..search.results import cut_text
 from .collections import Collections
 
-SHORTLIST = (
-    100  # up to this many collections every one is searched; beyond, the summary's best this many
-)
+# up to this many collections every one is searched; beyond, the summary router's best this many
+SHORTLIST = 100
 SHOWN_SCORE_OFFSET = 10  # a routed collection's score: 1 / (SHOWN_SCORE_OFFSET + place)
 SHOWN = 2  # best hits shown per routed collection
 EXCERPT = 240  # characters of each hit's text
