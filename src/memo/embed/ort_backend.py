@@ -93,9 +93,11 @@ def windows(ids: list[int]) -> list[tuple[list[int], int]]:
     ]
 
 
-def batches(lengths: Sequence[int], budget: int = BATCH_TOKENS) -> list[list[int]]:
+def batches(
+    lengths: Sequence[int], budget: int = BATCH_TOKENS, slack: float = PAD_SLACK
+) -> list[list[int]]:
     """Indices to run together: texts longer than SHORT alone; short ones sorted and grouped
-    while the group stays under `budget` padded tokens and within PAD_SLACK of its shortest."""
+    while the group stays under `budget` padded tokens and within `slack` of its shortest."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     out: list[list[int]] = []
     cur: list[int] = []
@@ -104,7 +106,7 @@ def batches(lengths: Sequence[int], budget: int = BATCH_TOKENS) -> list[list[int
         if cur and (
             n > SHORT
             or (len(cur) + 1) * n > budget
-            or n > lengths[cur[0]] * PAD_SLACK
+            or n > lengths[cur[0]] * slack
             or len(cur) >= MAX_BATCH
         ):
             out.append(cur)
@@ -231,13 +233,13 @@ class OrtEmbedder(Embedder):
         m = mask[..., None].astype(np.float32)
         return (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
 
-    def _embed(self, prefixed: Sequence[str]) -> np.ndarray:
+    def _embed(self, prefixed: Sequence[str], slack: float = PAD_SLACK) -> np.ndarray:
         self._load()
         pieces: list[tuple[int, list[int], int]] = []  # (text index, window ids, weight)
         for t, ids in enumerate(self._ids(prefixed)):
             pieces += [(t, w, n) for w, n in windows(ids)]
         pooled = np.zeros((len(pieces), self.dim), dtype=np.float32)
-        for group in batches([len(p[1]) for p in pieces], self.batch_tokens):
+        for group in batches([len(p[1]) for p in pieces], self.batch_tokens, slack):
             pooled[group] = self._run([pieces[i][1] for i in group])
         out = np.zeros((len(prefixed), self.dim), dtype=np.float32)
         for (t, _, weight), vec in zip(pieces, pooled, strict=True):
@@ -255,4 +257,6 @@ class OrtEmbedder(Embedder):
     def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return self._embed([f"query: {t}" for t in texts])
+        # a search's few short texts in one run: padding the shortest to the longest costs less
+        # than a run more (PAD_SLACK keeps an index's thousands of passages apart by length)
+        return self._embed([f"query: {t}" for t in texts], slack=SHORT)
