@@ -93,8 +93,9 @@ class CachedEmbedder:
             self._queries[text] = self.inner.embed_query(text)
         return self._queries[text]
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return np.vstack([self.embed_query(t) for t in texts])
+    def embed_queries(self, texts: Sequence[str], passages: Sequence[str] = ()) -> np.ndarray:
+        out = [self.embed_query(t)[None] for t in texts]
+        return np.vstack([*out, self.embed_passages(passages)] if passages else out)
 
 
 @pytest.fixture(scope="session", autouse=True)

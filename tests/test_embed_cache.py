@@ -57,8 +57,8 @@ class Model:
     def embed_query(self, text: str) -> np.ndarray:
         return self.inner.embed_query(text)
 
-    def embed_queries(self, texts):
-        return self.inner.embed_queries(texts)
+    def embed_queries(self, texts, passages=()):
+        return self.inner.embed_queries(texts, passages)
 
 
 NOTES = {
@@ -466,8 +466,8 @@ class _Random:
     def embed_query(self, text):
         return self.embed_passages([text])[0]
 
-    def embed_queries(self, texts):
-        return self.embed_passages(texts)
+    def embed_queries(self, texts, passages=()):
+        return self.embed_passages([*texts, *passages])
 
 
 def _writer(path: str, worker: int, out) -> None:

@@ -49,9 +49,11 @@ class Embedder(Protocol):
     def embed_query(self, text: str) -> np.ndarray:
         """(dim,) float32, L2-normalised; the `query: ` prefix is added here."""
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """(n, dim): `embed_query` of each, in one call to the model where the engine can (a
-        search's question and the agent's phrasings: search/legs.py QueryVectors)."""
+    def embed_queries(self, texts: Sequence[str], passages: Sequence[str] = ()) -> np.ndarray:
+        """(len(texts) + len(passages), dim): each text as `embed_query` gives it, then each
+        passage as `embed_passages` does, in one call to the model where the engine can; never
+        stored (a search's question, the agent's phrasings and a likely answer: search/legs.py
+        QueryVectors)."""
 
     def build_id(self) -> str:
         """What decides this engine's vectors (its files' sha256, its runtime's version, memo's

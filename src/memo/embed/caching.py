@@ -53,8 +53,9 @@ class CachingEmbedder(Embedder):
     def embed_query(self, text: str) -> np.ndarray:
         return self.inner.embed_query(text)
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self.inner.embed_queries(texts)  # queries are not cached (cheap, one-off)
+    def embed_queries(self, texts: Sequence[str], passages: Sequence[str] = ()) -> np.ndarray:
+        # a search's own words: one-off, never stored (an agent's likely answers included)
+        return self.inner.embed_queries(texts, passages)
 
     def remember(self, texts: Sequence[str], vectors: Sequence[bytes]) -> None:
         """Store vectors this process's model made for these passages elsewhere (an index

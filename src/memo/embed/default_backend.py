@@ -105,5 +105,5 @@ class DefaultEmbedder(Embedder):
     def embed_query(self, text: str) -> np.ndarray:
         return self._engine().embed_query(text)
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._engine().embed_queries(texts)
+    def embed_queries(self, texts: Sequence[str], passages: Sequence[str] = ()) -> np.ndarray:
+        return self._engine().embed_queries(texts, passages)

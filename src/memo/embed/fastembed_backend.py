@@ -153,9 +153,10 @@ class FastembedEmbedder(Embedder):
     def embed_query(self, text: str) -> np.ndarray:
         return self.embed_queries([text])[0]
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
+    def embed_queries(self, texts: Sequence[str], passages: Sequence[str] = ()) -> np.ndarray:
+        if not texts and not passages:
             return np.zeros((0, self.dim), dtype=np.float32)
+        prefixed = [f"query: {t}" for t in texts] + [f"passage: {t}" for t in passages]
         model = self._load()
         with self._lock:
-            return normalise(np.vstack(list(model.embed([f"query: {t}" for t in texts]))))
+            return normalise(np.vstack(list(model.embed(prefixed))))

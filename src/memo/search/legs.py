@@ -57,19 +57,22 @@ class QueryVectors:
         return (vecs[0] if vecs else None), why
 
     def many(self, texts: list[tuple[str, bool]]) -> tuple[list[np.ndarray] | None, str]:
-        """Each (text, as a passage) embedded, the ones not kept in one call per kind (the
-        question and the agent's phrasings together, a likely answer as a passage); or None
-        and why (no model, the model failed)."""
+        """Each (text, as a passage) embedded, the ones not kept in one call to the model (the
+        question, the agent's phrasings, a likely answer as a passage; none of them stored in
+        the embedding cache); or None and why (no model, the model failed)."""
         if self.embedder is None:
             return None, NO_EMBEDDER
         keys = [(self.embedder.model_id, passage, text) for text, passage in texts]
         got = {k: v for k in keys if (v := self._cache.pop(k, None)) is not None}
+        todo = list(dict.fromkeys(k for k in keys if k not in got))
+        queries = [k for k in todo if not k[1]]
+        passages = [k for k in todo if k[1]]
         try:
-            for passage in (False, True):
-                todo = list(dict.fromkeys(k for k in keys if k not in got and k[1] == passage))
-                if todo:
-                    embed = self.embedder.embed_passages if passage else self.embedder.embed_queries
-                    got.update(zip(todo, embed([k[2] for k in todo]), strict=True))
+            if todo:
+                vecs = self.embedder.embed_queries(
+                    [k[2] for k in queries], [k[2] for k in passages]
+                )
+                got.update(zip(queries + passages, vecs, strict=True))
         except EmbedderUnavailableError as e:
             return None, f"{e} — lexical results only. {e.hint}"
         for k in keys:
