@@ -18,6 +18,9 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 
 
+KINDS = ("none", "also", "answer", "keywords", "all")
+
+
 @pytest.mark.slow
 def test_vault_runner_smoke(tmp_path: Path) -> None:
     env = {**os.environ, "TMPDIR": str(tmp_path), "MEMO_INDEX_DIR": str(tmp_path / "idx")}
@@ -31,6 +34,8 @@ def test_vault_runner_smoke(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "smoke: ok" in out
-    for want in ("| smoke | tune |", "| smoke | held-back |", "| smoke+also | all |"):
+    # one row a set, the halves as columns; every kind of the agent's words a row of its own
+    assert "tune: R@1 / R@5 / R@10 / MRR@10 | held-back: R@1" in out, out
+    for want in ("| smoke | 4 |", "| smoke+also | 4 |", *(f"| smoke | {k} |" for k in KINDS)):
         assert want in out, out
     assert "unanswerable: n, high / low / none" in out
