@@ -246,3 +246,31 @@ def test_a_note_that_cannot_be_read_names_itself(tmp_path) -> None:
     a, _ = two_notes(tmp_path)
     with pytest.raises(TargetError, match="^cannot read gone.md: "):
         read_excerpts([(a, "a.md", 1, 1), (tmp_path / "gone.md", "gone.md", 1, 1)], None, words)
+
+
+def test_a_cut_read_keeps_its_note_and_its_first_line(tmp_path) -> None:
+    a, b = two_notes(tmp_path)
+    got = read_excerpts([(a, "a.md", 2, None), (b, "b.md", None, None)], 3, words)
+    assert (got.path, got.line, got.text, got.next_line) == ("a.md", 2, "three four", 3)
+    assert got.more[0].path == "b.md" and got.more[0].text == ""
+
+
+def test_a_later_read_gets_its_first_line_only_when_that_line_fits(tmp_path) -> None:
+    a = note(tmp_path, "one two\n", "a.md")
+    wide = note(tmp_path, "three four five\nsix\n", "wide.md")  # its first line: 3 tokens
+    snug = note(tmp_path, "three four\nfive six seven\n", "snug.md")  # its first line: 2 tokens
+    left_two = [(a, "a.md", None, None)]
+    got = read_excerpts([*left_two, (wide, "wide.md", None, None)], 4, words)
+    assert got.more[0].text == ""  # 3 > the 2 left, though its second line would fit
+    got = read_excerpts([*left_two, (snug, "snug.md", None, None)], 4, words)
+    assert got.more[0].text == "three four"  # exactly the 2 left
+    # the budget spent to the token: a one-token first line after it gets nothing either
+    one = note(tmp_path, "six\nseven\n", "one.md")
+    got = read_excerpts([(a, "a.md", None, None), (one, "one.md", None, None)], 2, words)
+    assert got.text == "one two" and got.more[0].text == ""
+
+
+def test_a_note_that_cannot_be_read_says_why_in_words(tmp_path) -> None:
+    with pytest.raises(TargetError) as e:
+        read_excerpts([(tmp_path / "gone.md", "gone.md", 1, 1)], None, words)
+    assert str(e.value) == "cannot read gone.md: No such file or directory"
