@@ -144,11 +144,11 @@ def read_excerpts(
                 n = budget.fit_lines(rows, left, count)
                 if n == 1 and read and count(rows[0]) > left:
                     n = 0
-                if n < len(rows):
+                if n != len(rows):  # cut: the first n lines, read again for their cite
                     ex = read_excerpt(full, rel, ex.line, n)
         except OSError as e:
             raise TargetError(f"cannot read {rel}: {e.strerror or e}") from e
         if left is not None and ex.text:
             left = max(0, left - count(ex.text))
         read.append(ex)
-    return replace(read[0], more=tuple(read[1:])) if len(read) > 1 else read[0]
+    return replace(read[0], more=tuple(read[1:]))
