@@ -504,3 +504,23 @@ def _json_bounds(prop: dict) -> dict:
             if k in part:
                 out[k] = part[k]
     return out
+
+
+# ECMA-262's \s (what a client validating memo's published schema reads): WhiteSpace and
+# LineTerminator, spelled out from the standard
+ECMA_SPACES = "\t\n\x0b\x0c\r \xa0\u1680" + "".join(map(chr, range(0x2000, 0x200B)))
+ECMA_SPACES += "\u2028\u2029\u202f\u205f\u3000\ufeff"
+
+
+def test_blank_means_one_thing_to_memo_and_to_a_client_of_its_schema():
+    """A query or word of nothing but spaces is refused, and what counts as a space is the same
+    for memo (Python) and a client that checks the schema's pattern (ECMA-262): schemathesis
+    sent "\\u0085", which ECMA's \\S takes for a letter and Python's strip() for a space."""
+    import re
+
+    for c in map(chr, [*range(0xD800), *range(0xE000, 0x110000)]):
+        blank = c.isspace() or c in ECMA_SPACES
+        assert (re.search(rq.QUERY_PATTERN, c) is None) == blank, hex(ord(c))
+    for blank in ("\x85", "\x1c", "\ufeff", " \u2028 "):
+        assert _refused(SearchRequest.make, ".", blank).startswith("query is empty")
+    assert SearchRequest.make(".", "\u0085x").query.endswith("x")  # a word beside it: asked

@@ -66,7 +66,14 @@ MAX_NAME_CHARS = 255  # one folder or file name (NAME_MAX is 255 bytes on Linux 
 _NAME = f"[^/\\x00]{{0,{MAX_NAME_CHARS}}}"
 PATH_PATTERN = f"(?:{_NAME}/)*{_NAME}"  # no NUL, no name longer than MAX_NAME_CHARS
 TEXT_PATTERN = "[^\\x00]*"  # no NUL
-QUERY_PATTERN = "\\S"  # something besides spaces
+# Whitespace as Python's str.isspace and ECMA-262's \s count it together, spelled out: `\S`
+# alone differs (Python's takes U+001C-U+001F and U+0085 for spaces, ECMA's U+FEFF), so a
+# client of the published schema sent "\u0085" as a query and memo refused it as empty
+SPACES = (
+    "\\t\\n\\x0b\\x0c\\r\\x1c-\\x20\\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029"
+    "\\u202f\\u205f\\u3000\\ufeff"
+)
+QUERY_PATTERN = f"[^{SPACES}]"  # something besides spaces
 WORD_PATTERN = QUERY_PATTERN  # a word is refused only when blank
 SEARCHED = ("query", *WORDS)  # their pattern need only occur: published unanchored, shorter
 _DAY = (  # YYYY-MM-DD of a day that exists (years 1000-2999: the leap years spelled out)
