@@ -71,7 +71,15 @@ CODEX = "@openai/codex@0.171.0"
 MAX_TOKENS = 300
 LIMIT = round(1.1 * 4 * MAX_TOKENS)  # characters a tool result may take in the model's message
 READ_TOOLS = ("memo_route", "memo_search", "memo_get")
-MEMO_TOOLS = (*READ_TOOLS, "memo_status", "memo_why", "memo_reindex", "search", "fetch")  # ChatGPT's two
+MEMO_TOOLS = (
+    *READ_TOOLS,
+    "memo_related",
+    "memo_status",
+    "memo_why",
+    "memo_reindex",
+    "search",
+    "fetch",
+)
 TOOLS = len(MEMO_TOOLS)
 WORDS = ("also", "keywords", "answer")  # what memo_search and memo_route ask of every call
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
