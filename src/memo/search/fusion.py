@@ -226,12 +226,9 @@ def with_notes(
     holds each candidate note's mean-vector cosine to the question, standardised here over
     those notes; a chunk whose note has no vector yet gains nothing (z 0, the notes' mean).
     `weight`: the share of the note's z (another one only to measure it)."""
-    zn = note_z(cosines)
-    return {
-        key: s
-        * math.exp(weight * (zn.get(note, 0.0) if (note := note_of.get(key)) is not None else 0.0))
-        for key, s in scores.items()
-    }
+    # a chunk without a note (None) gains no z
+    zn: dict[N | None, float] = {note: z for note, z in note_z(cosines).items()}
+    return {key: s * math.exp(weight * zn.get(note_of.get(key), 0.0)) for key, s in scores.items()}
 
 
 PHRASINGS_VERSION = "mean-of-fused-floor-v2"
@@ -256,16 +253,14 @@ def fuse_phrasings(every: Sequence[Legs], mode: str) -> dict[Hashable, float]:
         scores: dict[Hashable, float] = {}
         for one in fused:
             for key, s in one.items():
-                if s > scores.get(key, 0.0):
-                    scores[key] = s
+                scores[key] = max(s, scores.get(key, 0.0))
         return scores
-    logs = [{key: math.log(s) for key, s in one.items()} for one in fused]
-    floors = [min(one.values(), default=0.0) for one in logs]
-    keys = set().union(*logs)
-    n = len(logs)
+    # each phrasing's log scores with its least; one that found nothing adds 0 to every chunk
+    logs = [
+        (d, min(d.values())) for one in fused if (d := {k: math.log(s) for k, s in one.items()})
+    ]
+    n = len(fused)
     return {
-        key: math.exp(
-            math.fsum(one.get(key, floor) for one, floor in zip(logs, floors, strict=True)) / n
-        )
-        for key in keys
+        key: math.exp(math.fsum(one.get(key, floor) for one, floor in logs) / n)
+        for key in set().union(*(one for one, _ in logs))
     }
