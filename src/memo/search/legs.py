@@ -63,7 +63,7 @@ class QueryVectors:
         if self.embedder is None:
             return None, NO_EMBEDDER
         keys = [(self.embedder.model_id, passage, text) for text, passage in texts]
-        got = {k: v for k in keys if (v := self._cache.pop(k, None)) is not None}
+        got = {k: self._cache[k] for k in keys if k in self._cache}
         todo = list(dict.fromkeys(k for k in keys if k not in got))
         queries = [k for k in todo if not k[1]]
         passages = [k for k in todo if k[1]]
@@ -76,6 +76,7 @@ class QueryVectors:
         except EmbedderUnavailableError as e:
             return None, f"{e} — lexical results only. {e.hint}"
         for k in keys:
+            self._cache.pop(k, None)
             self._cache[k] = got[k]  # most recent last
         while len(self._cache) > QUERY_CACHE:
             self._cache.pop(next(iter(self._cache)))
