@@ -133,14 +133,19 @@ def test_vector_strength_is_the_best_cosine_plus_half_its_lift_over_the_tail():
     assert signals(Legs(vec=[((0, 0), 0.8), ((0, 1), 0.1)]))["vec_top"] == 0.8
 
 
-def test_the_languages_differ_when_the_question_is_in_the_other_alphabet_of_the_hit():
+def test_the_languages_differ_when_the_question_is_in_another_language_than_the_hit():
     ru = "Маршрутизация по политикам (PBR)"
-    assert signals(Legs(query_script="latn"), ru)["languages_differ"]
-    assert not signals(Legs(query_script="cyrl"), ru)["languages_differ"]
-    assert signals(Legs(query_script="cyrl"), "policy based routing")["languages_differ"]
-    assert not signals(Legs(query_script="latn"), "ab вг")["languages_differ"]  # a tie: no
-    assert not signals(Legs(query_script=None), ru)["languages_differ"]
-    assert not signals(Legs(query_script="latn"), "")["languages_differ"]
+    assert signals(Legs(query_lang="en"), ru)["languages_differ"]
+    assert not signals(Legs(query_lang="ru"), ru)["languages_differ"]
+    assert signals(Legs(query_lang="ru"), "policy based routing")["languages_differ"]
+    assert not signals(Legs(query_lang="en"), "PBR 802.1Q")["languages_differ"]  # no word says
+    assert not signals(Legs(query_lang=None), ru)["languages_differ"]
+    # any pair, whatever the scripts: German and English share an alphabet
+    de = "Die Normannen eroberten England im Jahr 1066 unter Wilhelm dem Eroberer."
+    assert signals(Legs(query_lang="en"), de)["languages_differ"]
+    assert not signals(Legs(query_lang="de"), de)["languages_differ"]
+    assert signals(Legs(query_lang="en"), "诺曼人于1066年征服了英格兰。")["languages_differ"]
+    assert not signals(Legs(query_lang="en"), "")["languages_differ"]
     assert signals(Legs(coverage=0.3, unseen=0.2), "x")["coverage"] == 0.3
     assert signals(Legs(coverage=0.3, unseen=0.2), "x")["unseen"] == 0.2
 
@@ -148,13 +153,13 @@ def test_the_languages_differ_when_the_question_is_in_the_other_alphabet_of_the_
 def test_every_letter_of_each_alphabet_counts_and_nothing_else_does():
     # each text is one alphabet's edge letters against fewer of the other's
     for text in ("яяя zz", "ааа zz", "ёёё zz"):
-        assert signals(Legs(query_script="latn"), text)["languages_differ"], text
+        assert signals(Legs(query_lang="en"), text)["languages_differ"], text
     for text in ("zzz яя", "aaa яя"):
-        assert signals(Legs(query_script="cyrl"), text)["languages_differ"], text
+        assert signals(Legs(query_lang="ru"), text)["languages_differ"], text
     # punctuation between the alphabets' letters in the code table is no letter
-    assert not signals(Legs(query_script="cyrl"), "яя ___ ``` [[")["languages_differ"]
-    assert not signals(Legs(query_script="latn"), "policy based routing")["languages_differ"]
-    assert not signals(Legs(query_script="cyrl"))["languages_differ"]  # no hit text: no claim
+    assert not signals(Legs(query_lang="ru"), "яя ___ ``` [[")["languages_differ"]
+    assert not signals(Legs(query_lang="en"), "policy based routing")["languages_differ"]
+    assert not signals(Legs(query_lang="ru"))["languages_differ"]  # no hit text: no claim
 
 
 def test_the_tail_of_exactly_twice_lift_from_candidates_is_every_candidate_after_the_first():

@@ -59,13 +59,13 @@ def test_the_lexical_weight_follows_coverage_squared_and_the_language():
     assert lex_weight(Legs(lex=flat, coverage=0.5)) == pytest.approx(
         LEX_WEIGHT * 0.5**COVERAGE_POWER
     )
-    across = Legs(lex=flat, coverage=1.0, query_script="latn", answer_script="cyrl")
+    across = Legs(lex=flat, coverage=1.0, query_lang="en", answer_lang="ru")
     assert across.cross_lingual
     assert lex_weight(across) == pytest.approx(LEX_WEIGHT * CROSS_LINGUAL_FACTOR)
     clear = Legs(lex=[(A, 10.0), (B, 5.0)], coverage=1.0)  # a margin adds no weight: z holds it
     assert lex_weight(clear) == LEX_WEIGHT
-    assert not Legs(query_script="latn").cross_lingual  # one side unknown: not across
-    assert not Legs(query_script="cyrl", answer_script="cyrl").cross_lingual
+    assert not Legs(query_lang="en").cross_lingual  # one side unknown: not across
+    assert not Legs(query_lang="ru", answer_lang="ru").cross_lingual
 
 
 def test_each_score_is_its_z_over_the_leg_and_a_value_outside_gets_the_floors_z():
@@ -175,7 +175,7 @@ def test_a_pending_chunk_stands_in_with_its_lexical_rank_as_far_as_the_words_are
     w = 0.5**COVERAGE_POWER
     assert fuse(half, "hybrid")[A] == pytest.approx(math.exp(v_floor + lift + w * lz[0]))
     across = Legs(
-        lex=lex, vec=vec, coverage=1.0, pending={A}, query_script="latn", answer_script="cyrl"
+        lex=lex, vec=vec, coverage=1.0, pending={A}, query_lang="en", answer_lang="ru"
     )
     assert stand_in_weight(across) == pytest.approx(VEC_WEIGHT * CROSS_LINGUAL_FACTOR)
     waiting = Legs(lex=lex, vec=vec, coverage=1.0)  # no longer pending: the floor, no stand-in

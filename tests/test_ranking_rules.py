@@ -243,27 +243,27 @@ def test_the_question_or_its_first_phrasing_in_the_first_hits_language_decides(l
     ru = key["b/ru.md#"]
     noise = [((1, 500 + i), 0.5) for i in range(12)]  # no lift: weak vector evidence
 
-    def phrasing(script: str, word: str, cosine: float, kind: str = "also") -> Legs:
+    def phrasing(lang: str, word: str, cosine: float, kind: str = "also") -> Legs:
         return Legs(
             lex=[(ru, 5.0)],
             vec=[(ru, cosine), *noise],
             terms=terms(word),
             idf=[1.0],
-            query_script=script,
+            query_lang=lang,
             coverage=1.0,
             kind=kind,
         )
 
-    sure_en = phrasing("latn", "kafka", 0.95, "question")  # agrees, holds the word: high
-    unsure_ru = phrasing("cyrl", "кошка", 0.5)  # not in the note, weak: none
-    sure_ru = phrasing("cyrl", "kafka", 0.95)
+    sure_en = phrasing("en", "kafka", 0.95, "question")  # agrees, holds the word: high
+    unsure_ru = phrasing("ru", "кошка", 0.5)  # not in the note, weak: none
+    sure_ru = phrasing("ru", "kafka", 0.95)
     assert _ranking(lib, {ru: 1.0}, sure_en, unsure_ru).confidence() == "none"
     assert _ranking(lib, {ru: 1.0}, sure_en, unsure_ru, sure_ru).confidence() == "none"
     assert _ranking(lib, {ru: 1.0}, sure_en, sure_ru, unsure_ru).confidence() == "high"
     assert _ranking(lib, {ru: 1.0}, sure_en).confidence() == "high"
-    unsure_en = phrasing("latn", "кошка", 0.5, "question")
+    unsure_en = phrasing("en", "кошка", 0.5, "question")
     assert _ranking(lib, {ru: 1.0}, unsure_en, sure_en).confidence() == "none"
-    answer = phrasing("cyrl", "kafka", 0.95, "answer")
+    answer = phrasing("ru", "kafka", 0.95, "answer")
     assert _ranking(lib, {ru: 1.0}, unsure_en, answer).confidence() == "none"
 
 

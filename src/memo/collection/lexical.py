@@ -1,9 +1,18 @@
-"""The lexical leg's view of text: lower-cased word stems, Russian and English.
+"""The lexical leg's view of text: lower-cased word stems, each language by its own rule.
 
-FTS5's unicode61 tokenizer has no stemming, so "домена" would not match "домен". We stem
-ourselves with Snowball (PyStemmer, a C extension) and store the stem stream in FTS5; queries go
-through the same function. Cyrillic words take the Russian stemmer, Latin words the English one,
-anything else (digits, mixed, other scripts) is kept as written.
+FTS5's tokenizer has no stemming, so "домена" would not match "домен". memo cuts and stems
+itself and stores the stem stream in FTS5, whose tokenizer then only splits at the spaces memo
+put there (no diacritic folding: memo's terms are what the postings are looked up by). Queries
+go through the same functions.
+
+- A word is a run of letters, digits and their marks (a Hindi or Thai vowel sign is part of its
+  word). Each word is stemmed by Snowball (PyStemmer) in the language of the text it is in
+  (`langid`: a chunk's own, a question's own) when that language is written in the word's
+  script, else in its script's usual language (Cyrillic Russian, Latin English, ...); a word in
+  a language Snowball lacks is kept as written.
+- Scripts written without spaces: Chinese, Japanese and Korean as overlapping character bigrams
+  (Lucene's CJK rule), Thai as character trigrams; digits and Latin runs inside them stay
+  whole words, so a number or a name is found in any script. docs/design.md, "Languages".
 
 The query side builds an FTS5 expression out of quoted terms only, so no character a person can
 type (quotes, `*`, `-`, NEAR, AND, parentheses) ever reaches FTS5 as syntax.
@@ -15,41 +24,103 @@ import re
 from functools import lru_cache
 from unicodedata import normalize
 
+import regex
 import Stemmer
 
 from .stopwords import ALL as STOPWORDS
 
 # v2: text is NFC-normalised first (a macOS NFD "й" is "и" + a combining mark, which \w
 # splits: "чайные" became "чаи" + "ные"); v3: words split at "_" as FTS5's unicode61 does
-# (it stored `max_tokens` as "max" + "tokens", so a question saying `max_tokens` found nothing)
-LEXICAL_VERSION = "snowball-ru-en-nfc-v3"
+# (it stored `max_tokens` as "max" + "tokens", so a question saying `max_tokens` found nothing);
+# v4: every language (schema 10): stems by the text's language, marks inside words, CJK bigrams,
+# Thai trigrams, and FTS5 folds no diacritic (it stored "của" as "cua" and looked up "của")
+LEXICAL_VERSION = "snowball-langid-cjk2-thai3-v4"
+# what FTS5 does with memo's stem stream: split at what is not a letter, digit or mark
+FTS_TOKENIZE = "unicode61 remove_diacritics 0 categories 'L* N* Co M*'"
 
 WORD = re.compile(r"[^\W_]+", re.UNICODE)  # letters and digits: "_" is no part of a word
-_CYRILLIC = re.compile(r"^[а-яё]+$")
-_LATIN = re.compile(r"^[a-z]+$")
+_CJK = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\u30fc"
+# one piece of text: a run of CJK, a run of Thai, or a word of anything else
+_PIECE = regex.compile(
+    rf"([{_CJK}]+)|(\p{{Thai}}+)|((?:(?![{_CJK}\p{{Thai}}])[\p{{L}}\p{{N}}\p{{M}}])+)"
+)
 _MAX_QUERY_TERMS = 64
+BIGRAM, TRIGRAM = 2, 3
 
-_ru = Stemmer.Stemmer("russian")
-_en = Stemmer.Stemmer("english")
+# Snowball's languages (PyStemmer), by ISO 639-1 code
+SNOWBALL = {
+    "ar": "arabic", "hy": "armenian", "eu": "basque", "ca": "catalan", "cs": "czech",
+    "da": "danish", "nl": "dutch", "en": "english", "eo": "esperanto", "et": "estonian",
+    "fi": "finnish", "fr": "french", "de": "german", "el": "greek", "hi": "hindi",
+    "hu": "hungarian", "id": "indonesian", "ga": "irish", "it": "italian", "lt": "lithuanian",
+    "ne": "nepali", "no": "norwegian", "fa": "persian", "pl": "polish", "pt": "portuguese",
+    "ro": "romanian", "ru": "russian", "sr": "serbian", "es": "spanish", "sv": "swedish",
+    "ta": "tamil", "tr": "turkish", "yi": "yiddish",
+}  # fmt: skip
+# a word's script -> the language its words are stemmed in when the text's language is not
+# written in it (a Latin name in Russian prose is stemmed as English, as memo always did)
+_SCRIPTS = [
+    ("latn", regex.compile(r"^[\p{Latin}\p{M}\p{N}]+$"), "en"),
+    ("cyrl", regex.compile(r"^[\p{Cyrillic}\p{M}\p{N}]+$"), "ru"),
+    ("grek", regex.compile(r"^[\p{Greek}\p{M}\p{N}]+$"), "el"),
+    ("arab", regex.compile(r"^[\p{Arabic}\p{M}\p{N}]+$"), "ar"),
+    ("deva", regex.compile(r"^[\p{Devanagari}\p{M}\p{N}]+$"), "hi"),
+    ("armn", regex.compile(r"^[\p{Armenian}\p{M}\p{N}]+$"), "hy"),
+    ("taml", regex.compile(r"^[\p{Tamil}\p{M}\p{N}]+$"), "ta"),
+]
+_WRITTEN = {  # the script each stemmed language is written in (the rest: Latin)
+    "ru": "cyrl", "sr": "cyrl", "el": "grek", "ar": "arab", "fa": "arab", "hi": "deva",
+    "ne": "deva", "hy": "armn", "ta": "taml", "yi": "hebr",
+}  # fmt: skip
+_stemmers: dict[str, Stemmer.Stemmer] = {}
+
+
+def _stemmer(lang: str) -> Stemmer.Stemmer:
+    if lang not in _stemmers:
+        _stemmers[lang] = Stemmer.Stemmer(SNOWBALL[lang])
+    return _stemmers[lang]
 
 
 @lru_cache(maxsize=200_000)
-def stem(word: str) -> str:
-    if _CYRILLIC.match(word):
-        return str(_ru.stemWord(word.replace("ё", "е")))
-    if _LATIN.match(word):
-        return str(_en.stemWord(word))
+def stem(word: str, lang: str | None = None) -> str:
+    """A lower-cased word's stem in language `lang` (a text's, `langid`), or in its script's
+    usual language when `lang` is not written in that script; as written when no Snowball
+    stemmer fits (digits, mixed scripts, a language Snowball lacks)."""
+    if word.isdigit():
+        return word
+    for script, rx, usual in _SCRIPTS:
+        if rx.match(word):
+            if lang in SNOWBALL and _WRITTEN.get(lang, "latn") == script:
+                use = lang
+            else:
+                use = usual
+            if use == "ru":
+                word = word.replace("ё", "е")
+            return str(_stemmer(use).stemWord(word))
     return word
 
 
-def terms(text: str) -> list[str]:
-    """Text -> stems in order (duplicates kept: BM25 counts them)."""
-    return [stem(w) for w in WORD.findall(normalize("NFC", text).lower())]
+def _grams(run: str, n: int) -> list[str]:
+    return [run] if len(run) <= n else [run[i : i + n] for i in range(len(run) - n + 1)]
 
 
-def lex_text(text: str) -> str:
-    """What FTS5 stores for a chunk."""
-    return " ".join(terms(text))
+def terms(text: str, lang: str | None = None) -> list[str]:
+    """Text -> its terms in order (duplicates kept: BM25 counts them): stems, CJK bigrams,
+    Thai trigrams (see the module docstring), read as language `lang`."""
+    out: list[str] = []
+    for cjk, thai, word in _PIECE.findall(normalize("NFC", text).lower()):
+        if cjk:
+            out += _grams(cjk, BIGRAM)
+        elif thai:
+            out += _grams(thai, TRIGRAM)
+        else:
+            out.append(stem(word, lang))
+    return out
+
+
+def lex_text(text: str, lang: str | None = None) -> str:
+    """What FTS5 stores for a chunk in language `lang`."""
+    return " ".join(terms(text, lang))
 
 
 _LETTER_CYR = re.compile(r"[а-яё]")
@@ -89,13 +160,19 @@ def dominant(cyr: int, lat: int) -> str | None:
     return None
 
 
-def query_terms(query: str) -> list[str]:
-    """The distinct stems a query searches for: function words dropped unless that is all."""
-    words = WORD.findall(normalize("NFC", query).lower())
-    content = [w for w in words if w.replace("ё", "е") not in STOPWORDS] or words
+def query_terms(query: str, lang: str | None = None) -> list[str]:
+    """The distinct terms a query searches for, read as language `lang` (the question's):
+    function words dropped unless that is all."""
+    pieces = _PIECE.findall(normalize("NFC", query).lower())
+    words = [w for _, _, w in pieces if w]
+    content = {w for w in words if w.replace("ё", "е") not in STOPWORDS} or set(words)
     seen: dict[str, None] = {}
-    for w in content:
-        seen.setdefault(stem(w), None)
+    for cjk, thai, word in pieces:
+        if word and word not in content:
+            continue
+        got = _grams(cjk, BIGRAM) if cjk else _grams(thai, TRIGRAM) if thai else [stem(word, lang)]
+        for t in got:
+            seen.setdefault(t, None)
         if len(seen) >= _MAX_QUERY_TERMS:
             break
-    return list(seen)
+    return list(seen)[:_MAX_QUERY_TERMS]

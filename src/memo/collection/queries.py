@@ -32,6 +32,7 @@ class ChunkRow:
     text: str
     mtime_ns: int
     wins: int = 0  # its sentence windows with a vector (collection/windows.py)
+    lang: str | None = None  # its language (collection/langid.py)
 
 
 @dataclass(slots=True)
@@ -182,11 +183,11 @@ def pending_ids(store: IndexStore) -> set[int]:
     return {r[0] for r in store.conn.execute("SELECT id FROM chunks WHERE vec = 0")}
 
 
-def chunk_texts(store: IndexStore, ids: Sequence[int]) -> dict[int, str]:
-    """The text of these chunks."""
+def chunk_langs(store: IndexStore, ids: Sequence[int]) -> dict[int, str | None]:
+    """The language of these chunks (langid.py; None where its words did not say)."""
     marks = ",".join("?" * len(ids))
-    rows = store.conn.execute(f"SELECT id, text FROM chunks WHERE id IN ({marks})", tuple(ids))
-    return {int(r[0]): unpack_text(r[1]) for r in rows}
+    rows = store.conn.execute(f"SELECT id, lang FROM chunks WHERE id IN ({marks})", tuple(ids))
+    return {int(r[0]): r[1] for r in rows}
 
 
 def vector_debt(store: IndexStore) -> tuple[int, int]:
@@ -199,13 +200,13 @@ def chunk_rows(store: IndexStore, ids: Sequence[int]) -> dict[int, ChunkRow]:
         return {}
     marks = ",".join("?" * len(ids))
     rows = store.conn.execute(
-        "SELECT c.id, c.path, c.heading, c.line, c.text, f.mtime_ns, c.wins FROM chunks c"
+        "SELECT c.id, c.path, c.heading, c.line, c.text, f.mtime_ns, c.wins, c.lang FROM chunks c"
         f" JOIN files f ON f.path = c.path WHERE c.id IN ({marks})",
         tuple(ids),
     ).fetchall()
     return {
         int(r[0]): ChunkRow(
-            int(r[0]), r[1], r[2], int(r[3]), unpack_text(r[4]), int(r[5]), int(r[6])
+            int(r[0]), r[1], r[2], int(r[3]), unpack_text(r[4]), int(r[5]), int(r[6]), r[7]
         )
         for r in rows
     }

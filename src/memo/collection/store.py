@@ -21,6 +21,7 @@ from .. import sqlite
 from ..errors import IndexError_
 from . import links, windows
 from .files import file_identity
+from .lexical import FTS_TOKENIZE
 
 # 2: files.skip, the kind of a skipped note (collection/skips.py); 3: VEC_CHUNK; 4: int8 vectors
 # (collection/vectors.py: 384 bytes a vector, not 1,536; the rebuild salvages the float32 ones);
@@ -28,8 +29,9 @@ from .files import file_identity
 # a chunk is searchable lexically before its vector exists) and files.dropped (the coverage);
 # 7: sentence windows (collection/windows.py: windows_vec, chunks.wins); 8: the link graph
 # (collection/links.py: links, aliases, written with a note's chunks); 9: fewer windows (one only
-# SPACING characters after the last: issue 44), the rebuild embedding none anew
-SCHEMA_VERSION = 9
+# SPACING characters after the last: issue 44), the rebuild embedding none anew; 10: every
+# language (chunks.lang, collection/langid.py; the stems by it, FTS5 folding no diacritic)
+SCHEMA_VERSION = 10
 # Slots per vec0 chunk. vec0 allocates a chunk whole: its default 1,024 slots of 384 float32 made
 # every index >= 1.6 MB, 37 chunks or 1,000. At 64 a 37-chunk index is 0.13 MB; a KNN is 8x
 # faster there, 1.6x faster at 500 chunks and 1.5x slower (+2 ms) at 5,000, where the query's
@@ -82,7 +84,7 @@ def _empty(conn: apsw.Connection) -> bool:
 def _create_tables(conn: apsw.Connection, dim: int | None, profile: dict[str, Any]) -> None:
     """Every table of an index, inside the caller's transaction, and its profile."""
     conn.execute(
-        """
+        f"""
         CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS files(
             path TEXT PRIMARY KEY,      -- relative to the collection folder
@@ -107,14 +109,15 @@ def _create_tables(conn: apsw.Connection, dim: int | None, profile: dict[str, An
             text NOT NULL,              -- pack_text: deflated BLOB, or TEXT when shorter
             hash TEXT NOT NULL,
             vec INTEGER NOT NULL DEFAULT 0, -- 1 once its vector (and its windows') are stored
-            wins INTEGER NOT NULL DEFAULT 0 -- its window vectors in windows_vec (windows.py)
+            wins INTEGER NOT NULL DEFAULT 0, -- its window vectors in windows_vec (windows.py)
+            lang TEXT                   -- its language (langid.py), NULL when its words do not say
         );
         CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
         -- the vector stage's queue: chunks searchable lexically, their vectors to come
         CREATE INDEX IF NOT EXISTS chunks_novec ON chunks(id) WHERE vec = 0;
         -- contentless: the text lives in `chunks`; FTS5 keeps only the stem index.
         CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(
-            lex, content='', contentless_delete=1, tokenize='unicode61 remove_diacritics 2'
+            lex, content='', contentless_delete=1, tokenize="{FTS_TOKENIZE}"
         );
         CREATE VIRTUAL TABLE IF NOT EXISTS chunks_vocab USING fts5vocab(chunks_fts, 'row');
         """

@@ -16,9 +16,9 @@ import numpy as np
 
 from .. import sqlite
 from ..errors import MemoError
-from .lexical import script, stem
+from .lexical import stem
 from .stopwords import ALL as STOPWORDS
-from .store import has_vector_table, reading, unpack_text
+from .store import has_vector_table, reading
 from .vectors import stored
 
 HEADINGS_CHARS = 4000
@@ -39,11 +39,8 @@ class Summary:
 
 EMPTY = Summary(0, 0, None, "", "", None)  # no index yet
 UNREADABLE = Summary(None, None, None, "", "", None)
-# The languages memo tells apart: by the alphabet a chunk's words are written in (lexical.script:
-# one alphabet twice the other). memo stems these two; a chunk where neither dominates (Russian
-# prose around English code and names, or no letters at all) counts as "mixed".
-LANGUAGES = {"cyrl": "ru", "latn": "en"}
-LANGUAGE_SAMPLE = 400  # chunks read for the shares, evenly spread (a share, not a census)
+# A chunk's language is the one its index stored (langid.py); a chunk without words that say
+# one (code, numbers) counts as "mixed".
 
 
 def summarize(index_path: Path) -> Summary:
@@ -69,20 +66,17 @@ def summarize(index_path: Path) -> Summary:
 
 
 def languages(conn: apsw.Connection, chunks: int) -> str:
-    """The share of the chunks per language, as "ru:0.93 en:0.07" (largest first)."""
+    """The share of the chunks per language, as "ru:0.93 en:0.07" (largest first; below 0.01
+    not named)."""
     if not chunks:
         return ""
-    step = max(1, chunks // LANGUAGE_SAMPLE)
-    rows = conn.execute("SELECT heading, text FROM chunks WHERE id % ? = 0", (step,))
-    counts: dict[str, int] = {}
-    for heading, text in rows:
-        lang = LANGUAGES.get(script(f"{heading} {unpack_text(text)}") or "", "mixed")
-        counts[lang] = counts.get(lang, 0) + 1
+    rows = conn.execute("SELECT coalesce(lang, 'mixed'), count(*) FROM chunks GROUP BY 1")
+    counts = {str(lang): int(n) for lang, n in rows}
     total = sum(counts.values())
     if not total:
         return ""
-    ranked = sorted(counts.items(), key=lambda x: -x[1])
-    return " ".join(f"{lang}:{n / total:.2f}" for lang, n in ranked)
+    ranked = sorted(counts.items(), key=lambda x: (-x[1], x[0]))
+    return " ".join(f"{lang}:{n / total:.2f}" for lang, n in ranked if n / total >= 0.005)
 
 
 def _stems(conn: apsw.Connection, terms: int = CONTENT_TERMS) -> str:

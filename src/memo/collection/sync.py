@@ -31,6 +31,7 @@ from ..printable import shown
 from . import lease, skips, windows
 from .chunker import Chunk, chunk_note, decode, passage_text
 from .files import FileStat, Rejected, note_files
+from .langid import detect_note
 from .lexical import lex_text
 from .links import NoteLinks, store_links
 from .progress import SyncProgress, SyncStopped
@@ -131,6 +132,7 @@ class _Pending:
     hash: str
     chunks: list[Chunk]
     passages: list[str]
+    langs: list[str | None]  # each chunk's language (langid.py)
     note: str
     meta: dict[str, Any]
     is_new: bool
@@ -344,6 +346,7 @@ class Syncer:
         else:
             note = chunk_note(text, estimate_tokens, budget=budget, name=name, max_chunks=cap)
         chunks = note.chunks
+        passages = [passage_text(c.heading, c.text) for c in chunks]
         warnings = list(warnings) + list(note.warnings)
         for w in warnings:
             self.report.warnings.append(f"{shown(self.site.root_path(path))}: {w}")
@@ -352,7 +355,8 @@ class Syncer:
             stat=st,
             hash=file_hash,
             chunks=chunks,
-            passages=[passage_text(c.heading, c.text) for c in chunks],
+            passages=passages,
+            langs=detect_note(passages),
             note="; ".join(warnings),
             meta={**note.meta, "tags": note.tags},  # frontmatter and inline #tags
             is_new=is_new,
@@ -419,8 +423,8 @@ class Syncer:
             self._delete_file_rows(item.path)
             self._insert_file_row(item)
             store_links(conn, item.path, item.links)  # the link graph, with the chunks
-            for c, passage in zip(item.chunks, item.passages, strict=True):
-                self._insert_chunk(item.path, c, passage, kept)
+            for c, passage, lang in zip(item.chunks, item.passages, item.langs, strict=True):
+                self._insert_chunk(item.path, c, passage, lang, kept)
         return True
 
     def _insert_file_row(self, item: _Pending) -> None:
@@ -446,19 +450,27 @@ class Syncer:
         )
 
     def _insert_chunk(
-        self, path: str, c: Chunk, passage: str, kept: dict[str, tuple[bytes, list[bytes]]]
+        self,
+        path: str,
+        c: Chunk,
+        passage: str,
+        lang: str | None,
+        kept: dict[str, tuple[bytes, list[bytes]]],
     ) -> None:
         """One chunk's row and FTS row, with the vectors `kept` for its text if any."""
         conn = self.store.conn
         h = digest(passage.encode("utf-8"))
         code, wins = kept.get(h, (None, []))
         conn.execute(
-            "INSERT INTO chunks(path, heading, line, ord, text, hash, vec, wins)"
-            " VALUES (?,?,?,?,?,?,?,?)",
-            (path, c.heading, c.line, c.ord, pack_text(c.text), h, int(bool(code)), len(wins)),
+            "INSERT INTO chunks(path, heading, line, ord, text, hash, vec, wins, lang)"
+            " VALUES (?,?,?,?,?,?,?,?,?)",
+            (path, c.heading, c.line, c.ord, pack_text(c.text), h, int(bool(code)), len(wins))
+            + (lang,),
         )
         cid = conn.last_insert_rowid()
-        conn.execute("INSERT INTO chunks_fts(rowid, lex) VALUES (?, ?)", (cid, lex_text(passage)))
+        conn.execute(
+            "INSERT INTO chunks_fts(rowid, lex) VALUES (?, ?)", (cid, lex_text(passage, lang))
+        )
         if code:
             store_vectors(conn, cid, code, wins)
             self.report.chunks_reused += 1

@@ -44,6 +44,7 @@ from ..search.legs import QueryVectors, Scope, Words
 from ..search.ranking import Ranking, rank
 from ..search.results import cut_text
 from .collections import Collections
+from .targets import languages
 
 # up to this many collections every one is searched; beyond, the summary router's best this many
 SHORTLIST = 100
@@ -114,7 +115,7 @@ def route_by_evidence(
         searched = [c for c in searched if c.index_path.exists()]
     ranking = None
     if searched and req.query.strip():
-        scope = Scope(".", [(c, "") for c in searched])
+        scope = Scope(".", [(c, "") for c in searched], languages(colls, searched))
         ranking = rank(scope, Words.of(req), mode, vectors, depth, flt)
     order = _order(candidates, ranking, reg.entry)
     shown = _shown(ranking) if ranking is not None else {}

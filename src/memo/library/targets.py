@@ -93,7 +93,7 @@ def resolve(colls: Collections, target: str | os.PathLike[str] | None) -> Scope:
     if path.is_file():
         if owner is None:
             raise TargetError(f"{shown} is not inside a collection (no _meta.yaml above it)")
-        return Scope(shown, [(owner, _rel(path, owner.folder))])
+        return _scope(colls, shown, [(owner, _rel(path, owner.folder))])
     parts: list[tuple[Collection, str]] = []
     if owner is not None and owner.folder != path:
         parts.append((owner, _rel(path, owner.folder)))
@@ -108,7 +108,25 @@ def resolve(colls: Collections, target: str | os.PathLike[str] | None) -> Scope:
             )
         broken = [f"{e.path}/{META_FILE}: {e.error}" for e in colls.entries_under(path) if e.error]
         raise no_collection(path, shown, "; ".join(broken))
-    return Scope(shown, parts)
+    return _scope(colls, shown, parts)
+
+
+def _scope(colls: Collections, shown: str, parts: list[tuple[Collection, str]]) -> Scope:
+    """A scope, with the languages the registry says its collections are written in."""
+    return Scope(shown, parts, languages(colls, [c for c, _ in parts]))
+
+
+def languages(colls: Collections, searched: list[Collection]) -> tuple[str, ...]:
+    """The languages of these collections' notes, by the registry's shares, most first."""
+    reg = colls.scanned()
+    per: dict[str, float] = {}
+    for c in searched:
+        e = reg.entry(c.rel)
+        if e is None:
+            continue
+        for lang, share in e.language_shares().items():
+            per[lang] = per.get(lang, 0.0) + share * (e.chunks or 1)
+    return tuple(lang for lang, _ in sorted(per.items(), key=lambda x: -x[1]) if lang != "mixed")
 
 
 def no_collection(path: Path, shown: str | Path, why: str = "") -> TargetError:

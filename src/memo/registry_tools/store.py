@@ -24,12 +24,12 @@ import apsw
 import numpy as np
 
 from .. import sqlite
-from ..collection.lexical import lex_text
+from ..collection.lexical import FTS_TOKENIZE, lex_text
 from ..errors import IndexError_
 from .entry import COLUMNS, FIELDS, Entry, from_row, to_row
 
 REGISTRY_DB = "registry.db"
-REGISTRY_SCHEMA = 6  # 6: languages
+REGISTRY_SCHEMA = 7  # 6: languages; 7: FTS5 folds no diacritic (lexical.FTS_TOKENIZE)
 # Stored vectors: description vectors (float32) and content centroids (float16, half the bytes).
 VECTOR_TABLES = {"colls_vec": np.float32, "colls_cvec": np.float16}
 _UPDATE_ROW = f"UPDATE colls SET {', '.join(f + '=?' for f in FIELDS)}, gen=? WHERE id=?"
@@ -65,12 +65,13 @@ CREATE TABLE IF NOT EXISTS colls_gone(id INTEGER PRIMARY KEY, gen INTEGER NOT NU
 -- lex: name, path words, description, tags, headings; body: content stems.
 CREATE VIRTUAL TABLE IF NOT EXISTS colls_fts USING fts5(
     lex, body, content='', contentless_delete=1,
-    tokenize='unicode61 remove_diacritics 2'
+    tokenize="{FTS_TOKENIZE}"
 );
 CREATE TABLE IF NOT EXISTS colls_vec(id INTEGER PRIMARY KEY, hash TEXT NOT NULL, v BLOB NOT NULL);
 -- the centroid of a collection's chunk vectors (float16), by content_sig
 CREATE TABLE IF NOT EXISTS colls_cvec(id INTEGER PRIMARY KEY, sig TEXT NOT NULL, v BLOB NOT NULL);
 """
+_SCHEMA = _SCHEMA.replace("{FTS_TOKENIZE}", FTS_TOKENIZE)
 
 
 class RegistryStore:

@@ -33,7 +33,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from ..collection.lexical import letters, terms
+from ..collection.langid import detect
+from ..collection.lexical import terms
 from .fusion import Legs
 
 # The median of the thresholds fitted on each pair of topics (bench/confidence.py), fitted
@@ -56,19 +57,23 @@ LIFT_FROM = 10  # the lift is measured against the candidates from this rank on
 AGREE_TOP = 5
 
 
-def signals(legs: Legs, top_text: str = "") -> dict[str, Any]:
-    """What the legs and the first hit's text say about whether any candidate answers."""
+def signals(legs: Legs, top_text: str = "", top_lang: str | None = None) -> dict[str, Any]:
+    """What the legs and the first hit's text (in language `top_lang`, the one its index
+    stored; else read from the text) say about whether any candidate answers."""
     vec = [s for _, s in legs.vec]
+    q = legs.query_lang
+    if top_lang is None and top_text:
+        top_lang = detect(top_text, among=(q,) if q else ())
     top_v, top_l = set(legs.vec_ranked[:AGREE_TOP]), set(legs.lex_ranked[:AGREE_TOP])
     return {
-        "top_share": _top_share(legs, top_text),
+        "top_share": _top_share(legs, top_text, top_lang),
         "vec_top": vec[0] if vec else None,
         "vec_strength": _strength(vec),
         "agree": bool(
             legs.lex and legs.vec and (legs.lex[0][0] in top_v or legs.vec[0][0] in top_l)
         ),
         "same_first": bool(legs.lex and legs.vec and legs.lex[0][0] == legs.vec[0][0]),
-        "languages_differ": _languages_differ(legs, top_text),
+        "languages_differ": q is not None and top_lang is not None and q != top_lang,
         "coverage": legs.coverage,
         "unseen": legs.unseen,
         "words": legs.words,
@@ -76,12 +81,13 @@ def signals(legs: Legs, top_text: str = "") -> dict[str, Any]:
     }
 
 
-def _top_share(legs: Legs, top_text: str) -> float:
-    """The IDF-weighted share of the question's stems the first hit holds (0 without any)."""
+def _top_share(legs: Legs, top_text: str, lang: str | None) -> float:
+    """The IDF-weighted share of the question's stems the first hit holds (0 without any),
+    the hit's words read in its own language as its index reads them."""
     total = sum(legs.idf)
     if not legs.terms or not top_text or total <= 0:
         return 0.0
-    held = set(terms(top_text))
+    held = set(terms(top_text, lang))
     return sum(w for t, w in zip(legs.terms, legs.idf, strict=True) if t in held) / total
 
 
@@ -92,19 +98,6 @@ def _strength(vec: list[float]) -> float | None:
     rest = vec[LIFT_FROM:] if len(vec) > 2 * LIFT_FROM else vec[1:]
     lift = vec[0] - statistics.fmean(rest) if rest else 0.0
     return vec[0] + 0.5 * lift
-
-
-def _languages_differ(legs: Legs, top_text: str) -> bool:
-    """The question is written in another alphabet than most of the first hit (a bare
-    majority, not lexical.dominant's twice: a hit is one passage, and which alphabet holds more
-    of it is all this asks)."""
-    q = legs.query_script
-    if q is None or not top_text:
-        return False
-    cyr, lat = letters(top_text)
-    if cyr == lat:
-        return False
-    return q != ("cyrl" if cyr > lat else "latn")
 
 
 def confidence(

@@ -108,8 +108,8 @@ class Legs:
     coverage: float = 0.0  # share of the query's terms the lexical index knows
     terms: list[str] = field(default_factory=list)  # the query's stems the lexical leg searched
     idf: list[float] = field(default_factory=list)  # their IDF under the scope's statistics
-    query_script: str | None = None  # alphabet the query is written in
-    answer_script: str | None = None  # alphabet of the vector leg's best chunk
+    query_lang: str | None = None  # the language the query is written in (langid.py)
+    answer_lang: str | None = None  # the language of the vector leg's best chunk
     pending: set[tuple[int, int]] = field(default_factory=set)  # lexical candidates, no vector yet
     unseen: float = 0.0  # share of the scope's chunks the vector leg could not see (no vector)
     words: bool = True  # the query holds a word (letters or digits), not punctuation alone
@@ -120,7 +120,7 @@ class Legs:
     @property
     def cross_lingual(self) -> bool:
         """The question and the notes that answer it are in different languages."""
-        q, a = self.query_script, self.answer_script
+        q, a = self.query_lang, self.answer_lang
         return q is not None and a is not None and q != a
 
     @property

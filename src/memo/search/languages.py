@@ -6,27 +6,27 @@ can ship does much better. But the caller is an LLM, which translates in one ste
 when the question's language differs from most of what it searched, and takes the translation
 back as an extra phrasing (`also`), fused into the same ranking.
 
-Languages are told apart by alphabet (collection/summary.py LANGUAGES): Cyrillic is Russian,
-Latin English, the two memo stems. A question counts by its words, acronyms and words with
-digits left out (lexical.script). The warning says so only when no phrasing given (the question
-or an `also`) is in the notes' main language, and that language holds most (MOST) of the
-chunks searched.
+Any language the identifier knows (collection/langid.py: each chunk's stored at index time,
+the question's read at search time, its acronyms and words with digits left out), any pair. The
+warning says so only when no phrasing given (the question, an `also` or the `answer`) is in the
+notes' main language, and that language holds most (MOST) of the chunks searched.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..collection.lexical import WORD, script
+from ..collection.langid import detect, name
+from ..collection.lexical import WORD
 
-NAMES = {"ru": "Russian", "en": "English"}
-BY_SCRIPT = {"cyrl": "ru", "latn": "en"}
 MOST = 0.5  # the main language holds more than this share of the chunks searched
+NOT_A_LANGUAGE = "mixed"  # chunks whose words named no language (summary.py)
 
 
-def language_of(text: str) -> str | None:
-    """'ru', 'en', or None when the words do not say (mixed, digits, acronyms only)."""
-    return BY_SCRIPT.get(script(text, query=True) or "")
+def language_of(text: str, among: tuple[str, ...] = ()) -> str | None:
+    """The language a question is asked in, or None when its words do not say (digits,
+    acronyms only); read as one of `among` (the notes') when the identifier is unsure."""
+    return detect(text, query=True, among=among)
 
 
 def main_language(parts: Iterable[tuple[int, dict[str, float]]]) -> tuple[str, float] | None:
@@ -41,7 +41,7 @@ def main_language(parts: Iterable[tuple[int, dict[str, float]]]) -> tuple[str, f
     if not total or not per:
         return None
     lang, n = max(per.items(), key=lambda x: x[1])
-    return (lang, n / total) if lang in NAMES else None
+    return (lang, n / total) if lang != NOT_A_LANGUAGE else None
 
 
 def translate_warning(
@@ -60,13 +60,13 @@ def translate_warning(
     lang, share = main
     if share <= MOST:
         return None
-    said = [language_of(q) for q in (query, *also, *([answer] if answer else []))]
+    said = [language_of(q, (lang,)) for q in (query, *also, *([answer] if answer else []))]
     if said[0] is None or said[0] == lang or lang in said:
         return None
-    name = NAMES[lang]
+    notes = name(lang)
     return (
-        f"the notes searched here are mostly {name} ({share:.0%} of them) and the question is "
-        f"{NAMES.get(said[0], 'in another language')}: pass the question in {name} as `also` "
-        f"and a likely answer in {name} as `answer` (memo_search/memo_route also=[...], "
-        "answer=...; memo search --also, --answer): they are fused into one ranking"
+        f"the notes searched here are mostly {notes} ({share:.0%} of them) and the question is "
+        f"{name(said[0])}: pass the question in {notes} as `also` and a likely answer in "
+        f"{notes} as `answer` (memo_search/memo_route also=[...], answer=...; memo search "
+        "--also, --answer): they are fused into one ranking"
     )

@@ -20,7 +20,8 @@ import numpy as np
 from ..collection import queries
 from ..collection.collection import Collection
 from ..collection.filters import Filter
-from ..collection.lexical import query_terms, script
+from ..collection.langid import detect
+from ..collection.lexical import query_terms
 from ..collection.lexical import terms as stems
 from ..collection.queries import Postings
 from ..collection.store import IndexStore
@@ -41,6 +42,9 @@ class Scope:
 
     target: str  # the target as shown in results: relative to the root, '.' for all
     parts: list[tuple[Collection, str]]
+    # the languages its notes are written in (the registry's shares): a short question the
+    # language identifier is unsure of is read as one of them (collection/langid.py)
+    languages: tuple[str, ...] = ()
 
 
 class QueryVectors:
@@ -165,7 +169,7 @@ class Words:
 class Share:
     """What one collection gives a search, read at once: its lexical statistics and the
     postings of every phrasing's stems, each phrasing's nearest chunks, its vector debt and
-    which chunks still lack a vector, and the alphabet of each phrasing's nearest chunk."""
+    which chunks still lack a vector, and the language of each phrasing's nearest chunk."""
 
     rows: int
     tokens: int
@@ -175,7 +179,7 @@ class Share:
     vec: list[list[tuple[int, float]]]  # per phrasing with a query vector
     debt: tuple[int, int]  # (chunks, of them without a vector)
     pending: set[int]
-    scripts: dict[int, str | None]  # chunk id -> alphabet, for each phrasing's nearest
+    langs: dict[int, str | None]  # chunk id -> language, for each phrasing's nearest
     matrix: nearest.Matrix | None  # its vectors in memory (notes' means, windows)
 
 
@@ -201,9 +205,8 @@ def _share(
         vec = nearest.nearest(held, store, vecs, depth, prefix, flt)
     pending = queries.pending_ids(store) if debt[1] else set()
     tops = [found[0][0] for found in vec if found]
-    texts = queries.chunk_texts(store, tops) if tops else {}
-    scripts = {c: script(t) for c, t in texts.items()}
-    return Share(rows, tokens, df, postings, has_vec, vec, debt, pending, scripts, held)
+    langs = queries.chunk_langs(store, tops) if tops else {}
+    return Share(rows, tokens, df, postings, has_vec, vec, debt, pending, langs, held)
 
 
 def gather(
@@ -223,7 +226,11 @@ def gather(
     """
     said = words.phrasings()
     lexical = mode in ("hybrid", "lex")
-    terms = [query_terms(p.lexical) if lexical else [] for p in said]
+    langs = [detect(p.text, query=True, among=reader.scope.languages) for p in said]
+    terms = [
+        query_terms(p.lexical, lang) if lexical else []
+        for p, lang in zip(said, langs, strict=True)
+    ]
     union = list(dict.fromkeys(t for ts in terms for t in ts))
     want_vec = mode in ("hybrid", "vec") and bool(words.query.strip())
     embedded: list[list[np.ndarray] | None] = []
@@ -258,7 +265,10 @@ def gather(
             else "these indexes hold no vectors (built without a model): lexical only"
         )
     return [
-        _legs_of(p, j, terms[j], union, shares, depth, vecs, want_vec and (any_vectors or waiting))
+        _legs_of(
+            p, j, langs[j], terms[j], union, shares, depth, vecs,
+            want_vec and (any_vectors or waiting),
+        )
         for j, p in enumerate(said)
     ]
 
@@ -272,6 +282,7 @@ def _embed(reader: Reader, vectors: QueryVectors, said: list[Phrasing]) -> list[
 def _legs_of(
     p: Phrasing,
     j: int,
+    lang: str | None,
     terms: list[str],
     union: list[str],
     shares: list[Share],
@@ -295,10 +306,10 @@ def _legs_of(
         del legs.vec[depth:]
         legs.qvec = vecs[j]
     # the question's language is the question's own (its keywords may be in the notes')
-    legs.query_script = script(p.text, query=True)
+    legs.query_lang = lang
     if legs.lex and legs.vec:  # only the fusion reads it: whether the lexical leg can help
         ci, cid = legs.vec[0][0]
-        legs.answer_script = shares[ci].scripts.get(cid)
+        legs.answer_lang = shares[ci].langs.get(cid)
     if vectors_seen:
         by_coll: dict[int, set[int]] = {}
         for (ci, cid), _ in legs.lex:

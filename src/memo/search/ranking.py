@@ -91,8 +91,15 @@ class Ranking:
 
     def top_passage(self) -> str:
         """The first hit's heading path and text as the model read them ('' without hits)."""
+        return self._top()[0]
+
+    def _top(self) -> tuple[str, str | None]:
+        """The first hit's passage and its language ('', None without hits)."""
         order, rows = self.ordered(1)
-        return passage_text(rows[order[0]].heading, rows[order[0]].text) if order else ""
+        if not order:
+            return "", None
+        row = rows[order[0]]
+        return passage_text(row.heading, row.text), row.lang
 
     def confidence(self) -> str:
         """high / low / none for the first hit (search/confidence.py), judged by the question
@@ -102,15 +109,15 @@ class Ranking:
         several: the best of four phrasings said `high` of 12 of 14 wrong first hits on the
         vault (docs/design.md, "The agent's words"). A likely answer never vouches: it is
         written to look like a note. The question's keywords count with it."""
-        text = self.top_passage()
+        text, lang = self._top()
         if not text:
             return "none"
         judges = [legs for legs in self.phrasings if legs.kind != "answer"] or self.phrasings
         for legs in judges:
-            said = signals(legs, text)
+            said = signals(legs, text, lang)
             if not said["languages_differ"]:
                 return confidence(said)
-        return confidence(signals(judges[0], text))
+        return confidence(signals(judges[0], text, lang))
 
     def by_collection(self, shown: int) -> list[tuple[int, list[Key]]]:
         """Each collection that has candidates, in the order of its best one, with its best
