@@ -281,3 +281,81 @@ def routing_thousand(d: dict) -> str:
         for r in d["shortlist"]
     ]
     return _flow_rows(d) + "\n\n" + table(head, rows, right=4)
+
+
+# ---------------------------------------------------------------------- languages.py
+def _halves(d: dict, key: str, fmt: Any) -> str:
+    """A figure on the tune half, then the held-back one: "tune / held"."""
+    return " / ".join(fmt(d[h]) if h in d else "-" for h in ("tune", "held")).replace(key, "")
+
+
+def _r1(s: dict) -> str:
+    return f"{s['r1']:.3f}"
+
+
+@renders("languages.languages")
+def languages_languages(d: dict) -> str:
+    head = [
+        "language",
+        "hybrid R@1",
+        "hybrid R@5",
+        "lexical R@1",
+        "exact lexical R@1",
+        "right first: high / low / none",
+        "wrong first high",
+        "unanswerable none",
+        "warned",
+        "index s",
+        "search ms",
+    ]
+    rows = []
+    for x in d["languages"]:
+        h, lx, ex, un = x["hybrid"], x["lex"], x["exact_lex"], x["unanswerable"]
+
+        def conf(s: dict) -> str:
+            low = s["right"] - s["right_high"] - s["right_none"]
+            return f"{s['right_high']} / {low} / {s['right_none']}"
+
+        rows.append(
+            [
+                x["lang"],
+                _halves(h, "", _r1),
+                _halves(h, "", lambda s: f"{s['r5']:.3f}"),
+                _halves(lx, "", _r1),
+                _halves(ex, "", _r1),
+                _halves(h, "", conf),
+                _halves(h, "", lambda s: f"{s['wrong_high']} of {s['n'] - s['right']}"),
+                _halves(un, "", lambda s: f"{s['none'] / s['n']:.3f}"),
+                _halves(h, "", lambda s: str(s["warned"])),
+                f"{x['index_s']:.1f}",
+                ms(x["search_ms"]),
+            ]
+        )
+    pairs = []
+    for p in d["pairs"]:
+        a, al = p["alone"], p["also"]
+        pairs.append(
+            [
+                p["pair"].replace("-", " > "),
+                _halves(a, "", _r1),
+                _halves(al, "", _r1),
+                _halves(a, "", lambda s: f"{s['warned']} of {s['n']}"),
+                _halves(a, "", lambda s: f"{s['right_none']} of {s['right']}"),
+                _halves(a, "", lambda s: f"{s['wrong_high']} of {s['n'] - s['right']}"),
+            ]
+        )
+    phead = [
+        "question > notes",
+        "hybrid R@1",
+        "with the translation as `also`",
+        "warned",
+        "right first `none`",
+        "wrong first `high`",
+    ]
+    limit = f" (the first {d['limit']} questions of each half)" if d.get("limit") else ""
+    return (
+        f"Each cell: tune half / held-back half{limit}.\n\n"
+        + table(head, rows)
+        + "\n\n"
+        + table(phead, pairs)
+    )

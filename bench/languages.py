@@ -1,0 +1,213 @@
+"""Every language the model reads: XQuAD's 12 parallel libraries (../shared/eval/xquad-dev-12).
+
+Per language, on the tune half and the held-back half (a question's half: its id's SHA-1,
+even = tune; nothing here was tuned on the odd half):
+- same-language R@1 / R@5 hybrid and lexical-only, the exact-answer subset lexical-only;
+- confidence: a right first hit said high / low / none, a wrong one said high; unanswerable
+  questions (asked of the library's topics that do not hold their article) said none;
+- the translate warning on same-language questions (it should never fire);
+- cost: the cold index (embedding cache off) and a hot hybrid search's median.
+Per cross pair (a question in one language of a library in another): hybrid R@1 alone and with
+the translation (the same XQuAD question in the library's language) as `also`, the warning on
+the question alone, confidence.
+
+    python bench/languages.py --index-dir DIR [--langs zh,vi] [--limit 80]
+    python bench/languages.py --smoke
+
+Writes bench/results/languages.json; docs/benchmarks.md renders it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from judged import engine, rank_of, record, smoke_args  # noqa: E402
+
+from memo.config import Settings  # noqa: E402
+from memo.library import Library  # noqa: E402
+
+EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "xquad-dev-12"
+LANGS = "ar de el en es hi ro ru th tr vi zh".split()
+PAIRS = ["en-ar", "en-de", "en-hi", "en-th", "en-zh", "de-en", "zh-en", "ru-en"]
+TRANSLATE = "pass the question in"  # the translate warning's words (search/languages.py)
+
+
+def half(q: dict[str, Any]) -> str:
+    """'tune' or 'held': the question's half, by its id alone (every language alike)."""
+    return "tune" if int(hashlib.sha1(q["id"].encode()).hexdigest(), 16) % 2 == 0 else "held"
+
+
+def load(path: Path, limit: int | None) -> list[dict[str, Any]]:
+    rows = [json.loads(x) for x in path.read_text(encoding="utf-8").splitlines() if x.strip()]
+    if limit:  # the first `limit` of each half, so both halves stay measured
+        by: dict[str, list[dict[str, Any]]] = {"tune": [], "held": []}
+        for r in rows:
+            if len(by[half(r)]) < limit:
+                by[half(r)].append(r)
+        rows = by["tune"] + by["held"]
+    return rows
+
+
+def ask(lib: Library, q: dict[str, Any], target: str = ".", **opts: Any) -> dict[str, Any]:
+    """One search, what the tables read of it."""
+    res = lib.search(target, q["question"], k=10, **opts)
+    rank = rank_of(res.hits, q)
+    return {
+        "half": half(q),
+        "rank": rank,
+        "confidence": res.confidence,
+        "warned": any(TRANSLATE in w for w in res.warnings),
+        "ms": res.took_ms,
+    }
+
+
+def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per half: n, R@1, R@5, and confidence's counts."""
+    out = {}
+    for h in ("tune", "held"):
+        rs = [r for r in rows if r["half"] == h]
+        if not rs:
+            continue
+        right = [r for r in rs if r["rank"] == 1]
+        wrong = [r for r in rs if r["rank"] != 1]
+        out[h] = {
+            "n": len(rs),
+            "r1": sum(r["rank"] == 1 for r in rs) / len(rs),
+            "r5": sum(r["rank"] is not None and r["rank"] <= 5 for r in rs) / len(rs),
+            "right": len(right),
+            "right_high": sum(r["confidence"] == "high" for r in right),
+            "right_none": sum(r["confidence"] == "none" for r in right),
+            "wrong_high": sum(r["confidence"] == "high" for r in wrong),
+            "high": sum(r["confidence"] == "high" for r in rs),
+            "none": sum(r["confidence"] == "none" for r in rs),
+            "warned": sum(r["warned"] for r in rs),
+        }
+    return out
+
+
+def topics(root: Path) -> list[str]:
+    return sorted(p.name for p in (root / "lib").iterdir() if (p / "_meta.yaml").exists())
+
+
+def bench_language(
+    lang: str, eval_dir: Path, index_dir: Path, embedder: Any, limit: int | None
+) -> dict[str, Any]:
+    root = eval_dir / lang
+    settings = Settings(index_dir=index_dir / lang)
+    t0 = time.perf_counter()
+    with Library(root, embedder, settings) as lib:
+        lib.index()
+        index_s = time.perf_counter() - t0
+        qs = load(eval_dir / "qrels" / f"{lang}.jsonl", limit)
+        hybrid = [ask(lib, q) for q in qs]
+        lex = [ask(lib, q, mode="lex") for q in qs]
+        exact_qs = load(eval_dir / "qrels" / f"{lang}.exact.jsonl", limit)
+        exact = [ask(lib, q, mode="lex") for q in exact_qs]
+        others = topics(root)
+        none = []
+        for q in qs:  # asked of a topic that does not hold the answer
+            own = q["path"].split("/")[1]
+            other = next(t for t in others if t != own)
+            none.append(ask(lib, q, target=f"lib/{other}"))
+    return {
+        "lang": lang,
+        "index_s": index_s,
+        "search_ms": statistics.median(r["ms"] for r in hybrid),
+        "hybrid": summary(hybrid),
+        "lex": summary(lex),
+        "exact_lex": summary(exact),
+        "unanswerable": summary(none),
+    }
+
+
+def bench_pair(
+    pair: str, eval_dir: Path, index_dir: Path, embedder: Any, limit: int | None
+) -> dict[str, Any]:
+    q_lang, lib_lang = pair.split("-")
+    root = eval_dir / lib_lang
+    qs = load(eval_dir / "qrels" / f"{pair}.cross.jsonl", limit)
+    own = {
+        r["id"]: r["question"]
+        for r in load(eval_dir / "qrels" / f"{lib_lang}.jsonl", None)
+    }
+    with Library(root, embedder, Settings(index_dir=index_dir / lib_lang)) as lib:
+        lib.index()
+        alone = [ask(lib, q) for q in qs]
+        also = [ask(lib, q, also=[own[q["id"]]]) for q in qs if q["id"] in own]
+    return {"pair": pair, "alone": summary(alone), "also": summary(also)}
+
+
+def smoke_eval12(folder: Path) -> Path:
+    """A tiny xquad-dev-12 shape: two languages, two topics, a question each."""
+    notes = {
+        "en": ("Tesla was born in 1856 in Smiljan.", "When was Tesla born?"),
+        "zh": ("特斯拉于1856年出生在斯米连。", "特斯拉是哪一年出生的？"),
+    }
+    other = {"en": "Warsaw lies on the Vistula.", "zh": "华沙位于维斯瓦河畔。"}
+    root = folder / "xquad-dev-12"
+    (root / "qrels").mkdir(parents=True)
+    for lang, (body, question) in notes.items():
+        for topic, text in (("topic-1", body), ("topic-2", other[lang])):
+            coll = root / lang / "lib" / topic
+            coll.mkdir(parents=True)
+            (coll / "_meta.yaml").write_text(f"description: notes {topic}\n", encoding="utf-8")
+            (coll / "note.md").write_text(f"# Note\n\n## A\n\n{text}\n", encoding="utf-8")
+        q = {"id": "q1", "question": question, "path": "lib/topic-1/note.md",
+             "line_start": 3, "line_end": 5}  # fmt: skip
+        for name in (lang, f"{lang}.exact"):
+            (root / "qrels" / f"{name}.jsonl").write_text(json.dumps(q) + "\n")
+    cross = {**json.loads((root / "qrels" / "en.jsonl").read_text())}
+    (root / "qrels" / "en-zh.cross.jsonl").write_text(json.dumps(cross) + "\n")
+    return root
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--index-dir", type=Path, help="where the indexes go (kept); default: temp")
+    ap.add_argument("--langs", default=",".join(LANGS))
+    ap.add_argument("--pairs", default=",".join(PAIRS))
+    ap.add_argument("--limit", type=int, help="questions per half and set (default: all)")
+    ap.add_argument("--engine", default="auto")
+    smoke_args(ap)
+    args = ap.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="memo-languages-"))
+    eval_dir, langs, pairs = EVAL, args.langs.split(","), args.pairs.split(",")
+    if args.smoke:
+        eval_dir, langs, pairs = smoke_eval12(scratch), ["en", "zh"], ["en-zh"]
+    index_dir = args.index_dir or scratch / "indexes"
+    os.environ.setdefault("MEMO_EMBED_CACHE_MB", "0")  # the cold index embeds every chunk
+    embedder = engine(args.engine)
+    if embedder is not None:  # the model loaded (and built, the first time) before any timing
+        embedder.embed_queries(["warm up"], [])
+    load0 = os.getloadavg()[0]
+    try:
+        per_lang = []
+        for lang in langs:
+            got = bench_language(lang, eval_dir, index_dir, embedder, args.limit)
+            print(json.dumps({k: got[k] for k in ("lang", "index_s", "search_ms")}), flush=True)
+            per_lang.append(got)
+        per_pair = []
+        for pair in pairs:
+            per_pair.append(bench_pair(pair, eval_dir, index_dir, embedder, args.limit))
+            print(pair, json.dumps(per_pair[-1]["alone"]), flush=True)
+        data = {"limit": args.limit, "languages": per_lang, "pairs": per_pair}
+        record(__file__, "languages", data, load0, smoke=args.smoke)
+    finally:
+        if not args.index_dir:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
