@@ -5,6 +5,7 @@ note that stays text, the token form, a missing note, `/docs` without the networ
 
 from __future__ import annotations
 
+import html
 import json
 import os
 import re
@@ -14,7 +15,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import httpx
 import pytest
@@ -29,6 +30,7 @@ from memo.server.service import Service
 from memo.server.web import views
 from memo.server.web.auth import COOKIE, session_value
 from memo.server.web.highlight import marked, query_stems
+from memo.server.web.source import source_lines
 
 from .conftest import EXAMPLES, checksums
 from .test_server import TIMEOUT, Server, server_env
@@ -52,6 +54,44 @@ EVIL = """# Hostile note
 zorblax quartz marker
 """
 LONG_WORD = "quillwort"  # a word only the long note holds, far down
+# Issue 50: a note holding what the index reads otherwise (collection/markdown.py): the page
+# shows each of its lines as written, none emptied or rewritten
+SYNTAX = """---
+title: Obsidian syntax
+aliases: [Syntax sample]
+up: "[[Other note]]"
+---
+# The note as written
+
+![[Engelbart.jpg#outline]]
+![[Other note]]
+See [[Internal links|Internal link]], [[Other note#Part two]] and [[Nowhere at all]].
+
+> [!tip]- Folded tip
+> The tip's body, with [[Other note|a link]] in it.
+
+> A plain quote.
+
+<!-- an HTML comment -->
+Text %%an inline comment%% goes on. ^block-1
+%% a comment
+over two lines %%
+
+```python
+def f():
+    return "[[not a link]]"  # %% no comment
+```
+
+| cell | link |
+|------|------|
+| `[[code]]` | [[Other note\\|other]] ![pic](pic.png) |
+
+$$
+x^2 [[math]]
+$$
+[a site](https://example.org/?a=1&b=2) and <b>bold</b> with\ta tab
+"""
+OTHER = "# Other note\n\nIt is embedded.\n\n## Part two\n\nThe second part.\n"
 
 
 def make_web_library(base: Path) -> Path:
@@ -71,6 +111,9 @@ def make_web_library(base: Path) -> Path:
     lines += [f"Tail line {i}." for i in range(1, 60)]
     (xss / "long.md").write_text("\n".join(lines) + "\n")
     (xss / "blob.md").write_bytes(b"\x00\x01binary\x00")
+    (xss / "syntax.md").write_text(SYNTAX)
+    (xss / "Other note.md").write_text(OTHER)
+    (xss / "Internal links.md").write_text("# Internal links\n\nHow notes link.\n")
     archive = root / "archive"  # no _meta.yaml: not indexed, but its notes can be read
     archive.mkdir()
     (archive / "huge.md").write_text(
@@ -190,6 +233,88 @@ def test_note_page_marks_the_cited_range(http: TestClient, service: Service) -> 
     assert "<mark>mangle</mark>" in r.text
     r = http.get("/read", params={"path": path, "line": 12, "end": 17, "cite": "000000000000"})
     assert "changed since the search" in r.text
+
+
+LINE = re.compile(
+    r'<div class="ln[^"]*" id="L(\d+)"><a class="no" href="#L\d+">\d+</a>'
+    r'<span class="(tx[^"]*)"(?: title="([^"]*)")?>(.*?)</span></div>'
+)
+
+
+def shown_lines(page: str) -> dict[int, tuple[str, str, str]]:
+    """Each line of a note page: its number -> (the text it shows, its classes, its tooltip)."""
+    return {
+        int(n): (html.unescape(re.sub(r"<[^>]+>", "", body)), cls, html.unescape(title))
+        for n, cls, title, body in LINE.findall(page)
+    }
+
+
+def test_note_page_shows_every_line_as_written(http: TestClient, web_root: Path) -> None:
+    """Issue 50: the page showed the index's reading (an image embed as an empty line, a
+    wikilink as its alias, a callout without its marker); now every line is the file's, its
+    markup kept and marked up: links that open their note, embeds labelled, a callout boxed."""
+    path = "work/xss/syntax.md"
+    r = http.get("/read", params={"path": path})
+    assert r.status_code == 200
+    lines = (web_root / path).read_text().rstrip("\n").split("\n")
+    shown = shown_lines(r.text)
+    assert [n for n in shown] == list(range(1, len(lines) + 1))
+    for n, line in enumerate(lines, 1):
+        assert shown[n][0] == line, (n, shown[n][0], line)
+
+    def at(text: str) -> tuple[int, str]:
+        n = next(i for i, line in enumerate(lines, 1) if line.startswith(text))
+        return n, r.text.split(f'id="L{n}">')[1].split("</div>")[0]
+
+    n, image = at("![[Engelbart")
+    assert 'class="embed em-image"' in image and "an embedded image (Engelbart.jpg)" in image
+    assert "an embedded image or file" in shown[n][2]  # what the index makes of it, said
+    other = "/read?" + urlencode({"path": "work/xss/Other note.md"})
+    part_two = "/read?" + urlencode({"path": "work/xss/Other note.md", "line": 5}) + "#L5"
+    _, embed = at("![[Other note]]")
+    assert f'<a class="wl embed em-note" href="{html.escape(other)}"' in embed
+    _, links = at("See [[")
+    assert '<span class="tg">Internal links</span><span class="mk">|</span>Internal link' in links
+    assert f'href="{html.escape(part_two)}"' in links
+    assert 'class="wl lost" title="opens no note in the library"' in links
+    n, tip = at("> [!tip]-")
+    assert shown[n][1] == "tx co co-tip co-first" and shown[n + 1][1] == "tx co co-tip co-last"
+    assert "folded in Obsidian until opened" in tip
+    assert shown[at("> A plain")[0]][1] == "tx quote"
+    assert 'class="cmt"' in at("<!-- an HTML")[1] and 'class="bid">^block-1' in at("Text %%")[1]
+    n, _ = at("%% a comment")
+    assert "inside a %% comment" in shown[n][2] and "inside a %% comment" in shown[n + 1][2]
+    n, code = at('    return "[[not')
+    assert shown[n][1] == "tx code" and "wl" not in code and "cmt" not in code
+    assert shown[at("```python")[0]][1] == "tx code fence"
+    n, table = at("| `[[code]]`")
+    assert shown[n][1] == "tx tbl" and 'class="ic"' in table and "em-image" in table
+    assert f'<a class="wl" href="{html.escape(other)}"' in table  # a table's `\\|` alias
+    assert shown[at("x^2")[0]][1] == "tx math"
+    _, last = at("[a site]")
+    assert 'href="https://example.org/?a=1&amp;b=2" rel="noopener noreferrer"' in last
+    assert "&lt;b&gt;bold&lt;/b&gt;" in last
+    assert shown[1][1] == shown[4][1] == "tx fm" and shown[6][1] == "tx h h1"
+
+
+def test_a_long_notes_window_reads_what_runs_into_it_from_above() -> None:
+    """The page shows a long note from its middle: a fence, a comment or a callout opened
+    above the window still holds the window's first lines."""
+    lines = ["# Long", "```", *[f"code {i}" for i in range(5)], "```", "> [!warning] Hot"]
+    lines += ["> still hot", "text %% open", "closed %% after"]
+    whole = source_lines(lines, 1, frozenset())
+    for first in range(2, len(lines) + 1):  # a window from each line: the same lines
+        assert source_lines(lines, first, frozenset()) == whole[first - 1 :], first
+    assert [x.kind for x in whole[3:8]] == ["code"] * 4 + ["code fence"]
+    assert whole[9].kind == "co co-warning co-last"
+    assert str(whole[11].text).startswith('<span class="cmt"')
+    # a fence's marks inside the frontmatter open no code block below it
+    assert [x.kind for x in source_lines(["---", "```", "---", "# Title"], 1, frozenset())] == [
+        "fm",
+        "fm",
+        "fm",
+        "h h1",
+    ]
 
 
 def test_a_hits_best_lines_are_linked_and_marked_on_the_note(
@@ -451,6 +576,49 @@ def test_browser_never_runs_a_script_from_a_note(browser: Any, live: tuple[Serve
     assert page.evaluate("typeof window.pwned2") == "undefined"
     assert page.locator(".lines script, .lines img").count() == 0
     page.close()
+
+
+@pytest.mark.slow
+def test_browser_note_shows_every_line_of_the_file(browser: Any, live: tuple[Server, Path]) -> None:
+    """Issue 50, as a person sees it: each line of a note full of Obsidian syntax (embeds,
+    aliased links, a folded callout, comments, frontmatter, code, a table) is on the page,
+    visible and exactly as in the file; a path:line link lands on its line, and a wikilink
+    opens the note it names."""
+    srv, root = live
+    path = "work/xss/syntax.md"
+    lines = (root / path).read_text().rstrip("\n").split("\n")
+    tip = next(n for n, t in enumerate(lines, 1) if t.startswith("> [!tip]"))
+    ctx = browser.new_context(java_script_enabled=False, viewport={"width": 1280, "height": 500})
+    page = ctx.new_page()
+    url = f"{srv.url}/read?" + urlencode({"path": path, "line": tip}) + f"#L{tip}"
+    page.goto(url, timeout=TIMEOUT * 1000)
+    shown = page.evaluate(
+        "() => [...document.querySelectorAll('.lines .ln')].map(l => {"
+        " const t = l.querySelector('.tx'), r = t.getBoundingClientRect();"
+        " return [l.id, t.innerText, t.checkVisibility({visibilityProperty: true}),"
+        " r.height > 0, getComputedStyle(t).color]; })"
+    )
+    assert [x[0] for x in shown] == [f"L{n}" for n in range(1, len(lines) + 1)]
+    for (lid, text, visible, tall, colour), line in zip(shown, lines, strict=True):
+        assert text == line, (lid, text, line)
+        assert visible and tall and colour != "rgba(0, 0, 0, 0)", lid
+    box = page.evaluate(
+        "(id) => { const r = document.getElementById(id).getBoundingClientRect();"
+        " return [r.top, r.bottom, window.innerHeight]; }",
+        f"L{tip}",
+    )
+    assert 0 <= box[0] and box[1] <= box[2], box  # the cited line (the callout's) is on screen
+    badge = page.locator(f"#L{tip} .co-mark")
+    assert badge.inner_text() == "[!tip]-" and "tip" in (badge.get_attribute("title") or "")
+    image = page.locator(".embed.em-image").first
+    label = page.evaluate(
+        "(el) => getComputedStyle(el, '::before').content", image.element_handle()
+    )
+    assert label == '"image"'  # a labelled placeholder, its source text beside the label
+    page.locator("a.wl", has_text="Internal link").first.click()
+    page.wait_for_url(re.compile(r".*/read\?path=work%2Fxss%2FInternal\+links\.md"))
+    assert page.inner_text("#L1 .tx") == "# Internal links"
+    ctx.close()
 
 
 @pytest.mark.slow

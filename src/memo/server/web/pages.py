@@ -22,6 +22,7 @@ from fastapi.templating import Jinja2Templates
 
 from ... import __version__
 from ...errors import MemoError
+from ...library.related import RelatedResult
 from ...requests import (
     MAX_LINES,
     ReadRequest,
@@ -249,10 +250,13 @@ def _read(
     if line and last:
         span = service.read(ReadRequest.make(path, line, min(MAX_LINES, last - line + 1)))
     stems = query_stems(q) if q else frozenset()
+    related = _neighbours(service, note.path)
+    targets = views.link_targets(related) if related else None
+    before = _before(service, path, note.line)
     return {
         "title": note.path,
         "note": note,
-        "lines": views.note_lines(note, line, last, stems, best),
+        "lines": views.note_lines(note, line, last, stems, best, before, targets),
         "best": best if best and line and last and line <= best[0] <= last else None,
         "line": line,
         "last": span.end_line if span else None,
@@ -261,17 +265,30 @@ def _read(
         "changed": bool(cite and span and span.cite != cite),
         "q": q,
         "back": views.search_href(q) if q else "",
-        "related": _related(service, note.path),
+        "related": views.related_view(related) if related else None,
     }
 
 
-def _related(service: Service, path: str) -> dict[str, Any] | None:
-    """The note's neighbours for its page, or None when they cannot be had (the note is
-    shown all the same)."""
+def _neighbours(service: Service, path: str) -> RelatedResult | None:
+    """The note's neighbours for its page (and where its links open), or None when they
+    cannot be had (the note is shown all the same, its links unlinked)."""
     try:
-        return views.related_view(service.related(RelatedRequest.make(path)))
+        return service.related(RelatedRequest.make(path))
     except MemoError:
         return None
+
+
+def _before(service: Service, path: str, first: int) -> list[str]:
+    """The note's lines above `first` (a long note's window): what runs into the window from
+    above (frontmatter, a fence, a comment, a callout) is read from them."""
+    out: list[str] = []
+    while len(out) < first - 1:
+        want = min(MAX_LINES, first - 1 - len(out))
+        part = service.read(ReadRequest.make(path, len(out) + 1, want))
+        if part.end_line < part.line:
+            break
+        out += part.text.split("\n")
+    return out
 
 
 def template_globals(token_set: bool) -> dict[str, Any]:

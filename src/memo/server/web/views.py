@@ -16,7 +16,6 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup
 
-from ...collection.chunker import readable
 from ...collection.coverage import coverage_lines
 from ...library import StatusReport
 from ...library.related import RelatedResult
@@ -27,6 +26,7 @@ from ...search.excerpt import Excerpt
 from ...search.results import Hit, SearchResult, best_lines, snippet
 from ..render import _ago as ago
 from .highlight import marked
+from .source import Targets, source_lines
 
 SNIPPET_CHARS = 700  # of a hit's ~1,200: enough to judge it, short enough to scan on a phone
 MAX_SCOPE_OPTIONS = 300  # beyond this many folders the scope is a text field, not a list
@@ -161,6 +161,8 @@ class LineView:
     text: Markup
     cited: bool
     best: bool = False  # among the lines of the search hit's focus
+    kind: str = ""  # what the line is (source.SourceLine.kind: code, fm, co co-tip, h h2...)
+    why: str = ""  # why the index reads it as nothing ('' when it reads it)
 
 
 def note_lines(
@@ -169,17 +171,37 @@ def note_lines(
     last: int | None,
     stems: frozenset[str],
     best: tuple[int, int] | None = None,
+    before: list[str] | None = None,
+    targets: Targets | None = None,
 ) -> list[LineView]:
-    """The note's lines as the index reads them (wikilinks as their words, callouts without
-    markers, no comments or block ids: collection/markdown.py), numbered from where the excerpt
-    starts, the cited range flagged, and within it the hit's focus (`best`, first and last)."""
-    lines = readable(note.text) if note.total_lines else []
+    """The note's lines as written, every one of them (source.py: decorated, nothing left
+    out), numbered from where the excerpt starts, the cited range flagged, and within it the
+    hit's focus (`best`, first and last). `before`: the note's lines above the excerpt, read
+    for what runs into it (frontmatter, a fence, a comment); `targets`: where its links open."""
+    lines = note.text.split("\n") if note.total_lines else []
+    above = before or []
+    shown = source_lines(above + lines, len(above) + 1, stems, targets)
     out = []
-    for i, text in enumerate(lines, note.line):
+    for i, line in enumerate(shown, note.line):
         cited = first is not None and first <= i <= (last or first)
         focused = cited and best is not None and best[0] <= i <= best[1]
-        out.append(LineView(i, marked(text, stems), cited, focused))
+        out.append(LineView(i, line.text, cited, focused, line.kind, line.why))
     return out
+
+
+def link_targets(res: RelatedResult) -> Targets:
+    """Where the note's links open (`memo related`'s resolution), for its page's links."""
+    opens = {}
+    for x in res.links:
+        key = Targets.key(x.target, x.heading)
+        if key not in opens:
+            opens[key] = f"#L{x.line}" if x.path == res.path else read_href(x.path, _at(x.line))
+    lost = frozenset(Targets.key(x.target, x.heading) for x in res.unresolved)
+    return Targets(opens, lost)
+
+
+def _at(line: int) -> int | None:
+    return line if line > 1 else None  # a note opened at its top needs no anchor
 
 
 def window_start(line: int | None, total_hint: int) -> int | None:
