@@ -6,7 +6,8 @@ This package stores and reads; how a search ranks what it reads is search/.
     files.py       which files are its notes          excluded.py   what is left out on purpose
     markdown.py    Obsidian/Logseq syntax as read     chunker.py    markdown -> heading chunks
     splitter.py    a long section -> pieces that fit  windows.py    each chunk's sentence windows
-    lexical.py     stems for the lexical leg          stopwords.py  words the lexical leg skips
+    langid.py      which language a text is in        lexical.py    terms for the lexical leg
+    stopwords.py   words the lexical leg skips
     coverage.py    lines in no chunk, and why         skips.py      why a note is not indexed
     store.py       the index database and profile     vectors.py    int8 vectors and back
     pool.py        the bound on open indexes          queries.py    what a search reads
