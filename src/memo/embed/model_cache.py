@@ -32,7 +32,6 @@ from ..config import cache_home
 from .e5image import file_sha256
 from .model_build import (
     BUILDER,
-    DEFAULT_ROUTE,
     MANIFEST,
     MODEL,
     TOKENIZER,
@@ -120,9 +119,7 @@ def build_lock(progress: Progress | None = None) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def build_model(
-    progress: Progress | None = None, force: bool = False, route: str | None = None
-) -> ModelInfo:
+def build_model(progress: Progress | None = None, force: bool = False) -> ModelInfo:
     """The verified model, built now if there is none (or `force`). Raises ModelBuildError."""
     folder = model_folder()
     try:
@@ -132,7 +129,7 @@ def build_model(
                 return _info(folder, man, built=False)
             folder.mkdir(parents=True, exist_ok=True)
             announce_build()
-            man = build_into(folder, route or DEFAULT_ROUTE, progress or _quiet, previous=problem)
+            man = build_into(folder, progress or _quiet, previous=problem)
             return _info(folder, man, built=True)
     except ModelBuildError:
         raise
