@@ -29,10 +29,10 @@ SRC = REPO / "src" / "memo"
 # where else a doc may point: the tests, the benchmarks, CI (their names count as defined)
 ELSEWHERE = [REPO / "tests", REPO / "bench"]
 # names of other programs' that docs cite: SQLite pragmas, systemd keys, ONNX Runtime options,
-# the agent hosts' own tools
+# the agent hosts' own tools, Elasticsearch's search types
 EXTERNAL = frozenset(
     {"integrity_check", "quick_check", "ExecStart", "reduce_range"}
-    | {"ToolSearch", "WaitForMcpServers", "tool_search"}
+    | {"ToolSearch", "WaitForMcpServers", "tool_search", "dfs_query_then_fetch"}
 )
 # `config.yaml`, `model.onnx`: file names, not a module's attribute
 FILE_ENDINGS = frozenset({"py", "yaml", "yml", "json", "onnx", "db", "md", "toml", "txt", "lock"})
