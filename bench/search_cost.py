@@ -29,6 +29,7 @@ from judged import pct, record, smoke_args  # bench/ is on sys.path when run as 
 from memo.config import Settings
 from memo.library import Library
 from memo.library.adopt import plan
+from memo.search import legs
 
 HERE = Path(__file__).resolve().parent
 # the questions asked of each half, and the words written for them (bench/words/README.md)
@@ -63,11 +64,14 @@ def timed(calls: list, rounds: int) -> dict[str, list[float]]:
 
 
 def measure(lib: Library, questions: list[dict], words: dict, rounds: int) -> dict:
+    # no question's vectors kept between searches: every search embeds its words (once), as
+    # an agent's new question does
+    legs.QUERY_CACHE = 0
+
     def asked(q: dict, kind: str):
         o = options(kind, words.get(q["id"], {}))
 
         def call():
-            lib.forget_queries()  # a new question: its words embedded, as an agent's are
             return lib.search(".", q["question"], **o)
 
         return call

@@ -29,10 +29,10 @@ SRC = REPO / "src" / "memo"
 # where else a doc may point: the tests, the benchmarks, CI (their names count as defined)
 ELSEWHERE = [REPO / "tests", REPO / "bench"]
 # names of other programs' that docs cite: SQLite pragmas, systemd keys, ONNX Runtime options,
-# the agent hosts' own tools
+# the agent hosts' own tools, Elasticsearch's search types
 EXTERNAL = frozenset(
     {"integrity_check", "quick_check", "ExecStart", "reduce_range"}
-    | {"ToolSearch", "WaitForMcpServers", "tool_search"}
+    | {"ToolSearch", "WaitForMcpServers", "tool_search", "dfs_query_then_fetch"}
 )
 # `config.yaml`, `model.onnx`: file names, not a module's attribute
 FILE_ENDINGS = frozenset({"py", "yaml", "yml", "json", "onnx", "db", "md", "toml", "txt", "lock"})
@@ -305,6 +305,79 @@ def test_the_readme_test_commands_say_how_long_and_name_the_inner_loop():
     assert '-m "not slow"' in lines[0], lines[0]
 
 
+# ---------------------------------------------------------------------- lists the code holds
+def _code_render():
+    """docs/render_code.py: the README's commands and tools, docs/design.md's map, from code."""
+    import importlib.util
+    import sys
+
+    if "render_code" not in sys.modules:
+        path = REPO / "docs" / "render_code.py"
+        spec = importlib.util.spec_from_file_location("render_code", path)
+        assert spec is not None and spec.loader is not None
+        sys.modules["render_code"] = module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return sys.modules["render_code"]
+
+
+def _block(doc: Path, name: str) -> str:
+    blocks = {m.group(1): m.group(2) for m in _code_render().BLOCK.finditer(doc.read_text("utf-8"))}
+    assert name in blocks, f"{doc.name} has no `<!-- code {name} -->` block"
+    return blocks[name]
+
+
+def test_the_lists_the_code_holds_are_rendered_from_it():
+    """docs → code: every `<!-- code … -->` block is what docs/render_code.py makes of the code
+    now (the click group, the tool declarations, the package tree)."""
+    code_render = _code_render()
+    stale = [f"{d.name}: {why}" for d in DOCS for why in code_render.stale(d.read_text("utf-8"))]
+    assert not stale, "\n".join(stale) + "\n(python docs/render_code.py renders them again)"
+
+
+def test_every_command_tool_and_module_is_in_the_docs():
+    """code → docs: each command the click group runs is a row of the README's table, each
+    tool `memo mcp` serves a row of its tool list, each module of src/memo a line of
+    docs/design.md's map."""
+    code_render = _code_render()
+    table = _block(REPO / "README.md", "commands")
+    for path, _ in code_render.commands():
+        assert f"| `{path} " in table or f"| `{path}`" in table, f"README lacks `{path}`"
+    listed = _block(REPO / "README.md", "tools")
+    served = [name for name, *_ in code_render.tools()]
+    assert {"memo_search", "memo_related", "memo_why", "search", "fetch"} <= set(served)
+    for name in served:
+        assert f"| `{name}` |" in listed, f"README's tool list lacks {name}"
+    mapped: set[str] = set()
+    folder = ""
+    for line in _block(REPO / "docs" / "design.md", "map").splitlines():
+        name = line.strip().removeprefix("- `").split("`")[0]
+        if line.startswith("  "):
+            mapped.add(folder + name)
+        else:
+            folder = "" if name == "memo/" else name
+    modules = {p.relative_to(SRC).as_posix() for p in SRC.rglob("*.py")}
+    assert len(modules) >= 100 and not modules - mapped, f"not in the map: {modules - mapped}"
+
+
+def test_a_command_or_module_left_out_fails_the_check():
+    """The check is not a formality: a row or a map line taken out is a stale block."""
+    code_render = _code_render()
+    readme = (REPO / "README.md").read_text("utf-8")
+    row = next(line for line in readme.splitlines() if line.startswith("| `memo related "))
+    assert code_render.stale(readme.replace(row + "\n", "")), "a command's row dropped"
+    design = (REPO / "docs" / "design.md").read_text("utf-8")
+    line = next(x for x in design.splitlines() if x.startswith("  - `why.py`:"))
+    assert code_render.stale(design.replace(line + "\n", "")), "a module's line dropped"
+
+
+def test_the_hermes_check_counts_every_tool():
+    """docs/agents.md's `hermes mcp test` line says how many tools Hermes discovers: all of
+    them (it said 8 when there were 9)."""
+    agents = (REPO / "docs" / "agents.md").read_text("utf-8")
+    (count,) = re.findall(r"Tools discovered: (\d+)", agents)
+    assert int(count) == len(_code_render().tools())
+
+
 # ---------------------------------------------------------------------- benchmark figures
 def _render():
     """bench/render.py, the module that renders docs/benchmarks.md's tables from bench/results/."""
@@ -352,26 +425,32 @@ def test_a_figure_changed_by_hand_fails_the_check(tmp_path):
     assert len(render.stale(text, results)) == 1
 
 
-LAB = re.compile(r"lab-2026-12:([\w./-]+\.(?:py|md))")
+# Studies measured and not kept, and code no user could reach, live in git under a tag; the
+# docs name each tag's commit too, which every clone has (a fresh clone may lack the tags)
+LAB_TAGS = {"lab-2026-12": "842a098", "lab-2026-12b": "ab284ea"}
+LAB = re.compile(r"(lab-2026-12b?):([\w./-]+\.(?:py|md))")
 
 
 def test_every_study_the_docs_cite_is_under_its_tag():
-    """Studies measured and not kept live in git under the tag lab-2026-12: every
-    `git show lab-2026-12:PATH` that docs/, the README or bench/ cite names a file there."""
-    tag = subprocess.run(
-        ["git", "rev-parse", "-q", "--verify", "lab-2026-12^{commit}"], cwd=REPO, text=True
-    )
-    if tag.returncode:
-        pytest.skip("the tag lab-2026-12 is not in this clone (git fetch --tags)")
+    """Every `git show lab-2026-12…:PATH` that docs/, the README or bench/ cite names a file
+    at that tag's commit, and the docs say which commit each tag is."""
     texts = [d.read_text("utf-8") for d in DOCS]
     texts += [
         p.read_text("utf-8") for p in (REPO / "bench").rglob("*") if p.suffix in (".py", ".md")
     ]
-    cited = {path for text in texts for path in LAB.findall(text)}
+    texts += [p.read_text("utf-8") for p in SRC.rglob("*.py")]
+    cited = {hit for text in texts for hit in LAB.findall(text)}
     assert len(cited) >= 10, cited
+    assert {tag for tag, _ in cited} == set(LAB_TAGS)
+    everything = "\n".join(texts)
+    for tag, commit in LAB_TAGS.items():
+        assert f"commit {commit}" in everything, f"no doc says which commit {tag} is"
+        got = subprocess.run(["git", "cat-file", "-t", commit], cwd=REPO, capture_output=True)
+        if got.returncode:
+            pytest.skip(f"{commit} is not in this clone (a shallow one?)")
     gone = [
-        p
-        for p in sorted(cited)
-        if subprocess.run(["git", "cat-file", "-e", f"lab-2026-12:{p}"], cwd=REPO).returncode
+        f"{tag}:{p}"
+        for tag, p in sorted(cited)
+        if subprocess.run(["git", "cat-file", "-e", f"{LAB_TAGS[tag]}:{p}"], cwd=REPO).returncode
     ]
-    assert not gone, f"cited under lab-2026-12 but not there: {gone}"
+    assert not gone, f"cited under a lab tag but not at its commit: {gone}"

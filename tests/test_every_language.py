@@ -20,11 +20,11 @@ NOTES = {
     "ja": ("テスラ", "ニコラ・テスラは1856年にスミリャンで生まれ、交流電動機を発明した。"),
     "ko": ("테슬라", "니콜라 테슬라는 1856년 스밀랸에서 태어났으며 교류 전동기를 발명했다."),
     "th": ("เทสลา", "นิโคลา เทสลา เกิดเมื่อปี 1856 ที่สมิลยาน และประดิษฐ์มอเตอร์กระแสสลับ"),
-    "vi": ("Tesla", "Nikola Tesla sinh năm 1856 tại Smiljan và đã phát minh ra động cơ điện xoay chiều."),
+    "vi": ("Tesla", "Nikola Tesla sinh năm 1856 tại Smiljan và đã phát minh ra động cơ điện xoay chiều."),  # noqa: E501
     "de": ("Tesla", "Nikola Tesla wurde 1856 in Smiljan geboren und erfand den Wechselstrommotor."),
-    "hi": ("टेस्ला", "निकोला टेस्ला का जन्म 1856 में स्मिल्जान में हुआ था और उन्होंने प्रत्यावर्ती धारा मोटर का आविष्कार किया।"),
-    "ar": ("تسلا", "ولد نيكولا تسلا (Nikola Tesla) عام 1856 في سميليان واخترع محرك التيار المتردد."),
-    "el": ("Τέσλα", "Ο Νίκολα Τέσλα γεννήθηκε το 1856 στο Σμίλιαν και εφηύρε τον κινητήρα εναλλασσόμενου ρεύματος."),
+    "hi": ("टेस्ला", "निकोला टेस्ला का जन्म 1856 में स्मिल्जान में हुआ था और उन्होंने प्रत्यावर्ती धारा मोटर का आविष्कार किया।"),  # noqa: E501
+    "ar": ("تسلا", "ولد نيكولا تسلا (Nikola Tesla) عام 1856 في سميليان واخترع محرك التيار المتردد."),  # noqa: E501
+    "el": ("Τέσλα", "Ο Νίκολα Τέσλα γεννήθηκε το 1856 στο Σμίλιαν και εφηύρε τον κινητήρα εναλλασσόμενου ρεύματος."),  # noqa: E501
 }  # fmt: skip
 # a word of each fact, as a question would ask it
 ASKED = {
@@ -112,7 +112,8 @@ def world(tmp_path: Path, embedder) -> Library:
     (mixed / "de.md").write_text(
         "# Zug\n\nDer Zug nach Berlin fährt um acht Uhr vom Hauptbahnhof ab.\n", encoding="utf-8"
     )
-    (mixed / "zh.md").write_text("# 火车\n\n去上海的火车早上八点从北京南站出发。\n", encoding="utf-8")
+    zh = "# 火车\n\n去上海的火车早上八点从北京南站出发。\n"
+    (mixed / "zh.md").write_text(zh, encoding="utf-8")
     lib = Library(root, embedder, Settings(index_dir=tmp_path / "idx"))
     lib.index()
     return lib

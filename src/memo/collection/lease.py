@@ -65,11 +65,6 @@ class Lease:
         self.facts["rate"] = rate
         self._write()
 
-    def is_ahead(self, ahead: bool) -> None:
-        """Say whether the holder took the lease before reaching this collection."""
-        self.facts["ahead"] = ahead
-        self._write()
-
     def _write(self) -> None:
         if self._handle is None:
             return

@@ -1,18 +1,11 @@
 """How an index stores its vectors: int8, each vector scaled by its own factor (issue 24, item 1).
 
-The model's vectors are float32 and unit length: 1,536 bytes each, more than half of a real
-collection's index (299 of 577 KB for 176 chunks). vec0's `int8[dim]` column holds them in 384:
-each vector is multiplied so that its largest |component| is 127 and rounded. Cosine does not
-change when a vector is scaled, so the factor is not stored, and vec0 ranks the codes with
-`distance_metric=cosine` as they are. Measured on the 1,503 chunks of a real vault against
-200 e5 queries, a cosine through int8 (both sides quantized) is within 1.5e-3 of the float one,
-2.4e-4 on average, and R@1 / R@5 / MRR on xquad-dev move by at most 0.001 (docs/benchmarks.md).
-
-Every reader and writer of `chunks_vec` goes through here: `quantize` on the way in (a query
-too: vec0 compares int8 with int8), `dequantize` on the way out, as float32 unit vectors
-(`stored` also reads the float32 of an index from before schema 4). Quantizing a dequantized
-vector gives back its exact codes, so a vector read back from an index (an unchanged chunk's on
-a sync, or a rebuild's through the embedding cache) and written again does not drift.
+Each unit float32 vector is multiplied so that its largest |component| is 127 and rounded into
+vec0's `int8[dim]` (384 bytes instead of 1,536); cosine ignores the scale, so none is stored.
+Every reader and writer of the vector tables goes through here: `quantize` on the way in (a
+query too: vec0 compares int8 with int8), `dequantize` on the way out (`stored` also reads an
+index from before schema 4). Invariant: quantizing a dequantized vector gives back its exact
+codes, so a vector read back and written again never drifts. Figures: docs/design.md, "Index".
 """
 
 from __future__ import annotations

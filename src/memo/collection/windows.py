@@ -1,23 +1,12 @@
 """Sentence windows: the vectors a chunk adds so that the sentences answering a question are
 found even when the rest of the chunk is about something else (schema 9).
 
-A chunk's own vector is the meaning of its whole passage; a question usually asks what one
-sentence or two of it say. So a chunk of more than SIZE sentences gets a vector for runs of
-SIZE consecutive sentences as well, each read under the chunk's heading path as the chunk
-itself is. A run may start every STRIDE sentences, and does when it starts at least SPACING
-characters after the last one kept (the first always; the last run, which ends with the chunk,
-always): windows are spaced by the text they cover, not by its lines, so a list, a table or a
-code block of short lines gets few, and prose of long sentences keeps one every STRIDE. The
-vector leg scores a chunk by the best of its own vector and its windows' (search/nearest.py):
-a hit is still the chunk, with its lines, only its score is its best evidence. Pure: no I/O.
-
-Measured on the vault benchmark's tune half and on xquad-dev-distract (docs/design.md,
-"Sentence windows"): windows of 1 to 4 sentences all lifted every tune set; 3 sentences with a
-stride of 2 (schemas 7 and 8, every run kept) made 3.44 vectors a chunk on the vault's Russian half
-and 6.2 on long documentation notes. Kept only SPACING apart (schema 9, issue 44), they make
-2.72 and 4.5 for the same ranking (every tune set within a question); every cheaper rule
-tried, down to 1.6 (fewer, longer, non-overlapping windows, windows in place of the own
-vector, windows chosen by their words or by their vectors' distance), lost more.
+A chunk of more than SIZE sentences gets a vector for runs of SIZE consecutive sentences, read
+under its heading path; a run may start every STRIDE sentences and is kept when it starts at
+least SPACING characters after the last one kept (the first and the last always), so windows
+are spaced by the text they cover. The vector leg scores a chunk by the best of its own vector
+and its windows' (search/nearest.py); a hit is still the chunk. Pure: no I/O. The rule's
+figures and the rules tried: docs/design.md, "Sentence windows".
 """
 
 from __future__ import annotations

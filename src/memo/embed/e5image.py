@@ -154,16 +154,6 @@ def dequantise(scales: np.ndarray, codes: np.ndarray) -> np.ndarray:
     return w.reshape(codes.shape[0], -1)
 
 
-def ort_nibbles(codes: np.ndarray) -> np.ndarray:
-    """Q4_0 block bytes → ONNX Runtime's 4-bit packing (element 2i low nibble, 2i+1 high).
-
-    Q4_0 pairs weight j with weight j+16 in one byte; ONNX Runtime pairs neighbours.
-    """
-    lo, hi = codes & 0x0F, codes >> 4
-    w = np.concatenate([lo, hi], axis=-1)  # [..., 32] nibbles in weight order
-    return (w[..., 0::2] | (w[..., 1::2] << 4)).astype(np.uint8)
-
-
 def file_sha256(path: str | Path, chunk: int = 1 << 20) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:

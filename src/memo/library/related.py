@@ -1,22 +1,11 @@
 """`memo related`: a note's neighbours, in the link graph and in meaning (issue 45).
 
-For one note (`path`, or `path:line` for the section holding that line) every collection of the
-library is caught up first, as before a search, then:
-
-- `links`: the notes it links to, resolved as Obsidian resolves them (linkgraph.py), one item
-  per note and heading, at the line of the heading or block it names (else 1), with the line of
-  this note it sits on (`from_line`) and how often it links there;
-- `backlinks`: each note linking to it, at the line of its first such link, with that line's
-  text: the links whose target could name it (`name` is indexed), each confirmed by the
-  resolver, so a link to another note of the same name is no backlink;
-- `similar`: the notes nearest it in meaning, from the stored vectors only (no model): each
-  note's unit mean vector (search/nearest.py's matrix) against this note's (or, with a line,
-  against that section's chunk vector), in every collection of the library; each at the line
-  of its chunk nearest this note, with the cosine as its score;
-- `unresolved`: its links that open no note (each at the line it sits on).
-
-`max_tokens` keeps the first items of every list, taken in turn (a link, a backlink, a similar
-note, an unresolved link, then the second of each...), while they fit.
+For one note (`path`, or `path:line` for its section), after the catch-up a search makes:
+`links` (what it links to, resolved as Obsidian resolves them: linkgraph.py), `backlinks` (each
+note linking to it, confirmed by the resolver), `similar` (the notes nearest it in meaning,
+from the stored vectors only: no model) and `unresolved` (its links that open nothing); every
+item at a line. `max_tokens` keeps the first items of every list, taken in turn, while they
+fit.
 """
 
 from __future__ import annotations

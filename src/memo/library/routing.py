@@ -1,33 +1,13 @@
 """Routing by evidence: a collection ranks by what its notes answer, not only by its summary.
 
-The router's summary (router/: description, headings, top content stems, chunk centroid) blurs
-a collection of unrelated notes into one vector, and its description may be in another
-language than the question: routed that way, the agent's flow (route, then search the first
-collection) lost 10-21 points of recall@5 against searching everything (issue 16).
-
-So a route runs the search itself over the candidate collections (the global-statistics
-federated search, both legs fused) and ranks them by their best chunk: the collections the
-search reached come first, in the order of their best chunk; the summary router's order ranks
-the rest. When the search finds nothing worth reading (confidence `none`) and the summary's
-first choice holds no note yet (a collection just made for the topic), that one goes first.
-Up to SHORTLIST collections every one is searched; beyond, the summary router shortlists
-SHORTLIST of them first, so a route costs about the same at 200 collections as at 100,000 (a
-federated search costs ~0.4 ms per small collection: 1,000 of them ~400 ms, a shortlist of 100
-~50 ms; on the 1,000-collection library the shortlist of 100 kept the exhaustive first choice
-for every question, bench/routing.py --thousand-only). Each routed collection
-carries its best hits, so an agent often has its answer without the second call (under
-`flat`, which lists every collection, only the first k carry them).
-
-Measured on the dev libraries (bench/routing.py --study), every rule that let the summary or a
-collection's further chunks move the first place lost: route top-1 on distract ru>ru is 0.97
-by the best chunk alone, 0.95 with the summary's rank fused in at half weight, 0.88 summing
-each collection's chunks in the top 5 (big documentation collections hold many near misses);
-letting the summary decide whenever the search said `none` cost 1-3 points of top-1.
-
-The answer's shape (flat, tree, summary: router/route.py) is decided here, once, from the
-collections the prefix covers; the summary router only ranks (`summary_rank`).
-
-No catch-up here: routing reads the indexes as they are; the search that follows catches up.
+A route runs the search itself (federated, both legs fused) over the candidate collections and
+ranks them by their best chunk; collections the search did not reach follow in the summary
+router's order, except that a summary's first choice holding no note yet goes first when the
+search found nothing worth reading (`none`). Up to SHORTLIST collections every one is searched,
+beyond that the summary router's best SHORTLIST, so a route costs about the same at any size.
+Each routed collection carries its best hits. The answer's shape (flat, tree, summary) is
+decided here from the collections the prefix covers. No catch-up: routing reads the indexes as
+they are. Why and the figures: docs/design.md, "Routing by evidence".
 """
 
 from __future__ import annotations

@@ -1,16 +1,11 @@
 """BM25 over many indexes as if they were one: the "DFS" step of distributed search.
 
-Each collection's FTS5 `bm25()` uses that collection's own statistics (rows, how many rows hold
-each term, average row length), so its scores are not comparable with another collection's:
-a term rare in a small collection and common in a big one weighs differently in each, and
-sorting the lists together cost 13-17 points of recall@1 on the lexical leg (issue 13). Like
-Elasticsearch's `dfs_query_then_fetch`, a search first sums every searched collection's
-statistics, then scores each collection's candidates with those sums.
-
-The formula is FTS5's own (k1 = 1.2, b = 0.75, IDF floored at 1e-6), so over one collection the
-scores equal FTS5's `bm25()` to the last digits; over several they equal what one index holding
-all their notes would give. Statistics and postings come from FTS5's own tables
-(collection/queries.py, as `Postings`), so nothing extra is stored or kept in step.
+A search sums every searched collection's FTS5 statistics (rows, rows holding each stem,
+tokens) and scores each collection's postings with the sums, with FTS5's own formula (k1 1.2,
+b 0.75, IDF floored at 1e-6): over one collection the scores equal FTS5's `bm25()`, over
+several what one index of all their notes would give. Statistics and postings come from
+FTS5's own tables (collection/queries.py `Postings`): nothing extra is stored. Why:
+docs/design.md, "Many indexes score like one".
 """
 
 from __future__ import annotations

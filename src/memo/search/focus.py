@@ -1,23 +1,11 @@
 """Which lines of a hit answer the question: its focus, and the text a hit shows from there.
 
-A hit is a chunk (up to 400 model tokens: a whole section, or a piece of a long one), and a
-question usually asks what one or two of its sentences say. The chunk's sentence windows
-(collection/windows.py: three sentences, a new run every two) already told the vector leg how
-near those sentences are; the focus is the window nearest the question, as lines of the note
-(`focus_line..focus_end_line`, within the hit's `line..end_line`), so an agent reads those
-lines first and a person sees where to look.
-
-- *By vector*: the window whose stored vector is nearest one of the question's phrasings
-  (the same int8 cosine as the vector leg's).
-- *By words*, when the question has no vector or the chunk's windows have none yet (the
-  vector stage has not reached it, collection/sync.py): the window holding the most of the
-  question's stems, each counted once and weighted by its IDF as the lexical leg weighs it;
-  none holding any leaves the whole chunk.
-- A chunk of three sentences or fewer has no windows: its focus is all of it.
-
-A hit's `text` is the chunk's text cut at results.TEXT_LIMIT characters; when the focus lies
-past that cut, the text starts at the focus instead (with "… " before it), so what a model
-reads of a long chunk holds the sentences that answer. Pure: no I/O.
+The focus is the hit's sentence window (collection/windows.py) nearest the question, as lines
+within the hit's `line..end_line`: by the windows' stored vectors against each phrasing's, or,
+without vectors, by the IDF-weighted share of the question's stems a window holds (none: the
+whole chunk); a chunk of three sentences or fewer is its own focus. A hit's `text` is the
+chunk cut at results.TEXT_LIMIT characters, starting at the focus after "… " when the focus
+lies past the cut. The ranking is untouched. Pure: no I/O. Figures: docs/design.md, "Chunks".
 """
 
 from __future__ import annotations

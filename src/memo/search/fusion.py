@@ -220,18 +220,15 @@ def with_notes(
     scores: Mapping[K, float],
     note_of: Mapping[K, N],
     cosines: Mapping[N, float],
-    weight: float = NOTE_WEIGHT,
 ) -> dict[K, float]:
     """Hybrid scores with each chunk's note's evidence added (module docstring): `cosines`
     holds each candidate note's mean-vector cosine to the question, standardised here over
-    those notes; a chunk whose note has no vector yet gains nothing (z 0, the notes' mean).
-    `weight`: the share of the note's z (another one only to measure it)."""
+    those notes; a chunk whose note has no vector yet gains nothing (z 0, the notes' mean)."""
     # a chunk without a note (None) gains no z
     zn: dict[N | None, float] = {note: z for note, z in note_z(cosines).items()}
-    return {key: s * math.exp(weight * zn.get(note_of.get(key), 0.0)) for key, s in scores.items()}
-
-
-PHRASINGS_VERSION = "mean-of-fused-floor-v2"
+    return {
+        key: s * math.exp(NOTE_WEIGHT * zn.get(note_of.get(key), 0.0)) for key, s in scores.items()
+    }
 
 
 def fuse_phrasings(every: Sequence[Legs], mode: str) -> dict[Hashable, float]:

@@ -86,9 +86,6 @@ class QueryVectors:
             self._cache.pop(next(iter(self._cache)))
         return [got[k] for k in keys], ""
 
-    def clear(self) -> None:
-        self._cache.clear()
-
 
 NO_EMBEDDER = "no embedder configured: vector leg skipped"
 
@@ -335,18 +332,6 @@ def _narrowed(postings: Postings, at: dict[int, int]) -> Postings:
         [postings.tf[k] for k in keep],
         [postings.length[k] for k in keep],
     )
-
-
-def gather_legs(
-    reader: Reader,
-    query: str,
-    mode: str,
-    depth: int,
-    vectors: QueryVectors,
-    flt: Filter | None = None,
-) -> Legs:
-    """The legs of one question without other words (`gather` for a Words of its own)."""
-    return gather(reader, Words(query), mode, depth, vectors, flt)[0]
 
 
 def note_cosines(

@@ -1,22 +1,12 @@
 """An index's vectors in memory: every phrasing's nearest chunks, the notes' mean vectors and
 each chunk's sentence windows, from one matrix read once while the index does not change.
 
-A chunk scores the best cosine of its own vector and its sentence windows'
-(collection/windows.py). sqlite-vec's vec0 answers one query vector a scan; a search with the
-agent's words asks up to five (the question, three phrasings, a likely answer), and the windows
-make each scan 2.5-6.5 times the chunks. So each index's vectors are read once into a float32
-matrix, rows sorted by chunk (its own vector, then its windows in order), and kept while the
-index does not change; a search multiplies it by each query vector and takes each chunk's best
-row (one `maximum.reduceat`). The same matrix gives the note witness its means (search/fusion.py
-with_notes: the unit mean of a note's chunks' own vectors) and the focus its windows
-(search/focus.py), so a search reads an index twice: its legs, then its hits' rows.
-
-Scores are vec0's: both sides int8 (the query quantized as the stored vectors were,
-collection/vectors.py), cosine. A matrix is read again when its index changed: the key is the
-connection, SQLite's `data_version` (another connection committed) and the connection's own
-`total_changes` (it wrote), checked on every search for a few microseconds. Matrices are kept
-least recently used first within CACHE_BYTES; one larger than that alone serves its search and
-is not kept.
+Each index's vectors (int8 as stored, cosine as vec0's) are read into a float32 matrix, rows
+sorted by chunk (its own vector, then its windows), so a search with up to five query vectors
+multiplies it once each and takes each chunk's best row, and the note witness (fusion.py
+with_notes) and the focus (focus.py) read the same rows. A matrix is read again when its
+index changed (SQLite's `data_version` and the connection's `total_changes`, checked on every
+search); matrices are kept least recently used first within CACHE_BYTES.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """One ranking of a scope: both legs over every collection, fused once, read as hits.
 
-The one pipeline search and route share: the legs (legs.gather_legs: every collection's
+The one pipeline search and route share: the legs (legs.gather: every collection's
 candidates, ranked with the statistics of the whole scope) → fusion, with the candidates'
 notes as witnesses too (search/fusion.py) → the best rows → hits → the passage confidence
 reads → confidence. A search reads its hits from a Ranking; a route reads each collection's
@@ -128,18 +128,6 @@ class Ranking:
             if len(keys) < shown:
                 keys.append(key)
         return list(best.items())
-
-    def rescored(self, scores: dict[Key, float]) -> Ranking:
-        """The same candidates under other scores (a rule measured against memo's), sharing
-        the rows read so far."""
-        return Ranking(
-            self.reader,
-            self.legs,
-            scores,
-            phrasings=self.phrasings,
-            mode=self.mode,
-            _rows=self._rows,
-        )
 
     def within(self, collections: set[int]) -> Ranking:
         """The same ranking, holding only the candidates of these collections (by position

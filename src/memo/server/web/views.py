@@ -265,7 +265,6 @@ def library_view(report: StatusReport, entries: list[Entry]) -> dict[str, Any]:
 
 
 RELATED_SHOWN = 10  # items of each list the note page shows
-RELATED_LISTS = ("links", "backlinks", "similar", "unresolved")
 
 
 def related_view(res: RelatedResult) -> dict[str, Any]:
