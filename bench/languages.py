@@ -37,11 +37,14 @@ from judged import engine, rank_of, record, smoke_args  # noqa: E402
 
 from memo.config import Settings  # noqa: E402
 from memo.library import Library  # noqa: E402
+from memo.search.confidence import signals  # noqa: E402
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval" / "xquad-dev-12"
 LANGS = "ar de el en es hi ro ru th tr vi zh".split()
 PAIRS = ["en-ar", "en-de", "en-hi", "en-th", "en-zh", "de-en", "zh-en", "ru-en"]
 TRANSLATE = "pass the question in"  # the translate warning's words (search/languages.py)
+DUMP_TO: list[Path] = []
+WHERE = [""]  # the set being asked, for the dump
 
 
 def half(q: dict[str, Any]) -> str:
@@ -60,17 +63,27 @@ def load(path: Path, limit: int | None) -> list[dict[str, Any]]:
     return rows
 
 
+DUMP: list[dict[str, Any]] = []  # with --dump: every search's confidence signals
+
+
 def ask(lib: Library, q: dict[str, Any], target: str = ".", **opts: Any) -> dict[str, Any]:
-    """One search, what the tables read of it."""
+    """One search, what the tables read of it (with --dump, the signals confidence read)."""
     res = lib.search(target, q["question"], k=10, **opts)
     rank = rank_of(res.hits, q)
-    return {
+    row = {
         "half": half(q),
         "rank": rank,
         "confidence": res.confidence,
         "warned": any(TRANSLATE in w for w in res.warnings),
         "ms": res.took_ms,
     }
+    if DUMP_TO and opts.get("mode", "hybrid") == "hybrid":
+        ranking = lib.rank(target, q["question"], also=list(opts.get("also", ())))
+        text = ranking.top_passage()
+        every = [signals(legs, text) for legs in ranking.phrasings]
+        said = next((x for x in every if not x["languages_differ"]), every[0]) if every else {}
+        DUMP.append({**row, **said, "id": q["id"], "where": WHERE[0], "target": target})
+    return row
 
 
 def summary(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -111,11 +124,13 @@ def bench_language(
         lib.index()
         index_s = time.perf_counter() - t0
         qs = load(eval_dir / "qrels" / f"{lang}.jsonl", limit)
+        WHERE[0] = lang
         hybrid = [ask(lib, q) for q in qs]
         lex = [ask(lib, q, mode="lex") for q in qs]
         exact_qs = load(eval_dir / "qrels" / f"{lang}.exact.jsonl", limit)
         exact = [ask(lib, q, mode="lex") for q in exact_qs]
         others = topics(root)
+        WHERE[0] = f"{lang} unanswerable"
         none = []
         for q in qs:  # asked of a topic that does not hold the answer
             own = q["path"].split("/")[1]
@@ -144,7 +159,9 @@ def bench_pair(
     }
     with Library(root, embedder, Settings(index_dir=index_dir / lib_lang)) as lib:
         lib.index()
+        WHERE[0] = pair
         alone = [ask(lib, q) for q in qs]
+        WHERE[0] = f"{pair} also"
         also = [ask(lib, q, also=[own[q["id"]]]) for q in qs if q["id"] in own]
     return {"pair": pair, "alone": summary(alone), "also": summary(also)}
 
@@ -180,8 +197,11 @@ def main() -> None:
     ap.add_argument("--pairs", default=",".join(PAIRS))
     ap.add_argument("--limit", type=int, help="questions per half and set (default: all)")
     ap.add_argument("--engine", default="auto")
+    ap.add_argument("--dump", type=Path, help="write every search's confidence signals here")
     smoke_args(ap)
     args = ap.parse_args()
+    if args.dump:
+        DUMP_TO.append(args.dump)
     scratch = Path(tempfile.mkdtemp(prefix="memo-languages-"))
     eval_dir, langs, pairs = EVAL, args.langs.split(","), args.pairs.split(",")
     if args.smoke:
@@ -204,6 +224,9 @@ def main() -> None:
             print(pair, json.dumps(per_pair[-1]["alone"]), flush=True)
         data = {"limit": args.limit, "languages": per_lang, "pairs": per_pair}
         record(__file__, "languages", data, load0, smoke=args.smoke)
+        if args.dump:
+            lines = [json.dumps(r, ensure_ascii=False, default=str) for r in DUMP]
+            args.dump.write_text("\n".join(lines) + "\n", encoding="utf-8")
     finally:
         if not args.index_dir:
             shutil.rmtree(scratch, ignore_errors=True)
