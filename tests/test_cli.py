@@ -89,15 +89,17 @@ def test_status_json(notes):
         (("search", "work/nope", "x"), "does not exist"),
         (("search", "..", "x", "--root", "."), "outside the library root"),
         (("search", "..", "x"), "is outside the library"),  # the one it runs in
-        (("search", ".", "x", "--mode", "fuzzy"), "Invalid value"),
+        (("search", ".", "x", "--mode", "fuzzy"), "mode must be one of hybrid, lex, vec"),
+        (("search", ".", "sync", "-k", "1000"), "k must be an integer from 1 to 50, got 1000"),
     ],
 )
 def test_errors_go_to_stderr_with_a_hint(notes, args, needle):
     # run inside the library: no path here reaches above the test's own temp folder
     out = memo(*args, env={"MEMO_ROOT": str(notes)}, cwd=notes)
-    assert out.returncode != 0
+    assert out.returncode == 1
     assert out.stdout == ""
-    assert needle in out.stderr
+    error, hint = out.stderr.splitlines()  # one format for every error, click's own included
+    assert error.startswith("error: ") and needle in error and hint.startswith("hint: ")
 
 
 def test_missing_root_says_what_to_do(tmp_path):
@@ -166,7 +168,7 @@ def test_one_rule_finds_the_library_for_every_command(notes, tmp_path):
     above = json.loads(memo("search", "JQL", "--json", cwd=notes, env=env).stdout)
     assert above["target"] == "." and above["results"]  # at the root: all of it
     none = memo("search", cwd=inside, env=env)
-    assert none.returncode == 2 and "Missing argument 'QUERY'" in none.stderr
+    assert none.returncode == 1 and "error: missing argument 'QUERY'" in none.stderr
     made = memo("new", "work/kafka", "-d", "Kafka notes", cwd=inside, env=env)
     assert made.returncode == 0 and (notes / "work" / "kafka" / "_meta.yaml").is_file()
     missing = memo("search", str(tmp_path / "does-not-exist"), "q", env=env)

@@ -41,7 +41,7 @@ def test_unknown_command_says_so():
     from click.testing import CliRunner
 
     out = CliRunner().invoke(cli, ["serach", "x"])
-    assert out.exit_code == 2 and "No such command 'serach'" in out.output
+    assert out.exit_code == 1 and "error: no such command 'serach'" in out.stderr
 
 
 @pytest.mark.parametrize(

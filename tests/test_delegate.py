@@ -91,7 +91,8 @@ COMMANDS = [
     ("show", "{root}/work/jira/jql.md:3", "-n", "2"),
     ("status", "{root}", "--json"),
     ("search", "{root}/nowhere", "q"),  # an error reads the same both ways
-    ("show", "{root}/work/jira/jql.md:999"),
+    ("show", "{root}/work/jira/jql.md:999"),  # 404 from the server
+    ("search", "{root}", "q", "--since", "2025-02-02", "--until", "2025-02-01"),  # 422
 ]
 
 

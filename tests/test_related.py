@@ -72,9 +72,9 @@ def test_http_get_related_answers_the_declared_shape(service):
         spec = c.get("/openapi.json").json()
         assert "/related" in spec["paths"] and "get" in spec["paths"]["/related"]
         folder = c.get("/related", params={"path": "notes"})
-        assert folder.status_code == 400 and "not a note" in folder.json()["error"]["message"]
+        assert folder.status_code == 404 and "not a note" in folder.json()["error"]["message"]
         twice = c.get("/related", params={"path": "notes/Home.md:6", "line": 7})
-        assert twice.status_code == 400 and "line given twice" in twice.text
+        assert twice.status_code == 422 and "line given twice" in twice.text
 
 
 def call(service: Service, arguments: dict[str, Any]) -> str:

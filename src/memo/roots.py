@@ -24,7 +24,7 @@ from pathlib import Path
 
 from .caches import HIDDEN, registry_dir
 from .config import Settings
-from .errors import LibraryNotFoundError, TargetError
+from .errors import LibraryNotFoundError, OutsideLibraryError
 
 WHOLE = ("", ".", "*")  # the whole library, as a target
 MARKER = "_library.yaml"  # the declaration beside the notes
@@ -103,7 +103,7 @@ def declare(root: Path, settings: Settings) -> Path | None:
 
 def not_a_library(
     path: Path, shown: str | None = None, inside: Path | None = None, named: Path | None = None
-) -> NotALibraryError | TargetError:
+) -> NotALibraryError | OutsideLibraryError:
     """The error for a path outside every library, naming the command that declares one; or,
     named from `inside` a library (the current folder lies in it), `outside_library`."""
     if inside is not None:
@@ -117,10 +117,10 @@ def not_a_library(
     )
 
 
-def outside_library(shown: str, full: Path, library: Path, named: Path) -> TargetError:
+def outside_library(shown: str, full: Path, library: Path, named: Path) -> OutsideLibraryError:
     """The error for a path named from inside `library` (the current folder lies in it) that
     lies outside it and every other library: it names that library, as `--root` does, and not
     `memo init` of a folder like /etc or /tmp. `named` is the path as typed, made absolute;
     `full` where it leads (another place: a symlink on the way, said so)."""
     via = "" if Path(os.path.abspath(named)) == full else f" (it leads to {full})"
-    return TargetError(f"{shown}{via} is outside the library {library}")
+    return OutsideLibraryError(f"{shown}{via} is outside the library {library}")

@@ -9,15 +9,21 @@ model.py     model build, model status                 delegate.py  asking a run
 Each command's module is imported only when that command runs (`LazyGroup`): a shell agent
 pays for every import on every call, and `memo search` handed to a running server should not
 load the code of `index` or `serve` (bench/cli.py).
+
+Every error reads alike, click's own included: `error: …` and `hint: …` on stderr, exit code 1
+(`common.fail`; `UsageFailure` for an unknown option or command, a missing argument, a value
+out of its bounds, which click would print under its usage text with exit code 2).
 """
 
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 import click
 
 from .. import __version__
+from ..errors import MemoError
 from ..requests import REQUESTS
 
 # command name -> the module that defines it (as a function of the same name): each operation's
@@ -38,9 +44,65 @@ WHERE = {
 }
 
 
+class UsageFailure(click.ClickException):
+    """A usage error said as every memo error is: `error: …` and `hint: …`, exit code 1."""
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.hint = hint
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"error: {self.message}", err=True)
+        if self.hint:
+            click.echo(f"hint: {self.hint}", err=True)
+
+
+def usage_failure(e: click.ClickException) -> UsageFailure:
+    """click's error as memo says errors. A value its declaration refuses (options.py) keeps
+    the declaration's sentence and hint, the ones HTTP and MCP give; click's own sentence is
+    said in memo's voice, and its hint names the command's usage and `--help`."""
+    if isinstance(e.__cause__, MemoError):
+        return UsageFailure(str(e.__cause__), e.__cause__.hint)
+    message = e.format_message().strip()
+    if message[1:2].islower():  # "Missing argument", not "QUERY"
+        message = message[:1].lower() + message[1:]
+    message = message.removesuffix(".")
+    ctx = e.ctx if isinstance(e, click.UsageError) else None
+    if ctx is None:
+        return UsageFailure(message, "`memo --help` lists the commands and their options.")
+    usage = ctx.get_usage().removeprefix("Usage: ").strip()
+    more = f"`{ctx.command_path} --help` lists its arguments and options"
+    return UsageFailure(message, f"Use it as `{usage}`; {more}.")
+
+
 class LazyGroup(click.Group):
     """A group whose commands are imported on first use (click's documented lazy-loading
-    pattern): `list_commands` knows every name, `get_command` imports one module."""
+    pattern): `list_commands` knows every name, `get_command` imports one module. Its own
+    arguments and its commands' (read inside `invoke`) fail as `UsageFailure`."""
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.exceptions.NoArgsIsHelpError:
+            raise  # `memo` alone: the help, not an error
+        except click.ClickException as e:
+            raise usage_failure(e) from e
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.NoArgsIsHelpError, UsageFailure):
+            raise
+        except click.ClickException as e:
+            raise usage_failure(e) from e
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(WHERE)

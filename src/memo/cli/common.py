@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import click
 
 from ..config import Settings
-from ..errors import LibraryNotFoundError, MemoError, TargetError
+from ..errors import LibraryNotFoundError, MemoError, NotFoundError
 from ..roots import WHOLE, NotALibraryError, declared_root, is_declared, not_a_library
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def find_root(
     here = cwd or Path.cwd()
     given = Path(path).expanduser() if path and path != "*" else None
     if given is not None and given.is_absolute() and not given.exists():
-        raise TargetError(
+        raise NotFoundError(
             f"{path} does not exist",
             "Give a note, a collection or a folder of your library, or '*' for all of it.",
         )

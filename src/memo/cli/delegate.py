@@ -27,6 +27,10 @@ from .. import __version__, server_file
 from ..config import Settings
 from ..errors import MemoError
 
+# what the library refuses (server/api.py `STATUSES`): the error it would be in-process, said
+# here; not the server's own refusals (a Host, an endpoint) nor 422 `invalid_request`, where the
+# client's own bounds disagree with the server's
+REFUSALS = (403, 404, 409, 422)
 HEALTH_TIMEOUT = 1.0  # seconds for /health: a server that slow is not worth waiting for
 ANSWER_TIMEOUT = 120.0  # a search may catch up a changed note first
 
@@ -72,9 +76,11 @@ def ask(
         _notice("the running memo serve refused MEMO_TOKEN; answering here")
         return None
     err = data.get("error") if isinstance(data, dict) else None
-    if status in (400, 404) and isinstance(err, dict) and err.get("message"):
-        raise MemoError(str(err["message"]), str(err.get("hint") or ""))
-    return None  # 422 (the client's own bounds disagree?), 5xx: answer in-process
+    if isinstance(err, dict) and err.get("message") and status in REFUSALS:
+        code = str(err.get("code"))
+        if code not in ("invalid_request", "forbidden_host") and not code.startswith("http_"):
+            raise MemoError(str(err["message"]), str(err.get("hint") or ""))
+    return None  # the client's own bounds disagree (invalid_request), the server's, 5xx: here
 
 
 def call(

@@ -3,6 +3,7 @@ field, a bound or a help text of its own."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -10,7 +11,7 @@ from typing import Any, TypeVar
 import click
 
 from ..params import LISTS
-from ..requests import Param, _Request
+from ..requests import Param, RequestError, _Request, check
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -58,6 +59,42 @@ def _shifted(f: F, lead: list[Param], last: Param) -> Callable[..., Any]:
     return run
 
 
+class DeclaredInt(click.IntRange):
+    """An int option checked as its declaration checks it (`check`): a value out of bounds, or
+    no number, is refused with the sentence and hint HTTP and MCP give (cli/__init__.py
+    `usage_failure` says them); `--help` still shows the range."""
+
+    def __init__(self, p: Param) -> None:
+        super().__init__(p.low, p.high)
+        self.declared = p
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            with contextlib.suppress(ValueError):  # not a number: `check` says so
+                value = int(value)
+        try:
+            return check(self.declared, value)
+        except RequestError as e:
+            raise click.BadParameter(str(e), ctx, param) from e
+
+
+class DeclaredChoice(click.Choice):
+    """A choice option checked as its declaration checks it: a value not among its choices is
+    refused with the declaration's sentence; the value goes on as given (an old name still
+    read: `make` says the new one)."""
+
+    def __init__(self, p: Param) -> None:
+        super().__init__(p.accepted)
+        self.declared = p
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            check(self.declared, value)
+        except RequestError as e:
+            raise click.BadParameter(str(e), ctx, param) from e
+        return value
+
+
 def _joined(ctx: click.Context, option: click.Parameter, given: tuple[str, ...]) -> str | None:
     """`--keywords PBR --keywords "BGP, OSPF"` as the one string `make` splits at commas."""
     return ",".join(given) if given else None
@@ -67,10 +104,10 @@ def _option(p: Param) -> Callable[[F], F]:
     names = [p.flag, p.short] if p.short else [p.flag]
     kw: dict[str, Any] = {"help": p.help, "default": None if p.kind in LISTS else p.default}
     if p.kind == "int":
-        kw["type"] = click.IntRange(p.low, p.high)
+        kw["type"] = DeclaredInt(p)
         kw["show_default"] = p.default is not None
     elif p.kind == "choice":
-        kw["type"] = click.Choice(p.accepted)  # an old name still read: `make` says the new
+        kw["type"] = DeclaredChoice(p)
         kw["show_default"] = True
     elif p.kind == "phrasings":  # repeatable: --also "…" --also "…"
         kw.update(multiple=True, default=())

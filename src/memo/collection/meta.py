@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import MetaInvalidError, TargetError
+from ..errors import ConflictError, MetaInvalidError, OutsideLibraryError, TargetError
 
 META_FILE = "_meta.yaml"
 MAX_META_BYTES = 64 * 1024  # a description file, not a data dump
@@ -181,12 +181,12 @@ def create_collection(
         probe = probe.parent
     real = Path(os.path.realpath(probe))
     if real != real_root and real_root not in real.parents:
-        raise TargetError(f"{rel} would be outside the library root {root}")
+        raise OutsideLibraryError(f"{rel} would be outside the library root {root}")
     folder.mkdir(parents=True, exist_ok=True)
     try:
         write_meta(folder, description, tags, name or parts[-1])
     except FileExistsError as e:
-        raise TargetError(
+        raise ConflictError(
             f"{rel} is already a collection ({META_FILE} exists)",
             "Edit its _meta.yaml by hand, or pick another folder.",
         ) from e

@@ -34,7 +34,7 @@ from ..config import Settings
 from ..embed import Embedder, embedder_for
 from ..embed.cache import counting
 from ..embed.tokens import token_counter
-from ..errors import LibraryNotFoundError, TargetError
+from ..errors import ConflictError, LibraryNotFoundError, NotFoundError
 from ..registry_tools.entry import RefreshReport
 from ..registry_tools.registry import Registry
 from ..requests import (
@@ -144,7 +144,7 @@ class Library:
         inner = roots.libraries_between(self.root, found, self.settings)
         if inner:
             more = f" and {len(inner) - 1} more" if len(inner) > 1 else ""
-            raise TargetError(
+            raise ConflictError(
                 f"{self.root} holds the library {inner[0]}{more}: memo makes no library of "
                 "libraries",
                 f"Index that library: `memo index {shlex.quote(str(inner[0]))}`; to make "
@@ -343,7 +343,7 @@ class Library:
         )
         keep = [rel for rel in routed.order if rel in whole][: req.route]
         if not keep or routed.ranking is None:
-            raise TargetError(
+            raise NotFoundError(
                 f"the router found no collection for this query under {scope.target}",
                 "Search without --route, or give the collection's path.",
             )
@@ -381,7 +381,7 @@ class Library:
         full = confine(self.root, req.path)
         rel = label(self.root, full)
         if not full.is_file() or not full.name.lower().endswith(".md"):
-            raise TargetError(
+            raise NotFoundError(
                 f"{rel} is not a note", "Give a note's path, e.g. one from a search hit's `path`."
             )
         scope = self.scope(req.within)
@@ -421,15 +421,15 @@ class Library:
         return read_excerpts(notes, req.max_tokens, token_counter(self.embedder))
 
     def _note(self, path: str) -> tuple[Path, str]:
-        """A note's file and its path in the library; TargetError for anything else."""
+        """A note's file and its path in the library; NotFoundError for anything else."""
         full = confine(self.root, path)
         rel = label(self.root, full)
         if full.is_dir():
-            raise TargetError(
+            raise NotFoundError(
                 f"{rel} is a folder", "Give a note's path, e.g. one from a search hit's `path`."
             )
         if not full.name.lower().endswith(".md") or any(p.startswith(".") for p in Path(rel).parts):
-            raise TargetError(
+            raise NotFoundError(
                 f"{rel} is not a note", "memo reads markdown notes (.md) outside hidden folders."
             )
         return full, rel

@@ -24,7 +24,7 @@ import numpy as np
 from ..collection import links
 from ..collection.chunker import _sections, decode
 from ..collection.collection import Collection
-from ..errors import TargetError
+from ..errors import NotFoundError
 from ..requests import RelatedRequest
 from ..search import nearest
 from ..search.results import Budget
@@ -148,7 +148,7 @@ def _note(colls: Collections, path: str) -> tuple[Collection, str, Path]:
     full = confine(colls.root, path)
     shown = label(colls.root, full)
     if full.is_dir() or not full.name.lower().endswith(".md"):
-        raise TargetError(
+        raise NotFoundError(
             f"{shown} is not a note",
             "memo related takes one note's path (a search hit's `path` or `path:line`).",
         )
@@ -160,7 +160,7 @@ def _lines(full: Path) -> list[str]:
     try:
         return decode(full.read_bytes())[0].split("\n")
     except OSError as e:
-        raise TargetError(f"cannot read {full}: {e.strerror or e}") from e
+        raise NotFoundError(f"cannot read {full}: {e.strerror or e}") from e
 
 
 def _headings(lines: list[str]) -> Iterator[tuple[int, int, str]]:
@@ -180,7 +180,10 @@ def _section(lines: list[str], line: int) -> tuple[int, int]:
     """The 1-based lines of the section holding `line`: from its heading (# to ###, the
     chunker's borders) to the line before the next one."""
     if line > len(lines):
-        raise TargetError(f"line {line} is past the note's end (it has {len(lines)} lines)")
+        raise NotFoundError(
+            f"line {line} is past the note's end (it has {len(lines)} lines)",
+            f"Give a line from 1 to {len(lines)} (a hit's `line`), or the note's path alone.",
+        )
     first, last = 1, len(lines)
     for k, level, _ in _headings(lines):
         if level > 3:

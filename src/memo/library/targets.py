@@ -16,7 +16,13 @@ from pathlib import Path
 from ..collection.collection import Collection
 from ..collection.excluded import for_collection
 from ..collection.meta import META_FILE
-from ..errors import MemoError, TargetError
+from ..errors import (
+    ConflictError,
+    MemoError,
+    NotFoundError,
+    OutsideLibraryError,
+    TargetError,
+)
 from ..roots import WHOLE
 from ..search.legs import Scope
 from .collections import Collections
@@ -46,12 +52,12 @@ def confine(root: Path, target: str | os.PathLike[str] | None) -> Path:
         real = Path(os.path.realpath(full))
         root_real = Path(os.path.realpath(root))
         if real != root_real and root_real not in real.parents:
-            raise TargetError(f"{raw} is outside the library root {root}")
+            raise OutsideLibraryError(f"{raw} is outside the library root {root}")
         if not real.exists():
-            raise TargetError(f"{raw} does not exist under {root}")
+            raise NotFoundError(f"{raw} does not exist under {root}")
     except OSError as e:  # a name longer than the file system takes (ENAMETOOLONG), a loop…
         shown = raw if len(raw) <= 80 else f"{raw[:80]}… ({len(raw)} characters)"
-        raise TargetError(f"{shown} cannot name a file here: {e.strerror or e}") from None
+        raise NotFoundError(f"{shown} cannot name a file here: {e.strerror or e}") from None
     # Keep the root's spelling (not the resolved one) so relative paths stay readable.
     return root / real.relative_to(root_real)
 
@@ -92,7 +98,7 @@ def resolve(colls: Collections, target: str | os.PathLike[str] | None) -> Scope:
     owner = _owner(colls, path)
     if path.is_file():
         if owner is None:
-            raise TargetError(f"{shown} is not inside a collection (no _meta.yaml above it)")
+            raise NotFoundError(f"{shown} is not inside a collection (no _meta.yaml above it)")
         return _scope(colls, shown, [(owner, _rel(path, owner.folder))])
     parts: list[tuple[Collection, str]] = []
     if owner is not None and owner.folder != path:
@@ -101,7 +107,7 @@ def resolve(colls: Collections, target: str | os.PathLike[str] | None) -> Scope:
     if not parts:
         rule = for_collection(root, root).within(shown) if shown != "." else None
         if rule is not None:
-            raise TargetError(
+            raise OutsideLibraryError(
                 f"{shown} is left out of the library on purpose: {rule.why}",
                 "Nothing there is indexed or searched while that rule stands; remove it to "
                 "bring the folder back.",
@@ -129,10 +135,10 @@ def languages(colls: Collections, searched: list[Collection]) -> tuple[str, ...]
     return tuple(lang for lang, _ in sorted(per.items(), key=lambda x: -x[1]) if lang != "mixed")
 
 
-def no_collection(path: Path, shown: str | Path, why: str = "") -> TargetError:
+def no_collection(path: Path, shown: str | Path, why: str = "") -> NotFoundError:
     """A folder of notes without a collection: the error names the command that makes some."""
     arg = shlex.quote(str(path))
-    return TargetError(
+    return NotFoundError(
         f"no collection at or below {shown}{f' ({why})' if why else ''}",
         f"A collection is a folder with a _meta.yaml: `memo init {arg}` proposes them from the "
         "folders you have, `memo new FOLDER -d DESCRIPTION` adds one.",
@@ -149,7 +155,7 @@ def _owner(colls: Collections, path: Path) -> Collection | None:
     except MemoError as e:
         meta = folder / META_FILE
         why = str(e) if str(meta) in str(e) else f"{meta}: {e}"
-        raise TargetError(
+        raise ConflictError(
             f"the collection {folder.name!r} cannot be read: its {META_FILE} is broken: {why}",
             f"Fix {meta}: YAML with at least `description: ...` (`memo status` lists every "
             f"broken {META_FILE}); the path is right, the collection's description is not.",

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..collection import skips
 from ..collection.chunker import decode
-from ..errors import TargetError
+from ..errors import NotFoundError
 from ..requests import MAX_LINES
 from . import budget
 
@@ -25,7 +25,7 @@ DEFAULT_LINES = 40
 MAX_READ_BYTES = 20 * 1024 * 1024
 
 
-class LineError(TargetError):
+class LineError(NotFoundError):
     """A line past the end of a note (the note changed since the search, or a typo)."""
 
 
@@ -66,11 +66,11 @@ def note_lines(path: Path) -> list[str]:
 
 
 def text_lines(path: Path, rel: str) -> list[str]:
-    """A note's lines to show someone; TargetError for a `.md` that is binary (its bytes would
+    """A note's lines to show someone; NotFoundError for a `.md` that is binary (its bytes would
     reach a terminal as they are)."""
     data = path.read_bytes()[:MAX_READ_BYTES]
     if skips.is_binary(data):
-        raise TargetError(
+        raise NotFoundError(
             f"{rel} is {skips.MESSAGES[skips.BINARY]}: memo does not print it",
             "memo reads text notes; open that file with the program that wrote it.",
         )
@@ -147,7 +147,7 @@ def read_excerpts(
                 if n != len(rows):  # cut: the first n lines, read again for their cite
                     ex = read_excerpt(full, rel, ex.line, n)
         except OSError as e:
-            raise TargetError(f"cannot read {rel}: {e.strerror or e}") from e
+            raise NotFoundError(f"cannot read {rel}: {e.strerror or e}") from e
         if left is not None and ex.text:
             left = max(0, left - count(ex.text))
         read.append(ex)

@@ -33,14 +33,14 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .. import __version__
 from ..errors import (
+    ConflictError,
     EmbedderUnavailableError,
     IndexError_,
     LibraryNotFoundError,
     MemoError,
-    TargetError,
-)
-from ..requests import (
-    RequestError,
+    MetaInvalidError,
+    NotFoundError,
+    OutsideLibraryError,
 )
 from .mcp_tools import build_mcp
 from .routes import api_router
@@ -67,14 +67,22 @@ def _code(e: Exception) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def _status_of(e: MemoError) -> int:
-    if isinstance(e, TargetError | RequestError):
-        return 400
-    if isinstance(e, EmbedderUnavailableError):
-        return 503
-    if isinstance(e, LibraryNotFoundError | IndexError_):
-        return 500
-    return 400
+# The kind of refusal (errors.py) as its status, the first class an error is an instance of;
+# any other MemoError is a value memo cannot take: a request's argument (RequestError), a
+# path's form, a date range or tag (FilterError). Never 400: a schema-valid request that names
+# what the library does not hold is well-formed, and says so by its status.
+STATUSES: tuple[tuple[tuple[type[MemoError], ...], int], ...] = (
+    ((OutsideLibraryError,), 403),
+    ((NotFoundError,), 404),
+    ((ConflictError, MetaInvalidError), 409),
+    ((EmbedderUnavailableError,), 503),
+    ((LibraryNotFoundError, IndexError_), 500),  # the server's own root, an index it cannot open
+)
+
+
+def status_of(e: MemoError) -> int:
+    """The HTTP status of a MemoError: 403, 404, 409 or 422 for what the library refuses."""
+    return next((status for kind, status in STATUSES if isinstance(e, kind)), 422)
 
 
 def error_body(code: str, message: str, hint: str = "") -> dict[str, Any]:
@@ -251,7 +259,7 @@ def invalid_request(message: str) -> JSONResponse:
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(MemoError)
     async def memo_error(_: Request, e: MemoError) -> JSONResponse:
-        return JSONResponse(error_body(_code(e), str(e), e.hint), status_code=_status_of(e))
+        return JSONResponse(error_body(_code(e), str(e), e.hint), status_code=status_of(e))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, e: RequestValidationError) -> JSONResponse:

@@ -115,9 +115,10 @@ class ErrorDetail(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     code: str = Field(
-        description="What went wrong, for programs: target_error, request_error, filter_error, "
-        "invalid_request, index_error, internal_error, unauthorized, forbidden_host, or "
-        "http_<status> (http_404, http_405...)."
+        description="What went wrong, for programs: outside_library_error, not_found_error, "
+        "line_error, conflict_error, meta_invalid_error, invalid_request, request_error, "
+        "target_error, filter_error, index_error, internal_error, embedder_unavailable_error, "
+        "unauthorized, forbidden_host, or http_<status> (http_404, http_405...)."
     )
     message: str = Field(description="What went wrong, for people.")
     hint: str = Field(description="What to do about it ('' when there is nothing to add).")
@@ -147,20 +148,41 @@ def _error(description: str) -> dict[str, Any]:
     return {"model": ErrorOut, "description": description}
 
 
-BAD_TARGET = _error(
-    "The request is well-formed but names what memo cannot use: a path outside the library "
-    "root or that does not exist there, a folder with no collection, a line past a note's end, "
-    "a date or tag it cannot read."
+OUTSIDE = _error(
+    "The path lies outside the library: above its root, through a symlink out of it, or in a "
+    "folder the library leaves out on purpose (`outside_library_error`)."
+)
+NOT_FOUND = _error(
+    "The library holds no such note, folder, collection or line: a path that does not exist "
+    "there, a folder with no collection, a folder or a file that is not a note, a line past a "
+    "note's end (`not_found_error`, `line_error`)."
+)
+CONFLICT = _error(
+    "What the library holds stands in the way: a collection whose _meta.yaml is broken "
+    "(`conflict_error`, `meta_invalid_error`)."
 )
 INVALID = _error(
-    "An argument outside its declared type or bounds, an unknown argument, a missing required "
-    "one, or a body that is not a JSON object (code `invalid_request`)."
+    "A value memo cannot take: an argument outside its declared type or bounds, an unknown "
+    "argument, a missing required one, a body that is not a JSON object (`invalid_request`); "
+    "an argument given twice or a line range that runs backwards (`request_error`); a path "
+    "of Windows form (`target_error`); a date range that ends before it starts "
+    "(`filter_error`)."
 )
 BROKEN = _error(
     "An index that cannot be opened or written (`index_error`), or a bug in memo "
     "(`internal_error`; the details are in the server log)."
 )
-ERRORS: dict[int | str, dict[str, Any]] = {400: BAD_TARGET, 422: INVALID, 500: BROKEN}
+UNAVAILABLE = _error(
+    "The embedding model cannot be loaded and the request needs it (`embedder_unavailable_error`)."
+)
+ERRORS: dict[int | str, dict[str, Any]] = {
+    403: OUTSIDE,
+    404: NOT_FOUND,
+    409: CONFLICT,
+    422: INVALID,
+    500: BROKEN,
+    503: UNAVAILABLE,
+}
 
 
 def answers(request: type[_Request], method: str) -> dict[str, Any]:
