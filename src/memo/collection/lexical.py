@@ -118,6 +118,23 @@ def terms(text: str, lang: str | None = None) -> list[str]:
     return out
 
 
+def spans(text: str, lang: str | None = None) -> list[tuple[int, int, str]]:
+    """Each of `terms(text, lang)` with where it stands in `text`: (start, end, term)."""
+    out: list[tuple[int, int, str]] = []
+    for m in _PIECE.finditer(text):
+        cjk, thai, word = m.groups()
+        if word:
+            out.append((m.start(), m.end(), terms(word, lang)[0]))
+            continue
+        run, n = (cjk, BIGRAM) if cjk else (thai, TRIGRAM)
+        if len(run) <= n:
+            out.append((m.start(), m.end(), run.lower()))
+            continue
+        at = m.start()
+        out += [(at + i, at + i + n, run[i : i + n].lower()) for i in range(len(run) - n + 1)]
+    return out
+
+
 def lex_text(text: str, lang: str | None = None) -> str:
     """What FTS5 stores for a chunk in language `lang`."""
     return " ".join(terms(text, lang))
