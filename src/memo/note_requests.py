@@ -6,7 +6,7 @@ Pure standard library, like requests.py.
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 from .fields import (
     DEFAULT_RELATED_K,
@@ -17,8 +17,15 @@ from .fields import (
     budget_field,
     k_field,
 )
-from .operations import Answer, Answers, Operation, _Request, declared
+from .operations import Answer, Operation, _Request, declared
 from .params import LOCATION, Param, check, param, uri_location
+
+
+class NoteAnswers(Protocol):
+    """Whoever answers the requests about one note (requests.py `Answers` answers them all)."""
+
+    def read(self, req: ReadRequest, /) -> Answer: ...
+    def related(self, req: RelatedRequest, /) -> Answer: ...
 
 
 @declared(
@@ -74,7 +81,7 @@ class ReadRequest(_Request):
     )
     max_tokens: int | None = budget_field("the lines (the ones that do not fit left out)")
 
-    def sent_to(self, to: Answers) -> Answer:
+    def sent_to(self, to: NoteAnswers) -> Answer:
         return to.read(self)
 
     @classmethod
@@ -179,7 +186,7 @@ class RelatedRequest(_Request):
         "the lists (links, backlinks, similar, unresolved: the last items of each left out first)"
     )
 
-    def sent_to(self, to: Answers) -> Answer:
+    def sent_to(self, to: NoteAnswers) -> Answer:
         return to.related(self)
 
     @classmethod

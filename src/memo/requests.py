@@ -42,7 +42,7 @@ without loading numpy, SQLite or the model.
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 from . import words
 from .fields import (
@@ -71,8 +71,8 @@ from .fields import (
     path_field,
     query_field,
 )
-from .note_requests import ReadRequest, RelatedRequest, located
-from .operations import Answer, Answers, Operation, _Request, declared
+from .note_requests import NoteAnswers, ReadRequest, RelatedRequest, located
+from .operations import Answer, Operation, _Request, declared
 from .params import (
     DATE_FORM,
     DATE_HINT,
@@ -139,6 +139,17 @@ __all__ = [  # what the drivers read here of the modules the requests are made w
     "pattern_of",
     "uri_location",
 ]
+
+
+class Answers(NoteAnswers, Protocol):
+    """Whoever answers requests, one method per operation: `Library`, the servers' `Service`.
+    Declared here, beside the requests it names (operations.py names none: no import circle)."""
+
+    def search(self, req: SearchRequest, /) -> Answer: ...
+    def route(self, req: RouteRequest, /) -> Answer: ...
+    def status(self, req: StatusRequest, /) -> Answer: ...
+    def index(self, req: IndexRequest, /) -> Answer: ...
+    def why(self, req: WhyRequest, /) -> Answer: ...
 
 
 # ---------------------------------------------------------------------- the requests

@@ -43,6 +43,7 @@ from ..collection.files import note_files
 from ..embed.tokens import estimate_tokens
 from ..errors import MemoError
 from ..requests import MAX_LINES, ReadRequest, SearchRequest, note_uri
+from .mcp_sdk import READ_ONLY, as_meant, refused, unchecked
 from .render import snippet_of
 from .service import Service
 
@@ -103,8 +104,6 @@ def document(asked: str, ex: dict[str, Any], whole: str) -> dict[str, Any]:
 
 
 def _search(service: Service, arguments: dict[str, Any]) -> dict[str, Any]:
-    from .mcp_tools import as_meant
-
     return found(
         SearchRequest.make(**as_meant(SearchRequest, arguments)).sent_to(service).to_dict()
     )
@@ -154,15 +153,12 @@ def _tool(
 ) -> SdkTool:
     """One tool whose answer is one text block of JSON (and, `structured`, the same object as
     structured content, with its output schema); a MemoError is a tool error with its hint."""
-    from .mcp_tools import READ_ONLY, unchecked  # built on that module's pieces
 
     def run(**arguments: Any) -> CallToolResult:
         try:
             data = answer(arguments)
         except MemoError as e:
-            said = f"{e}\nhint: {e.hint}" if e.hint else str(e)
-            refused: list[ContentBlock] = [TextContent(type="text", text=said)]
-            return CallToolResult(content=refused, is_error=True)
+            return refused(e)
         text: list[ContentBlock] = [
             TextContent(type="text", text=json.dumps(data, ensure_ascii=False))
         ]
