@@ -119,13 +119,12 @@ def _fetch(service: Service, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def host_tools(service: Service, structured: bool) -> list[SdkTool]:
     """`search` and `fetch`, as the SDK lists and calls them."""
-    query = Annotated[str, Field(description="What to look for, in any words.")]
-    ident = Annotated[str, Field(description="A search result's id (or a note's path or url).")]
+    query = Annotated[str, Field(description="What to look for.")]
+    ident = Annotated[str, Field(description="A result's id, a note's path or url.")]
     return [
         _tool(
             "search",
-            "Search the notes, whole library (ChatGPT shape): JSON results of id, title, url, "
-            "text; memo_search takes a path and your own words too.",
+            "ChatGPT's search: JSON results (id, title, url, text).",
             inspect.Parameter("query", inspect.Parameter.KEYWORD_ONLY, annotation=query),
             lambda arguments: _search(service, arguments),
             FoundListOut,
@@ -133,8 +132,7 @@ def host_tools(service: Service, structured: bool) -> list[SdkTool]:
         ),
         _tool(
             "fetch",
-            "Read a search result by id (its path:line-end; a note's path reads the note): JSON "
-            "id, title, text, url, metadata.",
+            "ChatGPT's fetch of a result: JSON id, title, text, url, metadata.",
             inspect.Parameter("id", inspect.Parameter.KEYWORD_ONLY, annotation=ident),
             lambda arguments: _fetch(service, arguments),
             DocumentOut,

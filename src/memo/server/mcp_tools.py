@@ -42,7 +42,7 @@ from ..requests import (
 from ..skill import skill_text
 from . import render
 from .mcp_hosts import add_notes, host_tools
-from .mcp_sdk import READ_ONLY, WRITES_CACHE, as_meant, refused, unchecked
+from .mcp_sdk import CACHE_HINTS, READ_ONLY, WRITES_CACHE, as_meant, refused, unchecked
 from .render import limit_for
 from .schemas import OUTPUTS, tool_signature
 from .service import Service
@@ -68,7 +68,7 @@ memo never writes notes: write them with your own file tools; the index follows 
 # what memo_search and memo_route ask of every call, in the tools' own descriptions
 WORDS = (
     "Every call, add in the notes' language `also`, `answer` and, for exact names, "
-    '`keywords`: e.g. also=["как закрепить вкладку"], answer="Вкладку закрепляют в её меню."'
+    '`keywords`: e.g. also=["как закрепить вкладку"], answer="Закрепить в меню вкладки."'
 )
 
 
@@ -101,6 +101,7 @@ def build_mcp(service: Service, structured: bool | None = None) -> MCPServer:
         name="memo",
         version=__version__,
         instructions=INSTRUCTIONS,
+        cache_hints=CACHE_HINTS,
         tools=[
             *(_sdk_tool(tool, service, structured) for tool in TOOLS),
             *host_tools(service, structured),
@@ -138,61 +139,46 @@ TOOLS = (
     Tool(
         RouteRequest,
         "Route a question to collections",
-        "Find which collections of the notes library answer a question: memo searches them "
-        "and ranks each by its best hit, shown with the collection (path:line, heading, an "
-        "excerpt) and its notes' language, which often answers already. Call this first when "
-        "you don't know where to search; then memo_search with the returned `path`. " + WORDS,
+        "The collections that answer a question, with their best hits and notes' language: call "
+        "it first if you don't know where, then memo_search there. Every call, add `also`, "
+        "`answer`, `keywords` as for memo_search.",
         render.route_text,
     ),
     Tool(
         SearchRequest,
         "Search notes",
-        "Hybrid (keyword + meaning) search in a collection, a folder or a note of the "
-        "library. Returns hits as `path:line` with the section heading and text; read the "
-        "note at that line with your own file tools for the full context. Use mode='lex' "
-        "for exact names, numbers and codes. Edits made just before the call are indexed "
-        "first, so results are never stale. " + WORDS,
+        "Search a collection, folder or note by words and meaning: hits as `path:line`, "
+        "heading, text. " + WORDS,
         render.search_text,
     ),
     Tool(
         ReadRequest,
         "Read lines of a note",
-        "Read a note, or `lines` lines of it from `line` (a search hit's path and line; "
-        "`path:line` and `path:line-end` work as the path too). Returns the text and `cite`, "
-        "the hash of those lines: if it differs from the hit's `cite`, the note changed "
-        "after the search; don't quote the old hit text.",
+        "Read a note's lines; a `cite` unlike the hit's: it changed, don't quote the hit.",
         render.get_text,
     ),
     Tool(
         RelatedRequest,
         "A note's links, backlinks and similar notes",
-        "For one note (a hit's `path`, or `path:line` for its section): the notes it links "
-        "to, the notes linking to it (each with the line and its text), the notes nearest it "
-        "in meaning, and its links that open no note; every item `path:line` to read next.",
+        "A note's links, backlinks, notes nearest in meaning, links to no note.",
         render.related_text,
     ),
     Tool(
         StatusRequest,
         "Index status",
-        "Per collection: files and chunks indexed, files changed since indexing, skipped "
-        "files and why, last index time. Omit path for the whole library.",
+        "Per collection: notes indexed, changed, skipped; whether the vector leg works.",
         render.status_text,
     ),
     Tool(
         WhyRequest,
         "Why a note ranks where it does",
-        "For a note you expected among the hits of a question: where each of its sections "
-        "ranks in the keyword and meaning legs and what stood above it, or why it is not found "
-        "(left out by a rule, not indexed, vectors pending, no word of the question in it, its "
-        "collection outside the path or not routed).",
+        "Where a note ranks for a question in each leg, and what is above it; or why not found.",
         render.why_text,
     ),
     Tool(
         IndexRequest,
         "Re-index notes",
-        "Bring the index of a path up to date now (full=true drops and rebuilds it). Rarely "
-        "needed: search already catches up on changed files. Only memo's own index cache is "
-        "written; notes are never modified.",
+        "Update a path's index now (search does it anyway). Writes no note.",
         render.reindex_text,
     ),
 )
