@@ -82,6 +82,7 @@ MEMO_TOOLS = (
 )
 TOOLS = len(MEMO_TOOLS)
 WORDS = ("also", "keywords", "answer")  # what memo_search and memo_route ask of every call
+TOOLS_BUDGET = 2_500  # tokens of memo's tools in the model's request, every turn (issue 50)
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -399,6 +400,12 @@ class Probe:
             f"{what}: the first model request lists memo's tools",
             f"{len(memo)} of its {len(names)} tools are memo's",
         )
+        listed, whole = listed_tokens(first)
+        self.check(
+            0 < listed <= TOOLS_BUDGET,
+            f"{what}: memo's tools as Hermes lists them take ≤ {TOOLS_BUDGET} tokens",
+            f"{listed} (name, description, parameters; {whole} as Hermes's function objects)",
+        )
         for tool in ("memo_search", "memo_route"):  # the agent's words, declared (issue 43)
             props = scripted_model.tool_params(first, tool)
             words = {w: (props.get(w) or {}).get("description", "") for w in WORDS}
@@ -439,6 +446,8 @@ class Probe:
                 f"args {c['arguments']}",
             )
         self.report[f"chat_{transport}"] = {
+            "memo_tools_tokens": listed,
+            "memo_tools_tokens_as_sent": whole,
             "first_request_tools": len(names),
             "first_request_memo_tools": len(memo),
             "steps": steps,
@@ -700,6 +709,28 @@ def _json(path: Path) -> Any:
         return None
 
 
+def listed_tokens(body: dict[str, Any]) -> tuple[int, int]:
+    """Tokens of memo's tools in a request to the model, counted with memo's tokenizer (what
+    docs/agents.md counts): each tool's name as memo names it, description and parameters,
+    as JSON; and the whole function objects Hermes sends (its `mcp__memo__` prefix and
+    wrapper included). Hermes's own tools for memo's resources and prompts are not counted."""
+    from memo.config import Settings
+    from memo.embed import embedder_for
+
+    count = embedder_for(Settings()).count_tokens  # type: ignore[union-attr]
+    memo = {f"mcp__memo__{t}" for t in MEMO_TOOLS}  # not the resource/prompt tools Hermes adds
+    mine = [t for t in body.get("tools") or [] if (t.get("function") or t).get("name") in memo]
+    fns = [t.get("function") or t for t in mine]
+    listed = [
+        {"name": f["name"].removeprefix("mcp__memo__"), "description": f.get("description"),
+         "parameters": f.get("parameters")}
+        for f in fns
+    ]  # fmt: skip
+    empty = count("")
+    as_json = lambda x: json.dumps(x, ensure_ascii=False)  # noqa: E731
+    return count(as_json(listed)) - empty, count(as_json(mine)) - empty
+
+
 def _loads(text: str) -> Any:
     try:
         return json.loads(text)
@@ -767,6 +798,10 @@ def _summary(rep: dict[str, Any]) -> str:
             sizes = ", ".join(
                 f"{t} {s['payload_chars']} ({s['message_chars']} wrapped)"
                 for t, s in chat["sizes"].items()
+            )
+            out.append(
+                f"hosts-probe: chat {transport}: memo's tools {chat['memo_tools_tokens']} tokens "
+                f"({chat['memo_tools_tokens_as_sent']} as sent)"
             )
             out.append(
                 f"hosts-probe: chat {transport}: first request {chat['first_request_memo_tools']}"

@@ -362,7 +362,7 @@ def test_the_tools_a_model_is_offered_carry_the_words_and_ask_for_them(service):
         assert {"also", "keywords", "answer"} <= set(props), tool
         assert all(props[w]["description"] for w in ("also", "keywords", "answer"))
         (fn,) = [t["function"] for t in body["tools"] if t["function"]["name"].endswith(tool)]
-        assert "Every call, add in the notes' language" in fn["description"]
+        assert "Every call, add " in fn["description"] and "`also`" in fn["description"]
     assert scripted_model.tool_params(body, "memo_nothing") == {}
 
 

@@ -43,6 +43,7 @@ def path_field(default: str = ".") -> Any:
         default,
         kind="path",
         help=PATH_HELP,
+        brief="A collection, folder or note; '.' is all.",
         high=MAX_PATH_CHARS,
         aliases=PATH_ALIASES,
         metavar="PATH",
@@ -53,6 +54,7 @@ def query_field() -> Any:
     return param(
         kind="query",
         help=QUERY_HELP,
+        brief="The question, in any language.",
         high=MAX_QUERY_CHARS,
         aliases=("q", "question", "text"),
         metavar="QUERY",
@@ -68,17 +70,19 @@ def budget_field(what: str) -> Any:
         kind="int",
         help=f"Fit {what} into this many tokens; over MCP the text a model reads stays within "
         "about 4 characters a token.",
+        brief="The answer's token budget.",
         low=1,
         high=MAX_BUDGET,
         flag="--max-tokens",
     )
 
 
-def k_field(default: int, high: int, help: str) -> Any:
+def k_field(default: int, high: int, help: str, brief: str = "") -> Any:
     return param(
         default,
         kind="int",
         help=help,
+        brief=brief,
         low=1,
         high=high,
         aliases=("limit", "top_k", "n"),
@@ -93,6 +97,7 @@ def date_field(since: bool) -> Any:
         kind="text",
         help=f"Only notes updated {'since' if since else 'until'}: YYYY-MM-DD, or 7d, 2w, 3m, "
         "1y ago.",
+        brief=f"Only notes updated {'since' if since else 'until'}: YYYY-MM-DD or 7d, 2w, 3m, 1y.",
         high=MAX_DATE_CHARS,
         flag="--since" if since else "--until",
         pattern=DATE_PATTERN,

@@ -6,7 +6,7 @@ Pure standard library, like requests.py.
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 from .fields import (
     DEFAULT_RELATED_K,
@@ -17,8 +17,15 @@ from .fields import (
     budget_field,
     k_field,
 )
-from .operations import Answer, Answers, Operation, _Request, declared
+from .operations import Answer, Operation, _Request, declared
 from .params import LOCATION, Param, check, param, uri_location
+
+
+class NoteAnswers(Protocol):
+    """Whoever answers the requests about one note (requests.py `Answers` answers them all)."""
+
+    def read(self, req: ReadRequest, /) -> Answer: ...
+    def related(self, req: RelatedRequest, /) -> Answer: ...
 
 
 @declared(
@@ -39,6 +46,7 @@ class ReadRequest(_Request):
         kind="location",
         help="A note's path as a hit gives it (relative to the library root, or absolute inside "
         "it); `path:line` and `path:line-end` are read as line and lines.",
+        brief="A note's path, or a hit's `path:line-end`.",
         high=MAX_PATH_CHARS,
         aliases=("file",),
         metavar="PATH[:LINE]",
@@ -48,6 +56,7 @@ class ReadRequest(_Request):
         None,
         kind="int",
         help="First line, 1-based (a hit's `line`).",
+        brief="First line (a hit's `line`).",
         low=1,
         aliases=("start_line", "offset"),
         cli=False,
@@ -56,6 +65,7 @@ class ReadRequest(_Request):
         None,
         kind="int",
         help="How many lines (default: 40 from `line`, else the whole note).",
+        brief="How many (default 40, or all).",
         low=1,
         high=MAX_LINES,
         aliases=("n", "count"),  # `n`: the CLI's -n
@@ -67,6 +77,7 @@ class ReadRequest(_Request):
         kind="locations",
         help="More to read in the same call, after `path`: each `path:line-end` as a hit gives "
         "it; max_tokens is shared.",
+        brief="More `path:line-end` to read in the same call.",
         high=MAX_PATHS,
         longest=MAX_PATH_CHARS,
         aliases=("locations",),
@@ -74,7 +85,7 @@ class ReadRequest(_Request):
     )
     max_tokens: int | None = budget_field("the lines (the ones that do not fit left out)")
 
-    def sent_to(self, to: Answers) -> Answer:
+    def sent_to(self, to: NoteAnswers) -> Answer:
         return to.read(self)
 
     @classmethod
@@ -160,6 +171,7 @@ class RelatedRequest(_Request):
         help="A note's path as a hit gives it (relative to the library root, or absolute "
         "inside it); `path:line` narrows to the section holding that line: its links, and "
         "the notes nearest that section in meaning.",
+        brief="A note's path; `path:line` for its section.",
         high=MAX_PATH_CHARS,
         aliases=("file", "note"),
         metavar="PATH[:LINE]",
@@ -170,6 +182,7 @@ class RelatedRequest(_Request):
         kind="int",
         help="A line of the note (a hit's `line`): its section's links, and the notes nearest "
         "that section.",
+        brief="A line: that section's links and neighbours.",
         low=1,
         aliases=("start_line",),
         cli=False,
@@ -179,7 +192,7 @@ class RelatedRequest(_Request):
         "the lists (links, backlinks, similar, unresolved: the last items of each left out first)"
     )
 
-    def sent_to(self, to: Answers) -> Answer:
+    def sent_to(self, to: NoteAnswers) -> Answer:
         return to.related(self)
 
     @classmethod

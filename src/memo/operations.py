@@ -3,9 +3,9 @@ and is answered by whoever `Answers` it (requests.py declares them).
 
 `declared(Operation(...))` makes a request class: a frozen, keyword-only dataclass whose
 fields are declared with `param()` (params.py), its `PARAMS` read off them, its `OPERATION`
-the names each driver gives it. `sent_to` is the one method of `Answers` (`Library`, the
-servers' `Service`) it calls, written out in each request: a reader greps `.search(` and finds
-every caller; no driver looks a method up by the operation's name.
+the names each driver gives it. `sent_to` is the one method of `Answers` (requests.py:
+`Library`, the servers' `Service`) it calls, written out in each request: a reader greps
+`.search(` and finds every caller; no driver looks a method up by the operation's name.
 
 Pure standard library, like requests.py.
 """
@@ -15,20 +15,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, Self, TypeVar, dataclass_transform
+from typing import Any, ClassVar, Protocol, Self, TypeVar, dataclass_transform
 
 from .params import Param, RequestError, check, param, params_of
-
-if TYPE_CHECKING:
-    from .requests import (
-        IndexRequest,
-        ReadRequest,
-        RelatedRequest,
-        RouteRequest,
-        SearchRequest,
-        StatusRequest,
-        WhyRequest,
-    )
 
 
 # ---------------------------------------------------------------------- who answers
@@ -36,18 +25,6 @@ class Answer(Protocol):
     """A result of any operation, as every driver hands it on."""
 
     def to_dict(self) -> dict[str, Any]: ...
-
-
-class Answers(Protocol):
-    """Whoever answers requests, one method per operation: `Library`, the servers' `Service`."""
-
-    def search(self, req: SearchRequest, /) -> Answer: ...
-    def route(self, req: RouteRequest, /) -> Answer: ...
-    def read(self, req: ReadRequest, /) -> Answer: ...
-    def related(self, req: RelatedRequest, /) -> Answer: ...
-    def status(self, req: StatusRequest, /) -> Answer: ...
-    def index(self, req: IndexRequest, /) -> Answer: ...
-    def why(self, req: WhyRequest, /) -> Answer: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,8 +56,9 @@ class _Request:
 
     said: tuple[str, ...] = ()  # what the request itself has to tell the reader of its result
 
-    def sent_to(self, to: Answers) -> Answer:
-        """The answer of `to` (a Library, a Service) to this request."""
+    def sent_to(self, to: Any) -> Answer:
+        """The answer of `to` (a Library, a Service: requests.py `Answers`) to this request.
+        Typed there, where the requests are: this module names none of them."""
         raise NotImplementedError
 
     @classmethod

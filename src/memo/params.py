@@ -128,6 +128,9 @@ class Param:
     pattern: str | None = None  # strings: the form they must have (default: `pattern_of`)
     form: str = ""  # that form in words, for the error
     hint: str = ""  # what to send instead, when refused (default: the help)
+    # what the MCP tool list says of it (default: the help): every host sends that list to the
+    # model on every turn, so it says only what a model needs to fill the field in
+    brief: str = ""
 
     def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
@@ -135,6 +138,11 @@ class Param:
     def refused(self, message: str) -> RequestError:
         """The error for a value of this field: the message, and what to send."""
         return RequestError(message, self.hint or f"{self.name}: {self.help}")
+
+    @property
+    def tool_help(self) -> str:
+        """The field's description in the MCP tool list: its `brief`, else its help."""
+        return self.brief or self.help
 
     @property
     def accepted(self) -> tuple[str, ...]:

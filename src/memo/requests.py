@@ -42,7 +42,7 @@ without loading numpy, SQLite or the model.
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 from . import words
 from .fields import (
@@ -71,8 +71,8 @@ from .fields import (
     path_field,
     query_field,
 )
-from .note_requests import ReadRequest, RelatedRequest, located
-from .operations import Answer, Answers, Operation, _Request, declared
+from .note_requests import NoteAnswers, ReadRequest, RelatedRequest, located
+from .operations import Answer, Operation, _Request, declared
 from .params import (
     DATE_FORM,
     DATE_HINT,
@@ -141,6 +141,17 @@ __all__ = [  # what the drivers read here of the modules the requests are made w
 ]
 
 
+class Answers(NoteAnswers, Protocol):
+    """Whoever answers requests, one method per operation: `Library`, the servers' `Service`.
+    Declared here, beside the requests it names (operations.py names none: no import circle)."""
+
+    def search(self, req: SearchRequest, /) -> Answer: ...
+    def route(self, req: RouteRequest, /) -> Answer: ...
+    def status(self, req: StatusRequest, /) -> Answer: ...
+    def index(self, req: IndexRequest, /) -> Answer: ...
+    def why(self, req: WhyRequest, /) -> Answer: ...
+
+
 # ---------------------------------------------------------------------- the requests
 @declared(
     Operation(
@@ -163,6 +174,7 @@ class SearchRequest(_Request):
         kind="choice",
         help="hybrid fuses keyword and meaning search; lex and vec run one leg alone (lex for "
         "exact names, numbers and codes).",
+        brief="hybrid, or one leg: lex (exact names, codes) or vec.",
         choices=MODES,
         flag="--mode",
     )
@@ -170,6 +182,7 @@ class SearchRequest(_Request):
         None,
         kind="int",
         help="Search only the N collections the router ranks best for the query (within path).",
+        brief="Only the router's N best collections.",
         low=1,
         high=MAX_ROUTE_K,
         flag="--route",
@@ -181,6 +194,7 @@ class SearchRequest(_Request):
         (),
         kind="tags",
         help="Only notes whose frontmatter has all these tags (a,b).",
+        brief="Only notes with all these tags.",
         flag="--tags",
     )
     since: str | None = date_field(since=True)
@@ -189,6 +203,7 @@ class SearchRequest(_Request):
         None,
         kind="bool",
         help="Cap hits per note while other notes match (default: on for k >= 5).",
+        brief="Cap hits per note (default: on for k >= 5).",
         flag="--diverse",
     )
     also: tuple[str, ...] = words.also(
@@ -202,6 +217,7 @@ class SearchRequest(_Request):
         help="Give each hit an `explain`: each leg's rank and score per phrasing, which of "
         "the words won it, the sentence window that scored, its note's share, what diversity "
         "did.",
+        brief="Say why each hit ranks.",
         flag="--explain",
     )
     cut_from: int = 0  # the query's length before it was cut to MAX_QUERY_CHARS (0: not cut)
@@ -228,11 +244,14 @@ class RouteRequest(_Request):
     """A route: which collections hold the answer."""
 
     query: str = query_field()
-    k: int = k_field(DEFAULT_ROUTE_K, MAX_ROUTE_K, "How many collections (flat lists them all).")
+    k: int = k_field(
+        DEFAULT_ROUTE_K, MAX_ROUTE_K, "How many collections (flat lists them all).", "How many."
+    )
     prefix: str | None = param(
         None,
         kind="text",
         help="Only collections under this folder: 'work' or 'work/*'.",
+        brief="Only collections under this folder.",
         high=MAX_PATH_CHARS,
         flag="--prefix",
     )
@@ -242,6 +261,7 @@ class RouteRequest(_Request):
         help="auto picks by size: flat up to 50 collections (all of them), tree up to 5,000 "
         "(top k and the sub-folders), summary beyond (the summary router's top k; its old "
         "name hybrid is still read).",
+        brief="auto: by the library's size.",
         choices=STRATEGIES,
         renamed=RENAMED_STRATEGIES,
         flag="--strategy",
@@ -249,9 +269,9 @@ class RouteRequest(_Request):
     max_tokens: int | None = budget_field(
         "the collections and their best hits (the ones that do not fit left out)"
     )
-    also: tuple[str, ...] = words.also(MAX_QUERY_CHARS)
-    keywords: tuple[str, ...] = words.keywords()
-    answer: str | None = words.answer()
+    also: tuple[str, ...] = words.also(MAX_QUERY_CHARS, words.AS_SEARCH)
+    keywords: tuple[str, ...] = words.keywords(words.AS_SEARCH)
+    answer: str | None = words.answer(words.AS_SEARCH)
     cut_from: int = 0
 
     def sent_to(self, to: Answers) -> Answer:
@@ -324,6 +344,7 @@ class WhyRequest(_Request):
     path: str = param(
         kind="location",
         help="The note (relative to the library root, or `path:line` as a hit gives it).",
+        brief="The note, as a hit gives it.",
         high=MAX_PATH_CHARS,
         aliases=("note", "file"),
         metavar="NOTE",
@@ -334,6 +355,7 @@ class WhyRequest(_Request):
         ".",
         kind="path",
         help="The path searched (as memo_search's `path`): '.' is the whole library.",
+        brief="As memo_search's path.",
         high=MAX_PATH_CHARS,
         aliases=("scope", "collection", "folder"),
         flag="--within",
@@ -342,13 +364,14 @@ class WhyRequest(_Request):
         None,
         kind="int",
         help="As memo_search's `route`: whether the router would choose the note's collection.",
+        brief="As memo_search's.",
         low=1,
         high=MAX_ROUTE_K,
         flag="--route",
     )
-    also: tuple[str, ...] = words.also(MAX_QUERY_CHARS)
-    keywords: tuple[str, ...] = words.keywords()
-    answer: str | None = words.answer()
+    also: tuple[str, ...] = words.also(MAX_QUERY_CHARS, words.AS_SEARCH)
+    keywords: tuple[str, ...] = words.keywords(words.AS_SEARCH)
+    answer: str | None = words.answer(words.AS_SEARCH)
     cut_from: int = 0
 
     def sent_to(self, to: Answers) -> Answer:

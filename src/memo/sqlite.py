@@ -11,6 +11,7 @@ crash; the last transactions may be lost, and the notes can always rebuild them)
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 import time
@@ -55,6 +56,38 @@ def connect(
     raise AssertionError("unreachable")
 
 
+@functools.cache
+def vectors_missing() -> str | None:
+    """Why sqlite-vec cannot be loaded in this process (None: it can): the vector leg's
+    indexes need it. Tried once, on a database in memory."""
+    try:
+        import sqlite_vec
+
+        conn = apsw.Connection(":memory:")
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.close()
+    except (ImportError, OSError, apsw.Error) as e:
+        return f"the sqlite-vec extension is not loaded ({type(e).__name__}: {e})"
+    return None
+
+
+def _load_vectors(conn: apsw.Connection, path: Path) -> None:
+    """sqlite-vec into `conn`; when it cannot be loaded, an IndexError_ that says so."""
+    try:
+        import sqlite_vec
+
+        conn.enable_load_extension(True)
+        conn.load_extension(sqlite_vec.loadable_path())
+        conn.enable_load_extension(False)
+    except (ImportError, OSError, apsw.Error) as e:
+        raise IndexError_(
+            f"cannot open {path}: the sqlite-vec extension is not loaded ({type(e).__name__}: "
+            f"{e}), so the vector leg is unavailable and memo cannot read this index",
+            "Reinstall memo's dependencies: pip install --force-reinstall sqlite-vec",
+        ) from e
+
+
 def _open(
     path: Path, flags: int, readonly: bool, vectors: bool, layout: tuple[str, ...]
 ) -> apsw.Connection:
@@ -62,11 +95,7 @@ def _open(
         conn = apsw.Connection(str(path), flags=flags)
         conn.set_busy_timeout(BUSY_TIMEOUT_MS)
         if vectors:
-            import sqlite_vec
-
-            conn.enable_load_extension(True)
-            conn.load_extension(sqlite_vec.loadable_path())
-            conn.enable_load_extension(False)
+            _load_vectors(conn, path)
         if not readonly:
             if layout and conn.execute("PRAGMA page_count").fetchone()[0] == 0:
                 for pragma in layout:

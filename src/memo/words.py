@@ -43,12 +43,21 @@ ANSWER_HELP = (
 )
 
 
-def also(longest: int) -> Any:
+# their briefs in the MCP tool list (params.py `brief`): memo_search's say what each is; the
+# other tools that take them say "as memo_search's" (the same list holds both)
+ALSO_BRIEF = "Other phrasings in the notes' language: a translation, their own terms."
+KEYWORDS_BRIEF = "Names, codes, exact terms the answer holds."
+ANSWER_BRIEF = "A likely answer, 1-3 sentences in the notes' language."
+AS_SEARCH = "As memo_search's."
+
+
+def also(longest: int, brief: str = ALSO_BRIEF) -> Any:
     """Other phrasings, each at most as long as a query (`longest`)."""
     return param(
         (),
         kind="phrasings",
         help=ALSO_HELP,
+        brief=brief,
         high=MAX_ALSO,
         longest=longest,
         aliases=("phrasings", "alternatives"),
@@ -56,11 +65,12 @@ def also(longest: int) -> Any:
     )
 
 
-def keywords() -> Any:
+def keywords(brief: str = KEYWORDS_BRIEF) -> Any:
     return param(
         (),
         kind="keywords",
         help=KEYWORDS_HELP,
+        brief=brief,
         high=MAX_KEYWORDS,
         longest=MAX_KEYWORD_CHARS,
         aliases=("terms",),
@@ -68,11 +78,12 @@ def keywords() -> Any:
     )
 
 
-def answer() -> Any:
+def answer(brief: str = ANSWER_BRIEF) -> Any:
     return param(
         None,
         kind="answer",
         help=ANSWER_HELP,
+        brief=brief,
         longest=MAX_ANSWER_CHARS,
         aliases=("hypothetical_answer", "hyde"),
         flag="--answer",

@@ -451,7 +451,8 @@ class Library:
         notes, the watcher's heartbeat (status.py)."""
         req = path if isinstance(path, StatusRequest) else StatusRequest.make(path)
         scope = self.scope(req.path)
-        return library_status(self._colls, scope, confine(self.root, req.path), self.settings)
+        under = confine(self.root, req.path)
+        return library_status(self._colls, scope, under, self.settings, self.embedder)
 
     # ------------------------------------------------------------------ helpers
     def scope(self, target: str | os.PathLike[str] | None = ".") -> Scope:

@@ -10,10 +10,13 @@ from .. import heartbeat
 from ..collection.meta import META_FILE
 from ..collection.status import CollectionStatus
 from ..config import Settings
+from ..embed import Embedder
 from ..embed.cache import cache_status
+from ..errors import EmbedderUnavailableError
 from ..printable import shown
 from ..search.fusion import FUSION_VERSION
 from ..search.legs import Scope
+from ..sqlite import vectors_missing
 from . import syncing
 from .collections import Collections
 from .syncing import IndexReport
@@ -30,6 +33,7 @@ class StatusReport:
     warnings: list[str] = field(default_factory=list)
     fusion: str = FUSION_VERSION  # the rule search results come from
     embed_cache: dict[str, Any] | None = None  # the user's embedding cache (embed/cache.py)
+    vector_leg: str | None = None  # why searches find by words only; None: meaning works too
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -40,11 +44,32 @@ class StatusReport:
             "warnings": self.warnings,
             "fusion": self.fusion,
             "embed_cache": self.embed_cache,
+            "vector_leg": {"available": self.vector_leg is None, "why": self.vector_leg},
         }
 
 
+def vector_leg_missing(embedder: Embedder | None) -> str | None:
+    """Why a search of this process has no vector leg, said loudly wherever it is lost: no
+    model configured, the model cannot load (asked once: its load is what every search needs
+    anyway), sqlite-vec not loaded. None when the vector leg works."""
+    missing = vectors_missing()  # first: without it no index opens, model or not
+    if missing:
+        return missing
+    if embedder is None:
+        return "no embedding model configured (MEMO_EMBEDDER=none)"
+    try:
+        embedder.embed_query("memo status")
+    except EmbedderUnavailableError as e:
+        return f"the embedding model cannot load: {e}"
+    return None
+
+
 def library_status(
-    colls: Collections, scope: Scope, under: Path, settings: Settings
+    colls: Collections,
+    scope: Scope,
+    under: Path,
+    settings: Settings,
+    embedder: Embedder | None = None,
 ) -> StatusReport:
     """The status of a scope's collections, with the library's warnings and broken files."""
     watcher = heartbeat.summary(colls.root, settings)
@@ -71,6 +96,15 @@ def library_status(
     report = IndexReport()
     syncing.note_broken(colls, under, report)
     cache = cache_status(settings)
+    missing = vector_leg_missing(embedder)
+    if missing:
+        warnings.append(f"vector leg unavailable: {missing}; searches match words only")
     return StatusReport(
-        str(colls.root), found, report.errors, report.broken, warnings, embed_cache=cache
+        str(colls.root),
+        found,
+        report.errors,
+        report.broken,
+        warnings,
+        embed_cache=cache,
+        vector_leg=missing,
     )

@@ -13,7 +13,7 @@ its place. Nothing here changes a score: it reads the ranking's legs again for t
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -21,11 +21,26 @@ from ..collection import windows
 from ..collection.queries import ChunkRow
 from ..collection.vectors import dequantize, quantize
 from .fusion import Legs, parts
-
-if TYPE_CHECKING:
-    from .ranking import Ranking
+from .legs import Reader
 
 Key = tuple[int, int]
+
+
+class Ranking(Protocol):
+    """What an explanation reads of a ranking (ranking.py `Ranking`, which calls `explain`:
+    named here by what it holds, so neither module imports the other both ways)."""
+
+    reader: Reader
+    scores: dict[Key, float]
+    ranked: list[Key]
+    phrasings: list[Legs]
+    mode: str
+    fused: dict[Key, float]
+    note_of: dict[Key, tuple[int, str]]
+    note_z: dict[tuple[int, str], float]
+    before: dict[Key, int]
+
+
 SHOWN = 80  # characters of a phrasing's text an explanation repeats
 
 

@@ -43,6 +43,7 @@ from ..collection.files import note_files
 from ..embed.tokens import estimate_tokens
 from ..errors import MemoError
 from ..requests import MAX_LINES, ReadRequest, SearchRequest, note_uri
+from .mcp_sdk import READ_ONLY, as_meant, refused, unchecked
 from .render import snippet_of
 from .service import Service
 
@@ -103,8 +104,6 @@ def document(asked: str, ex: dict[str, Any], whole: str) -> dict[str, Any]:
 
 
 def _search(service: Service, arguments: dict[str, Any]) -> dict[str, Any]:
-    from .mcp_tools import as_meant
-
     return found(
         SearchRequest.make(**as_meant(SearchRequest, arguments)).sent_to(service).to_dict()
     )
@@ -120,13 +119,12 @@ def _fetch(service: Service, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def host_tools(service: Service, structured: bool) -> list[SdkTool]:
     """`search` and `fetch`, as the SDK lists and calls them."""
-    query = Annotated[str, Field(description="What to look for, in any words.")]
-    ident = Annotated[str, Field(description="A search result's id (or a note's path or url).")]
+    query = Annotated[str, Field(description="What to look for.")]
+    ident = Annotated[str, Field(description="A result's id, a note's path or url.")]
     return [
         _tool(
             "search",
-            "Search the notes, whole library (ChatGPT shape): JSON results of id, title, url, "
-            "text; memo_search takes a path and your own words too.",
+            "ChatGPT's search: JSON results (id, title, url, text).",
             inspect.Parameter("query", inspect.Parameter.KEYWORD_ONLY, annotation=query),
             lambda arguments: _search(service, arguments),
             FoundListOut,
@@ -134,8 +132,7 @@ def host_tools(service: Service, structured: bool) -> list[SdkTool]:
         ),
         _tool(
             "fetch",
-            "Read a search result by id (its path:line-end; a note's path reads the note): JSON "
-            "id, title, text, url, metadata.",
+            "ChatGPT's fetch of a result: JSON id, title, text, url, metadata.",
             inspect.Parameter("id", inspect.Parameter.KEYWORD_ONLY, annotation=ident),
             lambda arguments: _fetch(service, arguments),
             DocumentOut,
@@ -154,15 +151,12 @@ def _tool(
 ) -> SdkTool:
     """One tool whose answer is one text block of JSON (and, `structured`, the same object as
     structured content, with its output schema); a MemoError is a tool error with its hint."""
-    from .mcp_tools import READ_ONLY, unchecked  # built on that module's pieces
 
     def run(**arguments: Any) -> CallToolResult:
         try:
             data = answer(arguments)
         except MemoError as e:
-            said = f"{e}\nhint: {e.hint}" if e.hint else str(e)
-            refused: list[ContentBlock] = [TextContent(type="text", text=said)]
-            return CallToolResult(content=refused, is_error=True)
+            return refused(e)
         text: list[ContentBlock] = [
             TextContent(type="text", text=json.dumps(data, ensure_ascii=False))
         ]

@@ -6,8 +6,9 @@ Each tool's name is its request's `Operation.tool` and its parameters the reques
 (requests.py, via server/schemas.py), published as the tool's input schema. A call is checked
 once, by the request's `make`: the argument names models send instead of ours (`q`, `limit`,
 `collection`…) are the declaration's aliases, and a refusal is its sentence with a hint. The
-SDK publishes the schema but does not check arguments against it a second time (`_Unchecked`);
-it still reads a number, a flag or a list sent as JSON inside a string (`as_meant`).
+SDK publishes the schema but does not check arguments against it a second time (mcp_sdk.py,
+`unchecked`); it still reads a number, a flag or a list sent as JSON inside a string
+(`as_meant`).
 
 Every tool returns a text rendering that leads with `path:line` (render.py); with
 MEMO_MCP_STRUCTURED=1 also the structured result, validated against a published output schema.
@@ -17,20 +18,17 @@ in a sentence (an argument outside its bounds included), never as a crash of the
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool as SdkTool
-from mcp.server.mcpserver.utilities.func_metadata import FuncMetadata
 from mcp_types import CallToolResult, ContentBlock, TextContent, ToolAnnotations
 from pydantic import BaseModel
 
 from .. import __version__
 from ..errors import MemoError
-from ..params import LISTS
 from ..requests import (
     IndexRequest,
     ReadRequest,
@@ -43,6 +41,8 @@ from ..requests import (
 )
 from ..skill import skill_text
 from . import render
+from .mcp_hosts import add_notes, host_tools
+from .mcp_sdk import CACHE_HINTS, READ_ONLY, WRITES_CACHE, as_meant, refused, unchecked
 from .render import limit_for
 from .schemas import OUTPUTS, tool_signature
 from .service import Service
@@ -68,7 +68,7 @@ memo never writes notes: write them with your own file tools; the index follows 
 # what memo_search and memo_route ask of every call, in the tools' own descriptions
 WORDS = (
     "Every call, add in the notes' language `also`, `answer` and, for exact names, "
-    '`keywords`: e.g. also=["как закрепить вкладку"], answer="Вкладку закрепляют в её меню."'
+    '`keywords`: e.g. also=["как закрепить вкладку"], answer="Закрепить в меню вкладки."'
 )
 
 
@@ -82,9 +82,7 @@ def _answer(
         req = tool.request.make(**as_meant(tool.request, arguments))
         data = req.sent_to(service).to_dict()
     except MemoError as e:
-        said = f"{e}\nhint: {e.hint}" if e.hint else str(e)
-        refused: list[ContentBlock] = [TextContent(type="text", text=said)]
-        return CallToolResult(content=refused, is_error=True)
+        return refused(e)
     limit = limit_for(req.to_dict().get("max_tokens"))
     content: list[ContentBlock] = [TextContent(type="text", text=tool.text_of(data, limit))]
     if structured:
@@ -92,57 +90,18 @@ def _answer(
     return CallToolResult(content=content)
 
 
-def as_meant(request: type[_Request], arguments: dict[str, Any]) -> dict[str, Any]:
-    """A model's arguments as it meant them: a number, a flag or a list sent as JSON inside a
-    string ("5", "true", '["a", "b"]', as Claude Desktop sends lists), and a whole number sent
-    as 5.0, read as that value; anything else as sent, for `make` to judge."""
-    kinds = {p.name: p.kind for p in request.PARAMS}
-    kinds |= {alias: kinds[name] for alias, name in request.aliases().items()}
-    out = {}
-    for key, value in arguments.items():
-        kind = kinds.get(key, "")
-        if isinstance(value, str) and kind in ("int", "bool", *LISTS):
-            value = _json_of(kind, value)
-        if kind == "int" and isinstance(value, float) and value.is_integer():
-            value = int(value)
-        out[key] = value
-    return out
-
-
-def _json_of(kind: str, text: str) -> Any:
-    """`text` read as the JSON value of a Param of `kind`, when it is one; else `text`."""
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return text
-    if kind == "int":
-        fits = isinstance(value, int | float) and not isinstance(value, bool)
-    else:
-        fits = isinstance(value, bool if kind == "bool" else list)
-    return value if fits else text
-
-
-class _Unchecked(FuncMetadata):
-    """The SDK's handling of a memo tool's arguments without its own check: they reach the
-    tool as sent, for `make` to check once (its aliases, its sentences)."""
-
-    def validate_arguments(self, arguments_to_validate: dict[str, Any]) -> dict[str, Any]:
-        return dict(arguments_to_validate)
-
-
 def build_mcp(service: Service, structured: bool | None = None) -> MCPServer:
     """memo's MCP server. Tools answer with text a model reads (render.py); `structured`
     (default: MEMO_MCP_STRUCTURED) adds the JSON result and each tool's output schema, for
     clients that read data rather than hand it to a model. Beside them, the shapes hosts ask
     for (mcp_hosts.py): `search` and `fetch`, and each note as a `memo://` resource."""
-    from .mcp_hosts import add_notes, host_tools  # they build on this module's pieces
-
     if structured is None:
         structured = service.settings.mcp_structured
     mcp = MCPServer(
         name="memo",
         version=__version__,
         instructions=INSTRUCTIONS,
+        cache_hints=CACHE_HINTS,
         tools=[
             *(_sdk_tool(tool, service, structured) for tool in TOOLS),
             *host_tools(service, structured),
@@ -151,13 +110,6 @@ def build_mcp(service: Service, structured: bool | None = None) -> MCPServer:
     _add_skill(mcp, service)
     add_notes(mcp, service)
     return mcp
-
-
-READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
-# memo_reindex writes memo's index cache (full=true drops and rebuilds it), never a note
-WRITES_CACHE = ToolAnnotations(
-    read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,61 +139,46 @@ TOOLS = (
     Tool(
         RouteRequest,
         "Route a question to collections",
-        "Find which collections of the notes library answer a question: memo searches them "
-        "and ranks each by its best hit, shown with the collection (path:line, heading, an "
-        "excerpt) and its notes' language, which often answers already. Call this first when "
-        "you don't know where to search; then memo_search with the returned `path`. " + WORDS,
+        "The collections that answer a question, with their best hits and notes' language: call "
+        "it first if you don't know where, then memo_search there. Every call, add `also`, "
+        "`answer`, `keywords` as for memo_search.",
         render.route_text,
     ),
     Tool(
         SearchRequest,
         "Search notes",
-        "Hybrid (keyword + meaning) search in a collection, a folder or a note of the "
-        "library. Returns hits as `path:line` with the section heading and text; read the "
-        "note at that line with your own file tools for the full context. Use mode='lex' "
-        "for exact names, numbers and codes. Edits made just before the call are indexed "
-        "first, so results are never stale. " + WORDS,
+        "Search a collection, folder or note by words and meaning: hits as `path:line`, "
+        "heading, text. " + WORDS,
         render.search_text,
     ),
     Tool(
         ReadRequest,
         "Read lines of a note",
-        "Read a note, or `lines` lines of it from `line` (a search hit's path and line; "
-        "`path:line` and `path:line-end` work as the path too). Returns the text and `cite`, "
-        "the hash of those lines: if it differs from the hit's `cite`, the note changed "
-        "after the search; don't quote the old hit text.",
+        "Read a note's lines; a `cite` unlike the hit's: it changed, don't quote the hit.",
         render.get_text,
     ),
     Tool(
         RelatedRequest,
         "A note's links, backlinks and similar notes",
-        "For one note (a hit's `path`, or `path:line` for its section): the notes it links "
-        "to, the notes linking to it (each with the line and its text), the notes nearest it "
-        "in meaning, and its links that open no note; every item `path:line` to read next.",
+        "A note's links, backlinks, notes nearest in meaning, links to no note.",
         render.related_text,
     ),
     Tool(
         StatusRequest,
         "Index status",
-        "Per collection: files and chunks indexed, files changed since indexing, skipped "
-        "files and why, last index time. Omit path for the whole library.",
+        "Per collection: notes indexed, changed, skipped; whether the vector leg works.",
         render.status_text,
     ),
     Tool(
         WhyRequest,
         "Why a note ranks where it does",
-        "For a note you expected among the hits of a question: where each of its sections "
-        "ranks in the keyword and meaning legs and what stood above it, or why it is not found "
-        "(left out by a rule, not indexed, vectors pending, no word of the question in it, its "
-        "collection outside the path or not routed).",
+        "Where a note ranks for a question in each leg, and what is above it; or why not found.",
         render.why_text,
     ),
     Tool(
         IndexRequest,
         "Re-index notes",
-        "Bring the index of a path up to date now (full=true drops and rebuilds it). Rarely "
-        "needed: search already catches up on changed files. Only memo's own index cache is "
-        "written; notes are never modified.",
+        "Update a path's index now (search does it anyway). Writes no note.",
         render.reindex_text,
     ),
 )
@@ -269,35 +206,6 @@ def _sdk_tool(tool: Tool, service: Service, structured: bool) -> SdkTool:
     return unchecked(made)
 
 
-def unchecked(made: SdkTool) -> SdkTool:
-    """A tool of the SDK's with memo's arguments unchecked (`_Unchecked`: `make` checks them),
-    its input schema `lean` and its output schema inlined."""
-    meta = made.fn_metadata
-    output = meta.output_schema
-    if output and "$defs" in output:
-        output = _inline(output, output["$defs"])
-    made.fn_metadata = _Unchecked.model_construct(**{**dict(meta), "output_schema": output})
-    made.parameters = lean(made.parameters)
-    return made
-
-
-def lean(schema: dict[str, Any]) -> dict[str, Any]:
-    """An input schema as short as it can be and say the same to a model: no `title` (the
-    name again, "Max Tokens"), and an optional field without a value published as its type
-    alone rather than `anyOf [T, null]` with `default: null` (left out, it is not given; a
-    null sent is still read as not given). Every host shows the tool list every turn: this
-    took memo's from 4,809 to 4,157 tokens (tools/list as JSON, the model's tokenizer)."""
-    props = {}
-    for name, prop in schema.get("properties", {}).items():
-        prop = {k: v for k, v in prop.items() if k != "title"}
-        kinds = prop.get("anyOf", [])
-        if len(kinds) == 2 and {"type": "null"} in kinds and prop.get("default", 0) is None:
-            (kind,) = [k for k in kinds if k != {"type": "null"}]
-            prop = {k: v for k, v in prop.items() if k not in ("anyOf", "default")} | kind
-        props[name] = prop
-    return {k: v for k, v in schema.items() if k != "title"} | {"properties": props}
-
-
 def _add_skill(mcp: MCPServer, service: Service) -> None:
     """The writing-discipline skill as a prompt."""
 
@@ -313,18 +221,3 @@ def _add_skill(mcp: MCPServer, service: Service) -> None:
     def memo_skill() -> str:
         with service.library() as lib:
             return skill_text(lib)
-
-
-def _inline(schema: Any, defs: dict[str, Any]) -> Any:
-    """An output schema without `$defs`/`$ref` (our models nest without recursion).
-
-    Clients validate every structured result against the tool's output schema; the Python
-    SDK's client (jsonschema) took ~16 ms per search result with references and ~4.5 ms
-    inlined (measured in bench/server.py's setting), most of a tool call's overhead."""
-    if isinstance(schema, dict):
-        if "$ref" in schema:
-            return _inline(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
-        return {k: _inline(v, defs) for k, v in schema.items() if k != "$defs"}
-    if isinstance(schema, list):
-        return [_inline(v, defs) for v in schema]
-    return schema

@@ -54,11 +54,11 @@ def _item(p: Param) -> Any:
     return Annotated[str, Field(max_length=p.longest, pattern=published(p))]
 
 
-def field(p: Param, *, alias: bool = True, with_default: bool = True) -> Any:
+def field(p: Param, *, alias: bool = True, with_default: bool = True, brief: bool = False) -> Any:
     """The pydantic Field of one Param: default, every bound `check` applies (the JSON Schema
-    publishes them: a schema-valid request is never refused for its form), help, and (for HTTP)
-    its aliases."""
-    kw: dict[str, Any] = {"description": p.help}
+    publishes them: a schema-valid request is never refused for its form), help (`brief`: the
+    MCP tool list's, read every turn), and (for HTTP) its aliases."""
+    kw: dict[str, Any] = {"description": p.tool_help if brief else p.help}
     if with_default:
         kw["default"] = default(p)
     if p.kind == "int":
@@ -95,12 +95,14 @@ def tool_signature(request: type[_Request], returns: Any) -> inspect.Signature:
         kind, given = annotation(p), inspect.Parameter.empty if p.required else default(p)
         if p.kind in LISTS:  # [] rather than null: the schema a model reads every turn, shorter
             kind, given = list[_item(p)], []  # type: ignore[misc]  # built from the declaration
+        elif p.renamed:  # an old name is still read, never offered
+            kind = Literal[p.choices]
         params.append(
             inspect.Parameter(
                 p.name,
                 inspect.Parameter.KEYWORD_ONLY,
                 default=given,
-                annotation=Annotated[kind, field(p, alias=False, with_default=False)],
+                annotation=Annotated[kind, field(p, alias=False, with_default=False, brief=True)],
             )
         )
     return inspect.Signature(params, return_annotation=returns)

@@ -37,7 +37,7 @@ def marked(text: str, stems: frozenset[str]) -> Markup:
     (overlapping character grams of one stretch marked once)."""
     if not stems:
         return escape(text)
-    lang = getattr(stems, "lang", None)
+    lang = stems.lang if isinstance(stems, QueryStems) else None
     runs: list[list[int]] = []
     for start, end, term in spans(text, lang):  # the terms the index holds
         if term in stems:
