@@ -76,12 +76,17 @@ def _model() -> Any:
         ) from e
 
 
-def script_of(text: str) -> str | None:
-    """The script most of the text's letters are written in, or None without letters."""
+def _counts(text: str) -> dict[str, int]:
+    """Letters per script (Han counted with kana where there is kana: Japanese)."""
     counts = {s: len(rx.findall(text)) for s, rx in _SCRIPTS.items()}
     if counts["kana"] and counts["hani"]:  # Japanese writes Han between its kana
         counts["kana"] += counts.pop("hani")
-    best = max(counts.items(), key=lambda x: x[1])
+    return counts
+
+
+def script_of(text: str) -> str | None:
+    """The script most of the text's letters are written in, or None without letters."""
+    best = max(_counts(text).items(), key=lambda x: x[1])
     return best[0] if best[1] else None
 
 
@@ -91,29 +96,33 @@ def detect(
     """The language of `text` as an ISO 639-1 code (or fastText's code where there is none),
     None when its words do not say (no letters; a question of acronyms and codes only).
     A question's acronyms and words with digits say nothing of the language it is asked in.
-    When the identifier is unsure: the first of `among` (the likely languages, most likely
-    first), else `default` (a chunk's note's language), written in the text's script."""
+    The identifier's best guess among the languages written in a script the text holds (a
+    Russian note's commands may hold more Latin letters than its Russian words); when it is
+    unsure, the first of `among` (the likely languages, most likely first), else `default` (a
+    chunk's note's language), written in a script the text holds."""
     words = WORD.findall(text[:SAMPLE])
     if query:
         words = [w for w in words if not w.isupper() and not any(c.isdigit() for c in w)]
     sample = " ".join(words)
-    script = script_of(sample)
-    if script is None:
+    counts = _counts(sample)
+    script = max(counts.items(), key=lambda x: x[1])[0]
+    if not counts[script]:
         return None
     if script in BY_SCRIPT:
         return BY_SCRIPT[script]
+    present = {s for s, n in counts.items() if n}
     labels, probs = _model().predict(sample, k=GUESSES)
     guesses = [
         (str(label).removeprefix("__label__"), float(p))
         for label, p in zip(labels, probs, strict=True)
     ]
-    fits = [(lang, p) for lang, p in guesses if SCRIPT_OF.get(lang, "latn") == script]
+    fits = [(lang, p) for lang, p in guesses if SCRIPT_OF.get(lang, "latn") in present]
     if not fits:
         return {"cyrl": "ru", "arab": "ar", "deva": "hi", "beng": "bn"}.get(script, "en")
     lang, p = fits[0]
     if p < UNSURE:
         for other in (*among, *([default] if default else [])):
-            if SCRIPT_OF.get(other, "latn") == script:
+            if SCRIPT_OF.get(other, "latn") in present:
                 return other
     return lang
 
