@@ -189,7 +189,8 @@ def test_bad_files_in_cli_status_and_logs(bad_root: Path, tmp_path: Path):
     out = subprocess.run(
         [*run, "search", str(bad_root / "bad"), "axolotl"], env=env, capture_output=True, text=True
     )
-    assert "'bad/new\\nline.md':3" in out.stdout  # one line per hit, the newline escaped, quoted
+    assert "bad/new\\nline.md:3" in out.stdout  # one line per hit, the newline escaped
+    assert "'bad/" not in out.stdout  # the one form: no shell quotes
 
 
 def test_skips_are_logged(bad_root: Path, tmp_path: Path, caplog):
