@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import random
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -284,8 +285,24 @@ def test_100k_tiny_notes(tmp_path: Path):
 AS_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable)
 
 
+def closed_to_others(*paths: Path) -> Path | None:
+    """The first folder on the way to one of `paths` that other users cannot enter (no x bit
+    for others: a 0700 home or temp folder), None when every one is open."""
+    for path in paths:
+        for folder in [*reversed(path.parents), path]:
+            try:
+                mode = folder.stat().st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+                return folder
+    return None
+
+
 def _nobody_can_run_memo(work: Path) -> str | None:
-    """Why the unprivileged part cannot run here, or None when it can."""
+    """Why the unprivileged part cannot run here, in one sentence, or None when it can."""
+    import memo
+
     if os.geteuid() != 0:
         return "not root: chmod 000 already stops us (covered by the plain test below)"
     if not shutil.which("setpriv"):
@@ -296,9 +313,16 @@ def _nobody_can_run_memo(work: Path) -> str | None:
         text=True,
         cwd=work,
     )
-    if probe.returncode != 0:
-        return f"the venv is not readable by nobody: {probe.stderr.strip()[-200:]}"
-    return None
+    if probe.returncode == 0:
+        return None
+    uses = [Path(sys.prefix), Path(sys.executable).resolve().parent, Path(memo.__file__).parent]
+    uses += [Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    closed = closed_to_others(*uses)
+    if closed is not None:
+        mode = oct(closed.stat().st_mode & 0o777)[2:]
+        return f"user nobody cannot enter {closed} (mode {mode}), where this Python or memo lives"
+    said = [line for line in probe.stderr.splitlines() if line.strip()]
+    return f"memo does not import as user nobody: {said[-1] if said else probe.returncode}"
 
 
 def test_unreadable_files_and_folders(tmp_path: Path):
@@ -428,3 +452,16 @@ def test_a_note_mostly_not_utf8_is_skipped_as_binary_with_the_reason(tmp_path: P
     assert "c/noise.md is binary: " in shown.output and "not UTF-8 text" in shown.output
     short = CliRunner().invoke(cli, ["show", str(c / "short.md"), "--no-server"])
     assert short.exit_code == 0, short.output
+
+
+def test_the_reason_nobody_cannot_run_memo_is_one_sentence_naming_the_folder(tmp_path: Path):
+    """Issue 50, item 6: the skip printed the tail of a traceback; a folder closed to others
+    on the way to memo (a 0700 temp folder) is named instead."""
+    closed = tmp_path / "private"
+    inner = closed / "venv" / "bin"
+    inner.mkdir(parents=True)
+    closed.chmod(0o700)
+    above = closed_to_others(tmp_path)  # pytest's own base folder is 0700 when root runs it
+    assert closed_to_others(inner) == (above or closed)
+    closed.chmod(0o755)
+    assert closed_to_others(inner) == above
