@@ -31,8 +31,8 @@ def confine(root: Path, target: str | os.PathLike[str] | None) -> Path:
     raw = str(target)
     if "\x00" in raw:
         raise TargetError("path contains a NUL byte")
-    raw, found = _spelled(root, raw)
-    if not found and ("\\" in raw or re.match(r"^[A-Za-z]:([\\/]|$)", raw)):
+    raw = _spelled(root, raw)  # `a\nb.md` as memo prints a name holding a newline: that name
+    if "\\" in raw or re.match(r"^[A-Za-z]:([\\/]|$)", raw):
         raise TargetError(
             f"{raw} looks like a Windows path",
             "Use forward slashes and a path relative to the library root, e.g. work/jira.",
@@ -63,18 +63,18 @@ def _full(root: Path, text: str) -> Path:
     return p if p.is_absolute() else root / p
 
 
-def _spelled(root: Path, raw: str) -> tuple[str, bool]:
+def _spelled(root: Path, raw: str) -> str:
     """The first of the forms memo prints a path in (printable.readings: as given, without a
-    shell's quotes, without `shown`'s escapes) that names something here, and True; `raw`
-    and False when none does."""
+    shell's quotes, without `shown`'s escapes) that names something here; `raw` when none
+    does."""
     for text in readings(raw):
         try:
             full = _full(root, text)
             if full.exists() or _same_text(full).exists():
-                return text, True
+                return text
         except (OSError, ValueError):  # too long a name; a character no file name holds
             continue
-    return raw, False
+    return raw
 
 
 def _same_text(path: Path) -> Path:
