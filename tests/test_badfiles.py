@@ -5,7 +5,9 @@ rest of the library. Lexical only (no model) to stay fast: the model plays no pa
 from __future__ import annotations
 
 import os
+import random
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -31,6 +33,11 @@ PYOBJ = "!!python/object/apply:os.system ['touch {canary}']\n"
 DEEP = "[" * 20_000 + "]" * 20_000 + "\n"
 
 
+def noise(n: int, seed: int = 50) -> bytes:
+    """`n` random bytes, none of them NUL: no text, though nothing says so at a glance."""
+    return bytes(b % 255 + 1 for b in random.Random(seed).randbytes(n))
+
+
 def build(root: Path) -> None:
     """A library holding every kind of bad file next to good notes."""
     pyobj = PYOBJ.format(canary=root.parent / "memo-pwned")
@@ -40,6 +47,7 @@ def build(root: Path) -> None:
     (c / "good.md").write_text("# Good\n\nthe sentinel word zanzibar lives here\n")
     (c / "binary.md").write_bytes(os.urandom(4096) + b"\x00\x00" + os.urandom(4096))
     (c / "latin1.md").write_bytes(b"# Caf\xe9\n\ncr\xe8me br\xfbl\xe9e recipe marzipan\n")
+    (c / "noise.md").write_bytes(noise(8192 * 2))  # random bytes without a NUL
     (c / "nul-late.md").write_bytes(b"# Late NUL\n\n" + b"x " * 5000 + b"\x00 nulword\n")
     with open(c / "huge.md", "wb") as f:  # 200 MB, sparse: costs no disk and is never read
         f.truncate(200 * 1024 * 1024)
@@ -126,6 +134,7 @@ def test_every_bad_kind_is_reported_and_the_rest_indexes(bad_root: Path, tmp_pat
     why = {s["path"]: s["why"] for s in status["skipped"]}
     expect = {
         "bad/binary.md": "binary",
+        "bad/noise.md": "binary: 5",  # "binary: 56% of its first 8,192 bytes are not UTF-8 …"
         "bad/huge.md": "too large",
         "bad/loop1.md": "symlink loop",
         "bad/loop2.md": "symlink loop",
@@ -185,11 +194,13 @@ def test_bad_files_in_cli_status_and_logs(bad_root: Path, tmp_path: Path):
     assert "meta-huge  [broken: not indexed]" in st.stdout
     assert "skipped bad/huge.md: too large" in st.stdout
     assert "skipped bad/binary.md: binary" in st.stdout
+    assert "skipped bad/noise.md: binary: " in st.stdout and "not UTF-8 text" in st.stdout
     assert "meta-pyobj/_meta.yaml" in st.stderr
     out = subprocess.run(
         [*run, "search", str(bad_root / "bad"), "axolotl"], env=env, capture_output=True, text=True
     )
-    assert "'bad/new\\nline.md':3" in out.stdout  # one line per hit, the newline escaped, quoted
+    assert "bad/new\\nline.md:3" in out.stdout  # one line per hit, the newline escaped
+    assert "'bad/" not in out.stdout  # the one form: no shell quotes
 
 
 def test_skips_are_logged(bad_root: Path, tmp_path: Path, caplog):
@@ -206,7 +217,7 @@ def test_every_skip_kind_has_one_wording_and_failures_are_kinds():
 
     kinds = {v for k, v in vars(skips).items() if k.isupper() and isinstance(v, str) and v}
     assert kinds == set(skips.MESSAGES)
-    facts = {"size": 2, "limit": 1, "error": "Permission denied"}
+    facts = {"size": 2, "limit": 1, "error": "Permission denied", "why": "NUL bytes"}
     words = {k: skips.Skip.of(k, **facts).why for k in kinds}
     assert len(set(words.values())) == len(kinds) and all("{" not in w for w in words.values())
     assert {k for k in kinds if skips.Skip(k, words[k]).failed} == {
@@ -274,8 +285,24 @@ def test_100k_tiny_notes(tmp_path: Path):
 AS_NOBODY = ("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable)
 
 
+def closed_to_others(*paths: Path) -> Path | None:
+    """The first folder on the way to one of `paths` that other users cannot enter (no x bit
+    for others: a 0700 home or temp folder), None when every one is open."""
+    for path in paths:
+        for folder in [*reversed(path.parents), path]:
+            try:
+                mode = folder.stat().st_mode
+            except OSError:
+                continue
+            if stat.S_ISDIR(mode) and not mode & stat.S_IXOTH:
+                return folder
+    return None
+
+
 def _nobody_can_run_memo(work: Path) -> str | None:
-    """Why the unprivileged part cannot run here, or None when it can."""
+    """Why the unprivileged part cannot run here, in one sentence, or None when it can."""
+    import memo
+
     if os.geteuid() != 0:
         return "not root: chmod 000 already stops us (covered by the plain test below)"
     if not shutil.which("setpriv"):
@@ -286,9 +313,16 @@ def _nobody_can_run_memo(work: Path) -> str | None:
         text=True,
         cwd=work,
     )
-    if probe.returncode != 0:
-        return f"the venv is not readable by nobody: {probe.stderr.strip()[-200:]}"
-    return None
+    if probe.returncode == 0:
+        return None
+    uses = [Path(sys.prefix), Path(sys.executable).resolve().parent, Path(memo.__file__).parent]
+    uses += [Path(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    closed = closed_to_others(*uses)
+    if closed is not None:
+        mode = oct(closed.stat().st_mode & 0o777)[2:]
+        return f"user nobody cannot enter {closed} (mode {mode}), where this Python or memo lives"
+    said = [line for line in probe.stderr.splitlines() if line.strip()]
+    return f"memo does not import as user nobody: {said[-1] if said else probe.returncode}"
 
 
 def test_unreadable_files_and_folders(tmp_path: Path):
@@ -383,3 +417,51 @@ def test_an_index_counts_every_note_it_says_it_skipped(tmp_path: Path, monkeypat
     monkeypatch.delenv("MEMO_ROOT", raising=False)
     out = CliRunner().invoke(cli, ["index", str(root)])
     assert "nothing to do: 1 collections, 1 files up to date, 2 skipped (above)" in out.output
+
+
+def test_a_note_mostly_not_utf8_is_skipped_as_binary_with_the_reason(tmp_path: Path, monkeypatch):
+    """Issue 50, item 6: random bytes without a NUL were indexed as text (chunks 129 -> 148),
+    one decoding warning saying so. Mostly undecodable is binary: skipped, and `memo show`
+    refuses it, each saying why; a note with a few bytes of another encoding is still text."""
+    from click.testing import CliRunner
+
+    from memo.cli import cli
+
+    root = tmp_path / "lib"
+    c = root / "c"
+    c.mkdir(parents=True)
+    (c / "_meta.yaml").write_text("description: text, and what only looks like it\n")
+    (c / "noise.md").write_bytes(noise(20_000))
+    (c / "cp1251.md").write_bytes("Заметка в старой кодировке. ".encode("cp1251") * 40)
+    (c / "latin1.md").write_bytes(b"# Caf\xe9\n\ncr\xe8me br\xfbl\xe9e, cr\xeape, marzipan\n")
+    (c / "short.md").write_bytes(b"\xe9t\xe9\n")  # 2 bytes of 5: too few to be binary
+    lib = lexical_library(root, tmp_path)
+    report = lib.index()
+    said = sorted(w for r in report.reports for w in r.warnings if "skipped" in w)
+    assert len(said) == 2, said
+    for w, name in zip(said, ("cp1251.md", "noise.md"), strict=True):
+        assert w.startswith(f"c/{name}: skipped, binary: ") and "bytes are not UTF-8 text" in w
+        assert "save it as UTF-8" in w
+    assert [h.path for h in lib.search("c", "marzipan", mode="lex").hits] == ["c/latin1.md"]
+    lib.close()
+    monkeypatch.setenv("MEMO_INDEX_DIR", str(tmp_path / "idx"))
+    monkeypatch.setenv("MEMO_EMBEDDER", "none")
+    monkeypatch.delenv("MEMO_ROOT", raising=False)
+    shown = CliRunner().invoke(cli, ["show", str(c / "noise.md"), "--no-server"])
+    assert shown.exit_code == 1
+    assert "c/noise.md is binary: " in shown.output and "not UTF-8 text" in shown.output
+    short = CliRunner().invoke(cli, ["show", str(c / "short.md"), "--no-server"])
+    assert short.exit_code == 0, short.output
+
+
+def test_the_reason_nobody_cannot_run_memo_is_one_sentence_naming_the_folder(tmp_path: Path):
+    """Issue 50, item 6: the skip printed the tail of a traceback; a folder closed to others
+    on the way to memo (a 0700 temp folder) is named instead."""
+    closed = tmp_path / "private"
+    inner = closed / "venv" / "bin"
+    inner.mkdir(parents=True)
+    closed.chmod(0o700)
+    above = closed_to_others(tmp_path)  # pytest's own base folder is 0700 when root runs it
+    assert closed_to_others(inner) == (above or closed)
+    closed.chmod(0o755)
+    assert closed_to_others(inner) == above

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -57,7 +58,8 @@ def test_a_dry_run_writes_nothing_then_yes_writes_only_metas_and_the_marker(
     dry = run("init", str(vault), monkeypatch=monkeypatch, cwd=tmp_path)
     assert dry.exit_code == 0, dry.output
     assert "dry run: nothing written" in dry.output and "--yes" in dry.output
-    assert f"'{SYNC}'" in dry.output  # a path a shell would split is quoted
+    assert f"  new  {SYNC} " in dry.output  # a path people read: as it is, unquoted
+    assert f"`memo init {shlex.quote(str(vault))} --yes`" in dry.output  # a command: quoted
     assert tree(tmp_path) == before
     done = run("init", str(vault), "--yes", "--json", monkeypatch=monkeypatch, cwd=tmp_path)
     assert done.exit_code == 0, done.output
@@ -115,7 +117,7 @@ def test_two_commands_from_a_bare_vault_to_the_first_answer(vault, tmp_path, mon
     assert shown.exit_code == 0 and json.loads(shown.output)["cite"] == top["cite"]
     status = run("status", str(vault), monkeypatch=monkeypatch, cwd=tmp_path)
     assert "drafted by memo: review it" in status.output
-    line = next(x for x in status.output.splitlines() if x.startswith(f"'{SYNC}'"))
+    line = next(x for x in status.output.splitlines() if x.startswith(f"{SYNC}  ["))
     assert "languages ru:1.00" in line and "description drafted by memo" in line
 
 

@@ -42,15 +42,17 @@ def test_an_nfd_note_is_found_by_the_nfc_words_people_type(lib):
     assert json.loads(shown.output)["cite"] == top["cite"]
 
 
-def test_text_output_quotes_a_path_a_shell_would_split(lib):
+def test_text_output_prints_a_path_as_it_is_and_show_takes_it_back(lib):
+    """Issue 50: the hit line quoted a path a shell would split, and `memo show` given that
+    text said it does not exist. One form, plain; the old quoted one is still read."""
     out = memo("search", str(lib), "пароль шифрования", "--mode", "lex")
     assert out.exit_code == 0, out.output
     first = out.output.splitlines()[-2]  # the hit's line, before its snippet
-    assert first.startswith(f"'{SYNC}/Настройка синхронизации.md':"), out.output
-    line = first.split(":")[1].split()[0]
-    # pasted back the way a shell reads it (quotes removed), it is a path memo takes
-    again = memo("show", f"{SYNC}/Настройка синхронизации.md:{line}", "--root", str(lib))
-    assert again.exit_code == 0, again.output
+    assert first.startswith(f"{SYNC}/Настройка синхронизации.md:"), out.output
+    where = first.split("  ")[0]
+    for given in (where, f"'{SYNC}/Настройка синхронизации.md':{where.rsplit(':', 1)[1]}"):
+        again = memo("show", given, "--root", str(lib))
+        assert again.exit_code == 0, again.output
 
 
 def test_new_adds_a_meta_to_a_folder_whatever_its_name(tmp_path, monkeypatch):

@@ -18,7 +18,7 @@ from .fields import (
     k_field,
 )
 from .operations import Answer, Operation, _Request, declared
-from .params import LOCATION, Param, check, param, uri_location
+from .params import Param, check, location, param, uri_location
 
 
 class NoteAnswers(Protocol):
@@ -135,12 +135,13 @@ class ReadRequest(_Request):
 
 
 def located(at: Param, given: str, line: int | None) -> tuple[str, int | None, int | None]:
-    """A location read back (every form memo prints: path:line, path:line-end, a note's URI)
-    as a note's path, its first line and the range's last line; RequestError when `line`
-    says otherwise or the range runs backwards."""
+    """A location read back (every form memo prints: path:line, path:line-end, shell-quoted,
+    an MCP hit's place, a note's URI) as a note's path, its first line and the range's last
+    line; RequestError when `line` says otherwise or the range runs backwards. A path without
+    a line is returned as given: the library reads its forms (`targets.confine`)."""
     named = uri_location(given)
     path = given if named is None else named
-    m = LOCATION.match(path)
+    m = location(path)
     if m is None:
         return path, line, None
     path, start = m["path"], int(m["line"])

@@ -42,6 +42,7 @@ from typing import Any
 from urllib.parse import quote, unquote
 
 from .errors import MemoError
+from .printable import readings
 
 
 class RequestError(MemoError):
@@ -84,9 +85,23 @@ _DAY = (  # YYYY-MM-DD of a day that exists (years 1000-2999: the leap years spe
 # a date (a datetime is read as its date), or days, weeks, months (30 days), years ago; or ''
 DATE_PATTERN = f"(?:(?:{_DAY})(?:[T ][^\\x00]*)?|[0-9]{{1,4}}[dwmyDWMY])?"
 # a note's path as memo prints it in a hit: path:line or path:line-end
-LOCATION = re.compile(r"^(?P<path>.+?\.md):(?P<line>\d+)(?:-(?P<end>\d+))?$", re.IGNORECASE)
+LOCATION = re.compile(
+    r"^(?P<path>.+?\.md):(?P<line>\d+)(?:-(?P<end>\d+))?$", re.IGNORECASE | re.DOTALL
+)
+# what an MCP hit adds after its place, `path:38-49 (best 38-42)`: the lines that answer best
+_BEST = re.compile(r"\s+\(best \d+(?:-\d+)?\)$")
 # ... and as a URI (its MCP resource, the `search` tool's urls): memo:// and the path
 URI_SCHEME = "memo://"
+
+
+def location(text: str) -> re.Match[str] | None:
+    """`text` read as `path:line` or `path:line-end` (LOCATION), in any form memo prints one:
+    plain, shell-quoted (`'My notes/A b.md':4`), escaped (printable.readings), or an MCP hit's
+    place with its `(best …)`; None when it is no such location."""
+    for spelled in readings(_BEST.sub("", text)):
+        if m := LOCATION.match(spelled):
+            return m
+    return None
 
 
 def note_uri(path: str) -> str:
@@ -239,7 +254,7 @@ def _form(p: Param, value: str, what: str) -> None:
 
 def _path(p: Param, value: Any) -> str:
     value = _string(p, value).strip()
-    if p.kind == "path" and (m := LOCATION.match(value)):  # a hit's path:line: that note
+    if p.kind == "path" and (m := location(value)):  # a hit's path:line: that note
         value = m["path"]
     return value or (p.default or "")
 

@@ -39,8 +39,9 @@ def search(r: dict[str, Any]) -> None:
     click.echo(f"confidence {r['confidence']} ({CONFIDENCE_WORDS[r['confidence']]})", err=True)
     for h in hits:
         heading = f"  {h['heading']}" if h["heading"] else ""
-        # A file name may hold a newline: print it escaped so `path:line` stays one line.
-        where = f"{quoted(h['path'])}:{h['line']}"
+        # One form on every surface (printable.py): the path plain, a newline in a file name
+        # escaped so `path:line` stays one line; no shell quotes, which `show` would not find.
+        where = f"{shown(h['path'])}:{h['line']}"
         click.echo(click.style(where, bold=True) + heading + f"  ({h['score']:.4f})")
         at = h.get("focus_line", 0), h.get("focus_end_line", 0)
         snippet = " ".join(results.snippet(h["text"], h["line"], *at, SNIPPET).split())
@@ -54,23 +55,23 @@ def why(r: dict[str, Any]) -> None:
     why it is not found."""
     for w in r.get("warnings") or []:
         click.echo(f"warning: {w}", err=True)
-    where = f"{quoted(r['path'])} for {r['query']!r} in {r['within']}"
+    where = f"{shown(r['path'])} for {r['query']!r} in {r['within']}"
     if not r["found"]:
         click.echo(f"{where}: not among the candidates")
     else:
         click.echo(f"{where}: its best section ranks {r['rank']}")
-    shown = r["chunks"][:WHY_SHOWN]
-    for c in shown:
+    listed = r["chunks"][:WHY_SHOWN]
+    for c in listed:
         lex = f"lex #{c['lex_rank']} (bm25 {c['bm25']})" if c["lex_rank"] else "lex -"
         vec = f"vec #{c['vec_rank']} (cosine {c['cosine']})" if c["vec_rank"] else "vec -"
         pending = "; vector pending" if c["pending"] else ""
         click.echo(f"  {c['line']}  {c['heading']}: fused {c['fused_rank']}; {lex}; {vec}{pending}")
-    if len(r["chunks"]) > len(shown):
+    if len(r["chunks"]) > len(listed):
         click.echo(
-            f"  … {len(r['chunks']) - len(shown)} more of its sections further down (--json)"
+            f"  … {len(r['chunks']) - len(listed)} more of its sections further down (--json)"
         )
     for a in r["above"]:
-        click.echo(f"  above it: {quoted(a['path'])}:{a['line']}  {a['heading']}")
+        click.echo(f"  above it: {shown(a['path'])}:{a['line']}  {a['heading']}")
     for reason in r["reasons"]:
         click.echo(f"  why: {reason}")
 
@@ -78,7 +79,7 @@ def why(r: dict[str, Any]) -> None:
 def excerpt(r: dict[str, Any]) -> None:
     click.echo(r["text"])
     more = f", {r['more_lines']} more" if r["more_lines"] else ""
-    span = f"{quoted(r['path'])}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}"
+    span = f"{shown(r['path'])}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}"
     click.echo(f"-- {span} (cite {r['cite']})", err=True)
 
 
@@ -104,11 +105,11 @@ def route(r: dict[str, Any]) -> None:
         name = f"  [{shown(c['name'])}]"
         lang = named_languages(c.get("languages") or {})
         said = f"notes in {lang}, " if lang else ""
-        click.echo(click.style(quoted(c["path"]), bold=True) + f"{name}  ({said}{c['score']:.4f})")
+        click.echo(click.style(shown(c["path"]), bold=True) + f"{name}  ({said}{c['score']:.4f})")
         click.echo(f"    {c['description']}")
         for h in c.get("evidence") or []:
             heading = f"  {h['heading']}" if h["heading"] else ""
-            click.echo(f"    > {quoted(h['path'])}:{h['line']}{heading}")
+            click.echo(f"    > {shown(h['path'])}:{h['line']}{heading}")
             click.echo(f"      {h['text'][:SNIPPET]}")
     for t in (r.get("tree") or [])[:30]:
         click.echo(f"  {t['prefix']}  ({t['collections']} collections)")
@@ -141,7 +142,7 @@ def status(r: dict[str, Any]) -> None:
             state += ", description drafted by memo: review it"
         if c.get("damaged"):
             state = c["damaged"]
-        click.echo(f"{quoted(c['path'])}  [{shown(c['collection'])}]  {state}")
+        click.echo(f"{shown(c['path'])}  [{shown(c['collection'])}]  {state}")
         for s in c.get("skipped", []):
             click.echo(f"    skipped {s['path']}: {s['why']}")
         for x in c.get("excluded", []):
@@ -225,16 +226,16 @@ def init_plan(p: dict[str, Any]) -> None:
     kept = len(p["collections"]) - len(new)
     more = f", {kept} kept as they are" if kept else ""
     click.echo(
-        f"{quoted(p['root'])}: {len(new)} new collections for {p['notes']} notes{more}"
+        f"{shown(p['root'])}: {len(new)} new collections for {p['notes']} notes{more}"
         f" ({p['seconds']:.2f} s)"
     )
-    width = max((len(quoted(c["path"])) for c in p["collections"]), default=1)
+    width = max((len(shown(c["path"])) for c in p["collections"]), default=1)
     for c in p["collections"]:
         what = "kept" if c["kept"] else "new "
         notes = f"{c['notes']:>4} note{'s' if c['notes'] != 1 else ' '}"
         own = " (its own notes)" if c["loose"] else ""
         desc = "a collection already" if c["kept"] else c["description"]
-        click.echo(f"  {what} {quoted(c['path']):<{width}} {notes}{own}  {shown(desc)}")
+        click.echo(f"  {what} {shown(c['path']):<{width}} {notes}{own}  {shown(desc)}")
     left = p.get("left_out") or []
     if left:
         n = sum(x["notes"] for x in left)

@@ -9,6 +9,8 @@ never by the reason's words.
 
 from __future__ import annotations
 
+import codecs
+import re
 from dataclasses import dataclass
 
 # Choices: memo will not index this file as it is.
@@ -27,18 +29,43 @@ FOLDER_UNREADABLE = "folder_unreadable"
 UNKNOWN = ""  # a row of an index built before kinds were stored (rebuilt on its next use)
 
 BINARY_SNIFF = 8192  # bytes read for NUL bytes: a text note has none
+# Characters no text note is made of: bytes that are not UTF-8 (read as surrogate escapes),
+# control characters but tab, newline, vertical tab, form feed and carriage return, and C1.
+_NOT_TEXT = re.compile("[\x01-\x08\x0e-\x1f\x7f-\x9f\udc80-\udcff]")
+NOT_TEXT_SHARE = 1 / 3  # random bytes: about 55%; a Latin-1 note in French: about 5%
+NOT_TEXT_LEAST = 8  # fewer such characters never make a note binary (a short Latin-1 note)
+
+
+def binary_why(data: bytes) -> str | None:
+    """Why a `.md` is no text, None when it is text: NUL bytes at its start, or more than a
+    third of its start not UTF-8 text (random bytes without a NUL were indexed as 148 chunks
+    of noise, one decoding warning saying so). The index skips such a file and `memo show`
+    refuses it, with this reason. A note with a few bytes of another encoding (Latin-1 é) is
+    text: it is read with replacement characters and a warning."""
+    head = data[:BINARY_SNIFF]
+    if b"\x00" in head:
+        return "NUL bytes in a .md file"
+    reader = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+    text = reader.decode(head, final=len(data) <= BINARY_SNIFF)  # a cut character: not counted
+    found = _NOT_TEXT.findall(text)
+    bad = sum(len(c.encode("utf-8", "surrogateescape")) for c in found)  # in bytes
+    if len(found) < NOT_TEXT_LEAST or bad <= len(head) * NOT_TEXT_SHARE:
+        return None
+    return (
+        f"{bad * 100 // len(head)}% of its first {len(head):,} bytes are not UTF-8 text "
+        "(save it as UTF-8 if it is a note)"
+    )
 
 
 def is_binary(data: bytes) -> bool:
-    """The one rule for a `.md` that is no text: NUL bytes at its start (the index skips it,
-    `memo show` refuses it)."""
-    return b"\x00" in data[:BINARY_SNIFF]
+    """The one rule for a `.md` that is no text (`binary_why`)."""
+    return binary_why(data) is not None
 
 
 MESSAGES = {
     TOO_LARGE: "too large: {size} bytes > limit {limit} (MEMO_MAX_FILE_BYTES)",
     GREW: "too large: grew past the limit {limit} bytes while being read (MEMO_MAX_FILE_BYTES)",
-    BINARY: "binary: NUL bytes in a .md file",
+    BINARY: "binary: {why}",
     NOT_REGULAR: "not a regular file (FIFO, socket or device)",
     BAD_NAME: "file name is not valid UTF-8: rename the file",
     BROKEN_LINK: "broken symlink or symlink loop",

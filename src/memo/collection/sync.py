@@ -317,8 +317,8 @@ class Syncer:
             self.report.touched += 1
             self.report.files.append(("touched", self.site.root_path(path)))
             return None
-        if skips.is_binary(data):
-            return self._skip(path, st, Skip.of(skips.BINARY))
+        if why := skips.binary_why(data):
+            return self._skip(path, st, Skip.of(skips.BINARY, why=why))
         return self._chunked(path, st, file_hash, data, old is None)
 
     def _chunked(

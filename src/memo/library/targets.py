@@ -23,6 +23,7 @@ from ..errors import (
     OutsideLibraryError,
     TargetError,
 )
+from ..printable import readings
 from ..roots import WHOLE
 from ..search.legs import Scope
 from .collections import Collections
@@ -36,16 +37,13 @@ def confine(root: Path, target: str | os.PathLike[str] | None) -> Path:
     raw = str(target)
     if "\x00" in raw:
         raise TargetError("path contains a NUL byte")
+    raw = _spelled(root, raw)  # `a\nb.md` as memo prints a name holding a newline: that name
     if "\\" in raw or re.match(r"^[A-Za-z]:([\\/]|$)", raw):
         raise TargetError(
             f"{raw} looks like a Windows path",
             "Use forward slashes and a path relative to the library root, e.g. work/jira.",
         )
-    try:
-        p = Path(raw).expanduser()
-    except RuntimeError:  # `~name` where no user has that name: a file name like any other
-        p = Path(raw)
-    full = p if p.is_absolute() else root / p
+    full = _full(root, raw)
     try:
         if not full.exists():  # typed in NFC, written by macOS in NFD (or the other way round)
             full = _same_text(full)
@@ -60,6 +58,29 @@ def confine(root: Path, target: str | os.PathLike[str] | None) -> Path:
         raise NotFoundError(f"{shown} cannot name a file here: {e.strerror or e}") from None
     # Keep the root's spelling (not the resolved one) so relative paths stay readable.
     return root / real.relative_to(root_real)
+
+
+def _full(root: Path, text: str) -> Path:
+    """A path as typed, absolute: `~` expanded, a relative one read from the root."""
+    try:
+        p = Path(text).expanduser()
+    except RuntimeError:  # `~name` where no user has that name: a file name like any other
+        p = Path(text)
+    return p if p.is_absolute() else root / p
+
+
+def _spelled(root: Path, raw: str) -> str:
+    """The first of the forms memo prints a path in (printable.readings: as given, without a
+    shell's quotes, without `shown`'s escapes) that names something here; `raw` when none
+    does."""
+    for text in readings(raw):
+        try:
+            full = _full(root, text)
+            if full.exists() or _same_text(full).exists():
+                return text
+        except (OSError, ValueError):  # too long a name; a character no file name holds
+            continue
+    return raw
 
 
 def _same_text(path: Path) -> Path:

@@ -69,9 +69,9 @@ def text_lines(path: Path, rel: str) -> list[str]:
     """A note's lines to show someone; NotFoundError for a `.md` that is binary (its bytes would
     reach a terminal as they are)."""
     data = path.read_bytes()[:MAX_READ_BYTES]
-    if skips.is_binary(data):
+    if why := skips.binary_why(data):
         raise NotFoundError(
-            f"{rel} is {skips.MESSAGES[skips.BINARY]}: memo does not print it",
+            f"{rel} is {skips.Skip.of(skips.BINARY, why=why).why}: memo does not print it",
             "memo reads text notes; open that file with the program that wrote it.",
         )
     return decode(data)[0].split("\n")

@@ -14,6 +14,7 @@ import re
 import time
 from typing import Any
 
+from ..printable import shown
 from ..search import results
 from ..skill import named_languages
 
@@ -120,7 +121,7 @@ def search_text(r: dict[str, Any], limit: int | None = None) -> str:
     for i, h in enumerate(hits, 1):
         heading = f"  [{h['heading']}]" if h["heading"] else ""
         span = f"{h['line']}-{h['end_line']}" if h.get("end_line", 0) > h["line"] else h["line"]
-        line = f"{i}. {h['path']}:{span}{focused(h)}{heading}  score {h['score']:.4f}"
+        line = f"{i}. {shown(h['path'])}:{span}{focused(h)}{heading}  score {h['score']:.4f}"
         line += f"  cite {h['cite']}"
         why = f"\n   {results.explain_line(h['explain'])}" if h.get("explain") else ""
         blocks.append(f"{line}\n   {snippet_of(h)}{why}")
@@ -164,9 +165,10 @@ def get_text(r: dict[str, Any], limit: int | None = None) -> str:
 
 def _excerpt_head(r: dict[str, Any]) -> str:
     if r["end_line"] < r["line"] and r["more_lines"]:  # of several: no max_tokens was left
-        return f"{r['path']}:{r['line']}: not read, max_tokens was spent (read it from here)"
+        return f"{shown(r['path'])}:{r['line']}: not read, max_tokens was spent (read it from here)"
     more = f", {r['more_lines']} more lines from {r['next_line']}" if r["more_lines"] else ""
-    return f"{r['path']}:{r['line']}-{r['end_line']} of {r['total_lines']}{more}; cite {r['cite']}"
+    where = f"{shown(r['path'])}:{r['line']}-{r['end_line']}"
+    return f"{where} of {r['total_lines']}{more}; cite {r['cite']}"
 
 
 def route_text(r: dict[str, Any], limit: int | None = None) -> str:
@@ -176,11 +178,11 @@ def route_text(r: dict[str, Any], limit: int | None = None) -> str:
     for i, c in enumerate(cols, 1):
         lang = named_languages(c.get("languages") or {})
         said = f"notes in {lang}; " if lang else ""
-        lines = [f"{i}. {c['path']}  — {c['description']}  ({said}score {c['score']:.4f})"]
+        lines = [f"{i}. {shown(c['path'])}  — {c['description']}  ({said}score {c['score']:.4f})"]
         for h in c.get("evidence") or []:
             heading = f"  [{h['heading']}]" if h["heading"] else ""
             text = h["text"][:SNIPPET_CHARS]
-            lines.append(f"   best hit: {h['path']}:{h['line']}{heading}  {text}")
+            lines.append(f"   best hit: {shown(h['path'])}:{h['line']}{heading}  {text}")
         blocks.append("\n".join(lines))
     if cols:
         tail = [
@@ -197,10 +199,10 @@ def status_text(r: dict[str, Any], limit: int | None = None) -> str:
     lines = [f"root: {r['root']}"]
     for c in r["collections"]:
         if not c["indexed"]:
-            lines.append(f"{c['path']}  not indexed yet ({c['files_on_disk']} notes)")
+            lines.append(f"{shown(c['path'])}  not indexed yet ({c['files_on_disk']} notes)")
             continue
         lines.append(
-            f"{c['path']}  {c['files']} files, {c['chunks']} chunks, "
+            f"{shown(c['path'])}  {c['files']} files, {c['chunks']} chunks, "
             f"{c['stale']} changed since indexing, last indexed {_ago(c['last_indexed'])}"
         )
         for s in c.get("skipped", []):
@@ -237,7 +239,7 @@ WHY_SHOWN = 5  # a note's candidate sections memo_why's text lists
 
 def why_text(r: dict[str, Any], limit: int | None = None) -> str:
     """`memo_why`: where the note ranks, each of its candidate sections, what stood above."""
-    head = [f'{r["path"]} for "{r["query"]}" in {r["within"]}:']
+    head = [f'{shown(r["path"])} for "{r["query"]}" in {r["within"]}:']
     if r["found"]:
         head[0] += f" its best section ranks {r['rank']}"
     else:
@@ -252,7 +254,7 @@ def why_text(r: dict[str, Any], limit: int | None = None) -> str:
     ]
     if len(r["chunks"]) > WHY_SHOWN:
         blocks.append(f"… {len(r['chunks']) - WHY_SHOWN} more of its sections further down")
-    above = [f"above it: {a['path']}:{a['line']}  [{a['heading']}]" for a in r["above"]]
+    above = [f"above it: {shown(a['path'])}:{a['line']}  [{a['heading']}]" for a in r["above"]]
     tail = above + [f"why: {x}" for x in r["reasons"]]
     tail += [f"warning: {w}" for w in r.get("warnings") or []]
     return bounded(head, blocks, tail, limit)
@@ -264,7 +266,7 @@ def related_lines(r: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
     counts = ", ".join(f"{len(r[n])} {n}" for n in ("links", "backlinks", "similar", "unresolved"))
     section = r.get("section")
     part = f" (lines {section[0]}-{section[1]})" if section else ""
-    head = [f"{r['path']}{part}: {counts}"]
+    head = [f"{shown(r['path'])}{part}: {counts}"]
     blocks: list[str] = []
     if r["links"]:
         blocks.append("links (the notes it links to; the line here in parentheses):")
@@ -274,21 +276,23 @@ def related_lines(r: dict[str, Any]) -> tuple[list[str], list[str], list[str]]:
             how = f", {x['kind']}" if x["kind"] != "wikilink" else ""
             how += ", by an alias Obsidian does not resolve" if x["by"] == "alias" else ""
             how += ", this note" if x["by"] == "self" else ""
-            blocks.append(f"- {x['path']}:{x['line']}{at}  (line {x['from_line']}{more}{how})")
+            blocks.append(
+                f"- {shown(x['path'])}:{x['line']}{at}  (line {x['from_line']}{more}{how})"
+            )
     if r["backlinks"]:
         blocks.append("backlinks (the notes linking here, at the line of the link):")
         for x in r["backlinks"]:
             more = f"  ({x['times']} links)" if x["times"] > 1 else ""
-            blocks.append(f"- {x['path']}:{x['line']}{more}  {x['text']}")
+            blocks.append(f"- {shown(x['path'])}:{x['line']}{more}  {x['text']}")
     if r["similar"]:
         blocks.append("similar (the notes nearest it in meaning, at their nearest section):")
         for x in r["similar"]:
-            blocks.append(f"- {x['path']}:{x['line']}  {x['score']:.3f}  {x['heading']}")
+            blocks.append(f"- {shown(x['path'])}:{x['line']}  {x['score']:.3f}  {x['heading']}")
     if r["unresolved"]:
         blocks.append("unresolved (its links that open no note):")
         for x in r["unresolved"]:
             at = f"#{x['heading']}" if x["heading"] else ""
-            blocks.append(f"- {x['path']}:{x['line']}  [[{x['target']}{at}]]")
+            blocks.append(f"- {shown(x['path'])}:{x['line']}  [[{x['target']}{at}]]")
     tail = []
     b = r.get("budget")
     if b and b["dropped"]:
