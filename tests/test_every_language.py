@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memo.collection.langid import detect, name, script_of
-from memo.collection.lexical import query_terms, terms
+from memo.collection.lexical import query_forms, query_terms, terms
 from memo.config import Settings
 from memo.library import Library
 from memo.search.languages import translate_warning
@@ -82,6 +82,16 @@ def test_each_language_is_stemmed_by_its_own_rule_and_other_scripts_by_theirs():
         *terms("Tesla", "de"),
         *terms("Motoren", "de"),
     ]
+
+
+def test_a_word_takes_the_form_of_every_language_the_notes_are_written_in():
+    # a short question told in one language may search notes stemmed in another
+    forms = query_forms("Wechselstrommotoren", "en", ("de", "en"))
+    assert forms == [(terms("Wechselstrommotoren", "en")[0], terms("Wechselstrommotoren", "de")[0])]
+    assert query_forms("特斯拉", "zh", ("en",)) == [("特斯",), ("斯拉",)]  # grams have one form
+    assert [f[0] for f in query_forms("Wann erfand Tesla?", "de", ("en",))] == query_terms(
+        "Wann erfand Tesla?", "de"
+    )
 
 
 def test_the_warning_names_any_pair_of_languages():

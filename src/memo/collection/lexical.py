@@ -180,16 +180,29 @@ def dominant(cyr: int, lat: int) -> str | None:
 def query_terms(query: str, lang: str | None = None) -> list[str]:
     """The distinct terms a query searches for, read as language `lang` (the question's):
     function words dropped unless that is all."""
+    return [forms[0] for forms in query_forms(query, lang)]
+
+
+def query_forms(
+    query: str, lang: str | None = None, others: tuple[str, ...] = ()
+) -> list[tuple[str, ...]]:
+    """`query_terms(query, lang)`, each with the other stems its word takes in the `others`
+    languages: (term, *alternatives). The index stems a chunk by its own language, which a
+    short question's words may not be told in: the search takes the form the index holds."""
     pieces = _PIECE.findall(normalize("NFC", query).lower())
     words = [w for _, _, w in pieces if w]
     content = {w for w in words if w.replace("ё", "е") not in STOPWORDS} or set(words)
-    seen: dict[str, None] = {}
+    seen: dict[str, tuple[str, ...]] = {}
     for cjk, thai, word in pieces:
         if word and word not in content:
             continue
-        got = _grams(cjk, BIGRAM) if cjk else _grams(thai, TRIGRAM) if thai else [stem(word, lang)]
-        for t in got:
-            seen.setdefault(t, None)
+        if cjk or thai:
+            for t in _grams(cjk, BIGRAM) if cjk else _grams(thai, TRIGRAM):
+                seen.setdefault(t, (t,))
+        else:
+            t = stem(word, lang)
+            alts = dict.fromkeys(stem(word, o) for o in others)
+            seen.setdefault(t, (t, *(x for x in alts if x != t)))
         if len(seen) >= _MAX_QUERY_TERMS:
             break
-    return list(seen)[:_MAX_QUERY_TERMS]
+    return list(seen.values())[:_MAX_QUERY_TERMS]

@@ -21,7 +21,7 @@ from ..collection import queries
 from ..collection.collection import Collection
 from ..collection.filters import Filter
 from ..collection.langid import detect
-from ..collection.lexical import query_terms
+from ..collection.lexical import query_forms
 from ..collection.lexical import terms as stems
 from ..collection.queries import Postings
 from ..collection.store import IndexStore
@@ -223,12 +223,13 @@ def gather(
     """
     said = words.phrasings()
     lexical = mode in ("hybrid", "lex")
-    langs = [detect(p.text, query=True, among=reader.scope.languages) for p in said]
-    terms = [
-        query_terms(p.lexical, lang) if lexical else []
+    among = reader.scope.languages
+    langs = [detect(p.text, query=True, among=among) for p in said]
+    forms = [
+        query_forms(p.lexical, lang, among) if lexical else []
         for p, lang in zip(said, langs, strict=True)
     ]
-    union = list(dict.fromkeys(t for ts in terms for t in ts))
+    union = list(dict.fromkeys(t for fs in forms for f in fs for t in f))
     want_vec = mode in ("hybrid", "vec") and bool(words.query.strip())
     embedded: list[list[np.ndarray] | None] = []
 
@@ -253,6 +254,10 @@ def gather(
             reader.matrices[i] = share.matrix
         shares.append(share)
     vecs = embedded[0] if embedded else None
+    df = Counter[str]()
+    for s in shares:
+        df.update(s.df)
+    terms = [_known_forms(fs, df) for fs in forms]
     any_vectors = any(s.has_vec for s in shares)
     waiting = any(s.debt[0] and s.debt[1] == s.debt[0] for s in shares)
     if want_vec and not any_vectors and not waiting:
@@ -268,6 +273,13 @@ def gather(
         )
         for j, p in enumerate(said)
     ]
+
+
+def _known_forms(forms: list[tuple[str, ...]], df: Counter[str]) -> list[str]:
+    """Each word's term in the question's language, or the first of its other forms the
+    scope's index holds when it holds not that one (lexical.query_forms)."""
+    out = [next((t for t in f if df[t]), f[0]) for f in forms]
+    return list(dict.fromkeys(out))
 
 
 def _embed(reader: Reader, vectors: QueryVectors, said: list[Phrasing]) -> list[np.ndarray] | None:
