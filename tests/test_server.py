@@ -83,14 +83,16 @@ def server_env(index_dir: Path) -> dict[str, str]:
 
 
 class Server:
-    def __init__(self, root: Path, index_dir: Path, *extra: str) -> None:
+    def __init__(
+        self, root: Path, index_dir: Path, *extra: str, env: dict[str, str] | None = None
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "memo", "serve", str(root), "--port", str(self.port)]
             + list(extra)
             + ["--log-level", "warning"],
-            env=server_env(index_dir),
+            env=env or server_env(index_dir),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

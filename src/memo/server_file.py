@@ -26,6 +26,11 @@ from typing import Any
 from .caches import library_files
 from .config import Settings
 
+# The header a one-shot command's delegated request carries (cli/delegate.py): answer it as
+# that process would have answered in-process, with the engine a one-shot job runs
+# (server/service.py `Service.one_shot`).
+ONE_SHOT_HEADER = "x-memo-one-shot"
+
 
 def paths(root: Path, settings: Settings) -> list[Path]:
     return library_files(root, settings, "server")

@@ -48,7 +48,8 @@ def ask(
     state = server_file.find(root, settings)
     if state is None or state.get("version") != __version__:
         return None
-    headers = {"content-type": "application/json"}
+    # answered as this process would answer in-process: with a one-shot job's engine
+    headers = {"content-type": "application/json", server_file.ONE_SHOT_HEADER: "1"}
     if state.get("token"):
         if not settings.token:
             _notice("the running memo serve wants a token (MEMO_TOKEN); answering here")

@@ -250,17 +250,8 @@ class Library:
         flt = Filter.make(req.tags, req.since, req.until)  # bad dates fail before any work
         scope = self.scope(req.path)
         warnings = req.warnings() + self._broken_warnings(scope.target)
-        depth = max(CANDIDATES, 2 * req.k)
-        routed = None
-        if req.route is not None and len(scope.parts) == 1 and scope.parts[0][1]:
-            routed = [scope.parts[0][0].rel]  # one note or sub-folder: nothing to route
-        if req.route is None or routed is not None:
-            fresh, caught = self._catch_up(scope.parts, scope.target)
-            ranking = self._rank(scope, req, depth, flt)
-        else:
-            ranking, fresh, caught, routed, more = self._routed(scope, req, depth, flt)
-            warnings += [w for w in more if w not in warnings]
-        warnings += [w for w in caught + ranking.warnings if w not in warnings]
+        ranking, fresh, caught, routed, more = self._ranked(scope, req, flt)
+        warnings += [w for w in more + caught + ranking.warnings if w not in warnings]
         if said := self._language_warning(Words.of(req), [c for c, _ in ranking.parts()]):
             warnings.append(said)
         diverse = req.k >= DIVERSITY_MIN_K if req.diverse is None else req.diverse
@@ -309,6 +300,23 @@ class Library:
         for warning in caught:
             ranking.reader.note(warning)
         return ranking
+
+    def _ranked(
+        self, scope: Scope, req: SearchRequest, flt: Filter | None
+    ) -> tuple[Ranking, dict[str, Freshness], list[str], list[str] | None, list[str]]:
+        """The ranking a search reads its hits from, and `memo why` its places: the scope
+        caught up and ranked once, or with `route` the routed collections (`_routed`). One
+        path for both, so a note's place in `why` is its hit's in `search --explain`.
+        Returns (ranking, freshness, catch-up warnings, routed collections, route warnings)."""
+        depth = max(CANDIDATES, 2 * req.k)
+        if req.route is not None and len(scope.parts) == 1 and scope.parts[0][1]:
+            routed = [scope.parts[0][0].rel]  # one note or sub-folder: nothing to route
+        elif req.route is not None:
+            return self._routed(scope, req, depth, flt)
+        else:
+            routed = None
+        fresh, caught = self._catch_up(scope.parts, scope.target)
+        return self._rank(scope, req, depth, flt), fresh, caught, routed, []
 
     def _rank(self, scope: Scope, req: SearchRequest, depth: int, flt: Filter | None) -> Ranking:
         return rank(scope, Words.of(req), req.mode, self._vectors, depth, flt)
@@ -388,26 +396,35 @@ class Library:
         out = WhyResult(rel, req.query, scope.target, warnings=req.warnings())
         owner = self._colls.owner(full)
         coll = self._colls.at(owner) if owner is not None else None
-        at = searched_at(scope, coll, full)
-        routed = None
-        if req.route is not None and at is not None:
-            chosen = RouteRequest.make(req.query, k=req.route, also=req.also)
-            routed = route_by_evidence(self._colls, self._vectors, chosen).order[: req.route]
-        if at is None or (routed is not None and coll is not None and coll.rel not in routed):
-            out.reasons.append(why_outside(self.root, coll, full, routed))
+        if searched_at(scope, coll, full) is None:
+            out.reasons.append(why_outside(self.root, coll, full, None))
             return out
         assert coll is not None
         if rule := left_out(self.root, coll, full):
             out.reasons.append(rule)
             return out
         out.collection = coll.name
-        _, caught = self._catch_up(scope.parts, scope.target)
+        # the search's own request and ranking (its depth, route, catch-up), not one of why's
         ask = SearchRequest.make(
-            req.within, req.query, also=req.also, keywords=req.keywords, answer=req.answer
+            req.within,
+            req.query,
+            route=req.route,
+            also=req.also,
+            keywords=req.keywords,
+            answer=req.answer,
         )
-        ranking = self._rank(scope, ask, WHY_DEPTH, None)
-        out.warnings += [w for w in caught + ranking.warnings if w not in out.warnings]
-        placed(ranking, at, label(coll.folder, full), out)
+        ranking, _, caught, routed, more = self._ranked(scope, ask, None)
+        out.warnings += [w for w in more + caught + ranking.warnings if w not in out.warnings]
+        at = searched_at(ranking.scope, coll, full)
+        if at is None or (ranking.only is not None and at not in ranking.only):
+            out.reasons.append(why_outside(self.root, coll, full, routed))
+            return out
+
+        def deeper() -> Ranking:  # each leg read deeper, for a note that is no candidate
+            deep = self._rank(ranking.scope, ask, WHY_DEPTH, None)
+            return deep if ranking.only is None else deep.within(ranking.only)
+
+        placed(ranking, at, label(coll.folder, full), out, deeper)
         return out
 
     # ------------------------------------------------------------------ read

@@ -1,18 +1,23 @@
 """`memo why NOTE QUERY`: where a note ranks for a question, and what stood above it; or why it
 is not there at all.
 
-The question is ranked as a search ranks it (search/ranking.py), only deeper (WHY_DEPTH
-candidates a leg), so a note a search would not show is still placed: each of its chunks gets
-its rank in each leg and in the fused list, and the hits above its best chunk are named. A
-note that is no candidate at all gets the reasons memo can name, each checked, not guessed:
-outside the path searched, in no collection, left out by a rule (which, and where it is
-written), skipped (too large, binary...), not indexed yet, lines of it indexed nowhere (and
-why), vectors still being computed, no word of the question in it, its meaning farther than
-the last candidate's; and with `route`, a collection the router did not choose.
+The question is ranked by the very ranking a search of the same path, question, words and
+route reads its hits from (Library.why and Library.search share it: search/ranking.py), and a
+chunk's place is the one `search --explain` gives it (`Ranking.place`: by score, ties the newer
+file first): each of the note's chunks gets its rank in each leg and in the fused list, and the
+hits above its best chunk are named. A ranking of its own, deeper, would standardise each
+leg's scores over other candidates and give other scores and places (issue 50: 19th here, 11th
+in the search). A note that is no candidate at all gets the reasons memo can name, each
+checked, not guessed: outside the path searched, in no collection, left out by a rule (which,
+and where it is written), skipped (too large, binary...), not indexed yet, lines of it indexed
+nowhere (and why), vectors still being computed, no word of the question in it, its meaning
+farther than the last candidate's, its places in legs read deeper (WHY_DEPTH) than a search
+reads them; and with `route`, a collection the router did not choose.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -25,10 +30,11 @@ from ..collection.excluded import for_collection
 from ..collection.lexical import query_terms, terms
 from ..collection.store import IndexStore, unpack_text
 from ..collection.vectors import dequantize, quantize
+from ..search.fusion import CANDIDATES
 from ..search.legs import Scope
 from ..search.ranking import Ranking
 
-WHY_DEPTH = 1000  # candidates a leg: deeper than any search (k <= 50, depth >= 100)
+WHY_DEPTH = 1000  # candidates a leg read to place a note beyond a search's (CANDIDATES)
 ABOVE = 5  # the hits above the note's best chunk that are named
 
 
@@ -51,23 +57,31 @@ class WhyResult:
         return asdict(self)
 
 
-def placed(ranking: Ranking, owner: int, note: str, out: WhyResult) -> None:
+def placed(
+    ranking: Ranking,
+    owner: int,
+    note: str,
+    out: WhyResult,
+    deeper: Callable[[], Ranking] | None = None,
+) -> None:
     """The note's chunks among the ranking's candidates (`owner`: its collection's place in
-    the scope; `note`: its path in the collection), and the hits above the best of them."""
+    the scope; `note`: its path in the collection), and the hits above the best of them;
+    `deeper`: the same question's legs read deeper, asked only to place a note that is no
+    candidate."""
     rows = ranking.reader.read(owner, partial(_note_chunks, path=note))
     legs = ranking.legs
     lex = {key: (i, s) for i, (key, s) in enumerate(legs.lex, start=1)}
     vec = {key: (i, s) for i, (key, s) in enumerate(legs.vec, start=1)}
-    place = {key: i for i, key in enumerate(ranking.ranked, start=1)}
     for cid, line, heading, pending in rows:
         key = (owner, cid)
-        if key not in place:
+        at = ranking.place(key)
+        if at is None:
             continue
         out.chunks.append(
             {
                 "line": line,
                 "heading": heading,
-                "fused_rank": place[key],
+                "fused_rank": at,
                 "score": round(ranking.scores[key], 6),
                 "lex_rank": lex[key][0] if key in lex else None,
                 "bm25": round(lex[key][1], 4) if key in lex else None,
@@ -82,8 +96,8 @@ def placed(ranking: Ranking, owner: int, note: str, out: WhyResult) -> None:
         out.reasons += [r for r in absent(ranking, owner, note, rows) if "no word" in r]
     if out.found:
         out.rank = out.chunks[0]["fused_rank"]
-        above = ranking.ranked[: min(out.rank - 1, ABOVE)]
-        _, got = ranking.ordered(len(above)) if above else ([], {})
+        shown = min(out.rank - 1, ABOVE)
+        above, got = ranking.ordered(shown) if shown else ([], {})
         out.above = [
             {
                 "path": ranking.scope.parts[key[0]][0].root_path(got[key].path),
@@ -91,14 +105,19 @@ def placed(ranking: Ranking, owner: int, note: str, out: WhyResult) -> None:
                 "heading": got[key].heading,
                 "score": round(ranking.scores[key], 6),
             }
-            for key in above
-            if key in got
+            for key in above[:shown]
         ]
     else:
-        out.reasons += absent(ranking, owner, note, rows)
+        out.reasons += absent(ranking, owner, note, rows, deeper)
 
 
-def absent(ranking: Ranking, owner: int, note: str, rows: list[tuple]) -> list[str]:
+def absent(
+    ranking: Ranking,
+    owner: int,
+    note: str,
+    rows: list[tuple],
+    deeper: Callable[[], Ranking] | None = None,
+) -> list[str]:
     """Why none of the note's chunks is a candidate, as far as memo can tell."""
     coll = ranking.scope.parts[owner][0]
     if not rows:
@@ -122,7 +141,24 @@ def absent(ranking: Ranking, owner: int, note: str, rows: list[tuple]) -> list[s
             f"its nearest chunk's cosine {best:.3f} is below the vector leg's last candidate's "
             f"({last:.3f}, of {len(ranking.legs.vec)}): other notes lie nearer the question"
         )
+    if deeper is not None and (beyond := _beyond(deeper(), {(owner, r[0]) for r in rows})):
+        said.append(beyond)
     return said or ["none of its chunks ranks among the candidates of either leg"]
+
+
+def _beyond(deeper: Ranking, mine: set[tuple[int, int]]) -> str | None:
+    """Where the note's best chunk stands in each leg read deeper than a search reads it."""
+    places = [
+        f"{at} in the {name} leg"
+        for name, keys in (("lexical", deeper.legs.lex_ranked), ("vector", deeper.legs.vec_ranked))
+        if (at := next((i for i, key in enumerate(keys, start=1) if key in mine), None))
+    ]
+    if not places:
+        return None
+    return (
+        f"a search reads each leg's first {CANDIDATES} chunks; read deeper, its best chunk ranks "
+        + " and ".join(places)
+    )
 
 
 def searched_at(scope: Scope, coll: Collection | None, full: Path) -> int | None:

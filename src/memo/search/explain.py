@@ -51,7 +51,7 @@ def explain(r: Ranking, key: Key, row: ChunkRow, shown: int) -> dict[str, Any]:
     best = max(range(len(words)), key=lambda i: words[i]["log"] if words[i]["log"] else -1e9)
     out: dict[str, Any] = {
         "score": round(r.scores[key], 6),
-        "fused_rank": r.ranked.index(key) + 1 if key in r.scores else None,
+        "fused_rank": r.place(key),
         "shown_rank": shown,
         "phrasings": words,
         "won_by": _name(r.phrasings[best], best) if logs else None,

