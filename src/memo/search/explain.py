@@ -40,6 +40,8 @@ class Ranking(Protocol):
     note_z: dict[tuple[int, str], float]
     before: dict[Key, int]
 
+    def place(self, key: Key) -> int | None: ...
+
 
 SHOWN = 80  # characters of a phrasing's text an explanation repeats
 
