@@ -147,7 +147,7 @@ class IndexProgress(Background):
         self.paced = rate
         # the pace told falls only when the load changed (embedding.Pace): said once a slowdown
         fell = was is not None and rate < was
-        if fell and not self.slowing:
+        if was is not None and fell and not self.slowing:
             self._slower(was, rate, before)
         self.slowing = fell
 
