@@ -53,10 +53,10 @@ from ..search.fusion import CANDIDATES
 from ..search.languages import translate_warning
 from ..search.legs import QueryVectors, Scope, Words
 from ..search.ranking import Ranking, rank
-from ..search.results import Freshness, SearchResult
+from ..search.results import SearchResult
 from . import related, syncing, targets
 from .collections import Collections
-from .freshness import caught_up
+from .freshness import Caught, caught_up
 from .linkgraph import LinkGraph
 from .routing import ROUTED_BREADTH, SHORTLIST, route_by_evidence
 from .status import StatusReport, library_status
@@ -230,9 +230,7 @@ class Library:
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _catch_up(
-        self, parts: syncing.Parts, target: str = "."
-    ) -> tuple[dict[str, Freshness], list[str]]:
+    def _catch_up(self, parts: syncing.Parts, target: str = ".") -> Caught:
         """Sync these collections before searching them (freshness.py: an edit made just
         before the call is found; a search never turns into indexing)."""
         return caught_up(self._colls, parts, self.settings, self.embedder is not None, target)
@@ -261,11 +259,13 @@ class Library:
         if req.route is not None and len(scope.parts) == 1 and scope.parts[0][1]:
             routed = [scope.parts[0][0].rel]  # one note or sub-folder: nothing to route
         if req.route is None or routed is not None:
-            fresh, caught = self._catch_up(scope.parts, scope.target)
+            fresh, caught, failed = self._catch_up(scope.parts, scope.target)
             ranking = self._rank(scope, req, depth, flt)
         else:
-            ranking, fresh, caught, routed, more = self._routed(scope, req, depth, flt)
+            ranking, (fresh, caught, failed), routed, more = self._routed(scope, req, depth, flt)
             warnings += [w for w in more if w not in warnings]
+        # a broken _meta.yaml under the target, an index left as it was: never `high`
+        skipped = bool(failed or self._broken_warnings(scope.target))
         warnings += [w for w in caught + ranking.warnings if w not in warnings]
         if said := self._language_warning(Words.of(req), [c for c, _ in ranking.parts()]):
             warnings.append(said)
@@ -289,7 +289,7 @@ class Library:
             freshness=[fresh[c.rel] for c, _ in ranking.parts() if c.rel in fresh],
             warnings=warnings,
             budget=spent,
-            confidence=ranking.confidence() if hits else "none",
+            confidence=ranking.verdict(bool(hits), skipped),
             routed=routed,
         )
 
@@ -310,7 +310,7 @@ class Library:
         )
         flt = Filter.make(req.tags, req.since, req.until)
         scope = self.scope(req.path)
-        _, caught = self._catch_up(scope.parts, scope.target)
+        caught = self._catch_up(scope.parts, scope.target).warnings
         ranking = self._rank(scope, req, depth or max(CANDIDATES, 2 * req.k), flt)
         for warning in caught:
             ranking.reader.note(warning)
@@ -321,17 +321,17 @@ class Library:
 
     def _routed(
         self, scope: Scope, req: SearchRequest, depth: int, flt: Filter | None
-    ) -> tuple[Ranking, dict[str, Freshness], list[str], list[str], list[str]]:
+    ) -> tuple[Ranking, Caught, list[str], list[str]]:
         """`search(route=K)`: the summary router's best ROUTED_BREADTH·K collections of the
         scope, caught up and ranked once; the hits of the K best of them by their best chunk.
-        Returns (ranking, freshness, catch-up warnings, routed collections, route warnings)."""
+        Returns (ranking, its catch-up, routed collections, route warnings)."""
         assert req.route is not None
         whole = {c.rel for c, p in scope.parts if not p}
         prefix = None if scope.target == "." else scope.target
         ask = RouteRequest.make(
             req.query, k=req.route, prefix=prefix, strategy="summary", also=req.also
         )
-        caught: list[tuple[dict[str, Freshness], list[str]]] = []
+        caught: list[Caught] = []
 
         def ready(colls: list[Collection]) -> None:
             colls[:] = [c for c in colls if c.rel in whole]
@@ -355,8 +355,7 @@ class Library:
             )
         parts = routed.ranking.scope.parts
         chosen = {i for i, (c, _) in enumerate(parts) if c.rel in keep}
-        fresh, warnings = caught[0]
-        return routed.ranking.within(chosen), fresh, warnings, keep, routed.result.warnings
+        return routed.ranking.within(chosen), caught[0], keep, routed.result.warnings
 
     # ------------------------------------------------------------------ route
     def route(self, query: str | RouteRequest, **options: Any) -> RouteResult:
@@ -407,7 +406,7 @@ class Library:
             out.reasons.append(rule)
             return out
         out.collection = coll.name
-        _, caught = self._catch_up(scope.parts, scope.target)
+        caught = self._catch_up(scope.parts, scope.target).warnings
         ask = SearchRequest.make(
             req.within, req.query, also=req.also, keywords=req.keywords, answer=req.answer
         )
