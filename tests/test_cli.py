@@ -175,3 +175,46 @@ def test_one_rule_finds_the_library_for_every_command(notes, tmp_path):
     assert missing.returncode == 1 and str(tmp_path / "does-not-exist") in missing.stderr
     nowhere = memo("status", cwd=tmp_path, env=env)  # not in a library: the default root
     assert nowhere.returncode == 1 and "notes/memo" in nowhere.stderr and "hint:" in nowhere.stderr
+
+
+def test_an_adopted_vault_keeps_its_own_names_in_the_skill_and_memo_new(notes, tmp_path):
+    """Issue 50, item 6: `memo skill` told the agent to name notes in lowercase ASCII and `memo
+    new` refused Title Case with spaces, in an adopted vault where every note is named that
+    way. Both follow the library's own names now and say its rule; a library of slugs keeps
+    memo's."""
+    vault = tmp_path / "vault"
+    for rel in (
+        "Getting Started/Sync Your Notes.md",
+        "Getting Started/How to Use Bases.md",
+        "Getting Started/Canvas.md",
+        "Plugins/Daily Notes.md",
+        "Plugins/Graph View.md",
+        "Home.md",
+    ):
+        (vault / rel).parent.mkdir(parents=True, exist_ok=True)
+        (vault / rel).write_text(f"# {Path(rel).stem}\n\nSome words about it.\n")
+    env = {"MEMO_EMBEDDER": "none", "MEMO_INDEX_DIR": str(tmp_path / "idx")}
+    assert memo("init", str(vault), "--yes", env=env).returncode == 0
+    sk = memo("skill", "--root", str(vault), env=env)
+    assert sk.returncode == 0, sk.stderr
+    assert "lowercase ASCII file names" not in sk.stdout
+    assert (
+        "file and folder names as this library writes them: Title Case words separated by "
+        "spaces (`How to Use Bases.md`, `Sync Your Notes.md`)"
+    ) in sk.stdout
+    made = memo("new", "Home Lab", "--root", str(vault), "-d", "The home lab", env=env)
+    assert made.returncode == 0, made.stderr
+    assert (vault / "Home Lab" / "_meta.yaml").is_file()
+    bad = memo("new", "Lab: Old*", "--root", str(vault), "-d", "x", env=env)
+    assert bad.returncode == 1 and "Title Case words separated by spaces" in bad.stderr
+    assert not (vault / "Lab: Old*").exists()
+    # the example library names its notes in slugs: memo's rule, stated and kept
+    env = {
+        "MEMO_ROOT": str(notes),
+        "MEMO_EMBEDDER": "none",
+        "MEMO_INDEX_DIR": env["MEMO_INDEX_DIR"],
+    }
+    assert "lowercase ASCII file names (`kafka-consumer-lag.md`)" in memo("skill", env=env).stdout
+    refused = memo("new", "Home Lab", "-d", "x", env=env)
+    assert refused.returncode == 1 and "Use lowercase ASCII slugs" in refused.stderr
+    assert not (notes / "Home Lab").exists()

@@ -165,3 +165,77 @@ def test_the_plan_counts_what_a_sync_will_reindex(library, notes):
     assert [f for p in rec.parts for f in p.files] == []  # nothing to do: nothing counted
     library.index(full=True, progress=rec)
     assert len([f for p in rec.parts for f in p.files]) == 5
+
+
+# ------------------------------------------------------------------ a time left that only shrinks
+
+
+class Load:
+    """The machine's load average, as the test sets it."""
+
+    def __init__(self, value: float) -> None:
+        self.value = value
+
+    def __call__(self) -> float:
+        return self.value
+
+
+def _embed(p: IndexProgress, pace, clock: Clock, seconds: list[float], chunks: int = 10):
+    """Slices of `chunks` chunks, each taking the next of `seconds` (as embed_pending reports
+    them: the pace first, then the chunks); the time left after each."""
+    left = []
+    for spent in seconds:
+        clock.now += spent
+        if (rate := pace.add(chunks, now=clock.now)) is not None:
+            p.pace(rate)
+        p.chunks_done(chunks)
+        left.append(p.seconds_left())
+    return left
+
+
+def _vector_stage(out: io.StringIO, clock: Clock, load: Load, chunks: int) -> IndexProgress:
+    p = IndexProgress(out, every=0, clock=clock, load=load)
+    p.collections(1)
+    p.begin("notes", 1)
+    p.files_done(1)
+    p.pending(chunks)
+    p.vectors("notes", chunks)
+    return p
+
+
+def test_the_time_left_never_rises_with_the_noise_of_the_pace():
+    """Issue 50, item 5: the estimate read 78 s, 86 s, "about 2 min", 59 s while the work only
+    shrank. Slices whose times wander by a third either way, the load the same: the time
+    left never rises, and no slowdown is said."""
+    out, clock, load = io.StringIO(), Clock(), Load(2.0)
+    from memo.collection.embedding import Pace
+
+    p = _vector_stage(out, clock, load, 2000)
+    wander = [1.0, 1.3, 0.8, 1.25, 0.75, 1.1, 0.9, 1.33] * 20  # 10 chunks a slice
+    left = [x for x in _embed(p, Pace(), clock, wander) if x is not None]
+    assert len(left) > 150
+    assert all(b <= a for a, b in zip(left, left[1:], strict=False)), left
+    assert "slower" not in out.getvalue()
+
+
+def test_a_slower_machine_raises_the_time_left_once_and_says_why():
+    """When the load changes the time left may grow: a line says so once, with the load
+    before and after, and the estimate then follows the new pace."""
+    out, clock, load = io.StringIO(), Clock(), Load(2.0)
+    from memo.collection.embedding import Pace
+
+    p = _vector_stage(out, clock, load, 3000)
+    pace = Pace()
+    before = _embed(p, pace, clock, [1.0] * 40)  # 10 chunks/s
+    load.value = 4.1  # another job takes the cores: the slices take twice as long
+    after = _embed(p, pace, clock, [2.0] * 80)
+    said = [x for x in out.getvalue().splitlines() if not x.startswith("indexing")]
+    assert len(said) == 1, said
+    assert said[0].startswith("vectors: slower now, 7.") and said[0].count("from 10.0") == 1
+    assert "the machine is busier (load 2.0 → 4.1); the time left grows from " in said[0]
+    left = [x for x in before + after if x is not None]
+    rises = [i for i, (a, b) in enumerate(zip(left, left[1:], strict=False)) if b > a]
+    # every rise comes with the slowdown said, none before it
+    assert rises and min(rises) + 1 >= len([x for x in before if x is not None])
+    assert p.rate() == pytest.approx(5.0, rel=0.05)  # then it tells the new pace
+    assert p.seconds_left() == pytest.approx((3000 - 1200) / 5.0, rel=0.05)

@@ -267,6 +267,35 @@ def test_the_question_or_its_first_phrasing_in_the_first_hits_language_decides(l
     assert _ranking(lib, {ru: 1.0}, unsure_en, answer).confidence() == "none"
 
 
+def test_a_search_is_sure_only_of_a_scope_it_saw_whole(lib, key):
+    """Issue 50, item 5: the confidence a search returns (`verdict`) is `low` while any chunk
+    of its scope waits for its vector or part of the scope was skipped, whatever the first
+    hit's evidence says, with or without a hit; a query without a word stays `none`."""
+    x = key["b/x.md#"]
+    sure = Legs(
+        lex=[(x, 5.0)],
+        vec=[(x, 0.95)] + [((1, 500 + i), 0.5) for i in range(12)],
+        terms=terms("kafka"),
+        idf=[1.0],
+        query_lang="en",
+        coverage=1.0,
+    )
+    weak = Legs(lex=[(x, 5.0)], vec=[(x, 0.3)], terms=terms("кошка"), idf=[1.0], coverage=1.0)
+    for legs, whole in ((sure, "high"), (weak, "none")):
+        assert _ranking(lib, {x: 1.0}, legs).verdict() == whole
+        assert _ranking(lib, {x: 1.0}, legs).verdict(hits=True, skipped=True) == "low"
+        legs.unseen = 0.001  # one chunk in a thousand without its vector
+        assert _ranking(lib, {x: 1.0}, legs).verdict() == "low"
+        assert _ranking(lib, {x: 1.0}, legs).confidence() == whole  # the evidence, uncapped
+        legs.unseen = 0.0
+    assert _ranking(lib, {}, Legs()).verdict(hits=False) == "none"
+    assert _ranking(lib, {}, Legs(unseen=0.5)).verdict(hits=False) == "low"
+    assert _ranking(lib, {}, Legs()).verdict(hits=False, skipped=True) == "low"
+    assert _ranking(lib, {x: 1.0}, sure).verdict(hits=False) == "none"  # no hit: no evidence
+    wordless = Legs(lex=sure.lex, vec=sure.vec, words=False, unseen=0.5)
+    assert _ranking(lib, {x: 1.0}, wordless).verdict(skipped=True) == "none"
+
+
 # ---------------------------------------------------------------------- per collection
 def test_each_collection_comes_in_the_order_of_its_best_with_its_best_few(lib, key):
     scores = {

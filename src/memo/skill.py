@@ -102,7 +102,7 @@ def skill_text(lib: Library, hermes: bool = False, server: str = "memo") -> str:
         )
         out += [f"- `{top}/` — {n} collections" for top, n in sorted(tops.items())]
         out.append("")
-    rules = RULES
+    rules = with_naming(lib, RULES)
     if hermes:
         prefix = "mcp__" + "".join(c if c.isalnum() or c == "_" else "_" for c in server) + "__"
         for name in TOOLS:
@@ -114,6 +114,15 @@ def skill_text(lib: Library, hermes: bool = False, server: str = "memo") -> str:
         )
     out.append(rules)
     return "\n".join(out)
+
+
+def with_naming(lib: Library, rules: str) -> str:
+    """The rules with the library's own naming (library/naming.py) in place of memo's slugs:
+    an adopted vault's notes are `Title Case words separated by spaces`, and the agent is told
+    so (issue 50, item 6)."""
+    from .library.naming import SLUG_RULE, read
+
+    return rules.replace(SLUG_RULE, read(lib.root).rule())
 
 
 def _languages(lib: Library) -> dict[str, str]:

@@ -133,6 +133,7 @@ def new(
 ) -> None:
     """Create a collection: the folder PATH (relative to the root) and its _meta.yaml."""
     from ..collection.meta import create_collection
+    from ..library.naming import read as read_naming
 
     try:
         settings = Settings.from_env()
@@ -151,8 +152,15 @@ def new(
             rel = path
             if given.is_absolute():
                 rel = os.path.relpath(os.path.abspath(given), os.path.abspath(lib_root))
+        naming = read_naming(lib_root)  # an adopted vault's own names: "Home Lab", "Заметки"
         folder = create_collection(
-            lib_root, rel, description, [t for t in tags.split(",") if t.strip()], name
+            lib_root,
+            rel,
+            description,
+            [t for t in tags.split(",") if t.strip()],
+            name,
+            allows=naming.allows,
+            hint=naming.hint(),
         )
         declare(lib_root, settings)
     except MemoError as e:

@@ -12,6 +12,10 @@ The notes are counted before the pass starts (`plan`: the notes each collection 
 their bytes, library/plan.py; without a plan, a pass over more collections than it counts,
 notes are counted as each collection begins), the chunks when the vector stage starts
 (`pending`). A note whose vectors alone will take more than LONG seconds says so once read.
+
+The time left only shrinks while the chunks do: it is told from the pass's pace
+(collection/embedding.py Pace), which falls only when the machine got slower by a fifth or
+more, and then a line of its own says so, with the load average before and after.
 """
 
 from __future__ import annotations
@@ -53,6 +57,14 @@ def lower_priority() -> None:
         lower_priority.done = True  # type: ignore[attr-defined]  # once per process
 
 
+def load_average() -> float | None:
+    """The machine's load average over the last minute (None where there is none)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):  # pragma: no cover - Windows
+        return None
+
+
 class IndexProgress(Background):
     wants_plan = True
 
@@ -61,8 +73,12 @@ class IndexProgress(Background):
         stream: TextIO,
         every: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        load: Callable[[], float | None] = load_average,
     ) -> None:
         self.stream = stream
+        self.load = load
+        self.load_then: float | None = None  # the load when the pace told was set
+        self.slowing = False  # the pace told is falling (a slowdown said already)
         self.tty = stream.isatty()
         self.every = every if every is not None else (REDRAW if self.tty else EVERY)
         self.clock = clock
@@ -125,7 +141,15 @@ class IndexProgress(Background):
         self._maybe_show(force=True)  # the library is searchable now: say so at once
 
     def pace(self, rate: float) -> None:
+        before, was = self.seconds_left(), self.paced
+        if was is None or rate > was:
+            self.load_then = self.load()
         self.paced = rate
+        # the pace told falls only when the load changed (embedding.Pace): said once a slowdown
+        fell = was is not None and rate < was
+        if was is not None and fell and not self.slowing:
+            self._slower(was, rate, before)
+        self.slowing = fell
 
     def vectors(self, label: str, chunks: int) -> None:
         self.label = label
@@ -161,6 +185,23 @@ class IndexProgress(Background):
         if rate is None or self.to_embed is None:
             return None
         return max(0, self.to_embed - self.chunks) / rate
+
+    def _slower(self, was: float, rate: float, before: float | None) -> None:
+        """Say why the time left grows: the vectors come slower than they did."""
+        now, then = self.load(), self.load_then
+        busier = (
+            f": the machine is busier (load {then:.1f} → {now:.1f})"
+            if now is not None and then is not None and now > then
+            else ""
+        )
+        left = self.seconds_left()
+        grows = (
+            f"; the time left grows from {duration(before)} to {duration(left)}"
+            if before is not None and left is not None and left > before
+            else ""
+        )
+        self._say(f"vectors: slower now, {rate:.1f} chunks/s from {was:.1f}{busier}{grows}")
+        self.load_then = now
 
     def _announce_long(self, path: str, size: int) -> None:
         chunks = size / BYTES_PER_CHUNK

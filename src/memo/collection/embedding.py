@@ -28,6 +28,10 @@ from .vectors import quantize
 SLICE_SECONDS = 0.4  # one call into the model takes about this long (sized from its speed)
 SLICE_MAX = 32
 PACE_SECONDS = 20.0  # the pace is the plain average over this long, then smoothed over it
+# The pace told falls only when the measured one is this much below it: a time left that rose
+# and fell with every slice (78 s, 86 s, 59 s: issue 50) says nothing; a drop this large is the
+# machine's load changing, and the progress line says so (cli/progress.py)
+SLOWER = 0.2
 
 
 @dataclass(slots=True)
@@ -37,9 +41,16 @@ class Pace:
     on), measured from the end of its first slice (loading the model is no pace). The plain
     average over the first PACE_SECONDS, then an average whose weights fade over that long:
     one rate for the progress line and for the searches told the time left (the lease), that
-    neither jumps with one slice nor lags a changed load by minutes."""
+    neither jumps with one slice nor lags a changed load by minutes.
 
-    rate: float | None = None
+    The rate told (`rate`) never falls with the noise of the measure: it follows the measured
+    pace up at once, and down only once that is SLOWER below it, then all the way down with it
+    until it stops falling (`falling`: one slowdown, said once). The time left, work / rate,
+    so only shrinks while the work does, unless the load changed."""
+
+    rate: float | None = None  # the pace told
+    measured: float | None = None  # the pace measured (rate follows it as said above)
+    falling: bool = False  # the rate told is coming down with a slower measured pace
     last: float | None = None  # when the last slice ended (monotonic)
     chunks: int = 0  # counted so far, and over how long
     seconds: float = 0.0
@@ -51,12 +62,16 @@ class Pace:
             self.last = now
             return self.rate
         spent, self.last = max(now - self.last, 1e-6), now
-        if self.rate is None or self.seconds < PACE_SECONDS:
+        if self.measured is None or self.seconds < PACE_SECONDS:
             self.chunks, self.seconds = self.chunks + chunks, self.seconds + spent
-            self.rate = self.chunks / self.seconds
+            self.measured = self.chunks / self.seconds
         else:
             weight = 1.0 - math.exp(-spent / PACE_SECONDS)
-            self.rate += weight * (chunks / spent - self.rate)
+            self.measured += weight * (chunks / spent - self.measured)
+        if self.rate is None or self.measured >= self.rate:
+            self.rate, self.falling = self.measured, False
+        elif self.falling or self.measured < (1.0 - SLOWER) * self.rate:
+            self.rate, self.falling = self.measured, True  # down with it until it settles
         return self.rate
 
     def paused(self) -> None:

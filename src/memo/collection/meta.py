@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -141,6 +142,8 @@ def create_collection(
     description: str,
     tags: list[str] | tuple[str, ...] = (),
     name: str | None = None,
+    allows: Callable[[str], bool] | None = None,
+    hint: str = "",
 ) -> Path:
     """Make `root/rel` a collection: create the folder if needed and write its `_meta.yaml`.
 
@@ -148,8 +151,9 @@ def create_collection(
     its caches: `.memo/` folders, the `_library.yaml` marker and `_registry.yaml`, all under
     MEMO_INDEX_DIR when it is set): it refuses to
     overwrite an existing `_meta.yaml`, to leave the root, and to create folders whose names
-    are not lowercase ASCII slugs (the names agents and shells handle without quoting); a
-    folder that exists keeps its name.
+    are not lowercase ASCII slugs (the names agents and shells handle without quoting), or
+    what `allows` accepts with `hint` to say why not (the library's own naming:
+    library/naming.py); a folder that exists keeps its name.
     """
     rel = rel.strip()
     if rel.startswith("/") or "\\" in rel:
@@ -167,11 +171,13 @@ def create_collection(
             raise TargetError(f"{rel} is not a folder path inside the library")
         # A folder the user has keeps its name, whatever it is ('Obsidian Sync', 'Плагины');
         # only folders memo makes must be names agents and shells handle without quoting.
-        if not made.is_dir() and not SLUG_PART.match(part):
+        fits = allows(part) if allows is not None else bool(SLUG_PART.match(part))
+        if not made.is_dir() and not fits:
             raise TargetError(
                 f"{part!r} is not a folder name memo creates",
-                "Use lowercase ASCII slugs: letters, digits, '-', '_' or '.', e.g. work/kafka-ops "
-                "(an existing folder may have any name).",
+                hint
+                or "Use lowercase ASCII slugs: letters, digits, '-', '_' or '.', e.g. "
+                "work/kafka-ops (an existing folder may have any name).",
             )
     folder = root / Path(*parts)
     real_root = Path(os.path.realpath(root))

@@ -3,6 +3,8 @@ every changed note; vectors within the catch-up's budget), and the receipt it re
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..collection.sync import SyncReport
 from ..config import Settings
 from ..errors import MemoError
@@ -12,20 +14,31 @@ from .collections import Collections
 from .syncing import IndexReport, pending_warning
 
 
+class Caught(NamedTuple):
+    """What a catch-up did: the receipt per collection (by path), what the reader should know
+    (vectors still missing included), and the collections it could not bring up to date (their
+    index searched as it was: the notes changed since are not in it)."""
+
+    fresh: dict[str, Freshness]
+    warnings: list[str]
+    failed: list[str]
+
+
 def caught_up(
     colls: Collections, parts: syncing.Parts, settings: Settings, has_model: bool, target: str
-) -> tuple[dict[str, Freshness], list[str]]:
+) -> Caught:
     """Sync these collections before searching them: an edit made just before the call is
     found. The text of every changed note is indexed; vectors only within the catch-up's
-    budget (syncing.catch_up): a search never turns into indexing. Returns the receipt per
-    collection (by path) and what the reader should know, vectors still missing included."""
+    budget (syncing.catch_up): a search never turns into indexing."""
     outcome = syncing.sync_parts(colls, parts, IndexReport(), vectors=syncing.catch_up(settings))
     fresh: dict[str, Freshness] = {}
     warnings: list[str] = []
+    failed: list[str] = []
     for coll, _ in parts:
         rep = outcome.get(coll.rel)
         if isinstance(rep, MemoError):  # disk full, locked too long: serve what is there
             warnings.append(f"{rep} — searched the index as it was. {rep.hint}")
+            failed.append(coll.rel)
             fresh[coll.rel] = Freshness(coll.name, 0, False, coll.last_write(), "")
         elif rep is not None:
             warnings.extend(rep.warnings)
@@ -44,4 +57,4 @@ def caught_up(
     said = pending_warning(reports, has_model, target)
     if said:
         warnings.append(said)
-    return fresh, warnings
+    return Caught(fresh, warnings, failed)

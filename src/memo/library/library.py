@@ -53,10 +53,10 @@ from ..search.fusion import CANDIDATES
 from ..search.languages import translate_warning
 from ..search.legs import QueryVectors, Scope, Words
 from ..search.ranking import Ranking, rank
-from ..search.results import Freshness, SearchResult
+from ..search.results import SearchResult
 from . import related, syncing, targets
 from .collections import Collections
-from .freshness import caught_up
+from .freshness import Caught, caught_up
 from .linkgraph import LinkGraph
 from .routing import ROUTED_BREADTH, SHORTLIST, route_by_evidence
 from .status import StatusReport, library_status
@@ -224,9 +224,7 @@ class Library:
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _catch_up(
-        self, parts: syncing.Parts, target: str = "."
-    ) -> tuple[dict[str, Freshness], list[str]]:
+    def _catch_up(self, parts: syncing.Parts, target: str = ".") -> Caught:
         """Sync these collections before searching them (freshness.py: an edit made just
         before the call is found; a search never turns into indexing)."""
         return caught_up(self._colls, parts, self.settings, self.embedder is not None, target)
@@ -250,7 +248,9 @@ class Library:
         flt = Filter.make(req.tags, req.since, req.until)  # bad dates fail before any work
         scope = self.scope(req.path)
         warnings = req.warnings() + self._broken_warnings(scope.target)
-        ranking, fresh, caught, routed, more = self._ranked(scope, req, flt)
+        ranking, (fresh, caught, failed), routed, more = self._ranked(scope, req, flt)
+        # a broken _meta.yaml under the target, an index left as it was: never `high`
+        skipped = bool(failed or self._broken_warnings(scope.target))
         warnings += [w for w in more + caught + ranking.warnings if w not in warnings]
         if said := self._language_warning(Words.of(req), [c for c, _ in ranking.parts()]):
             warnings.append(said)
@@ -274,7 +274,7 @@ class Library:
             freshness=[fresh[c.rel] for c, _ in ranking.parts() if c.rel in fresh],
             warnings=warnings,
             budget=spent,
-            confidence=ranking.confidence() if hits else "none",
+            confidence=ranking.verdict(bool(hits), skipped),
             routed=routed,
         )
 
@@ -295,7 +295,7 @@ class Library:
         )
         flt = Filter.make(req.tags, req.since, req.until)
         scope = self.scope(req.path)
-        _, caught = self._catch_up(scope.parts, scope.target)
+        caught = self._catch_up(scope.parts, scope.target).warnings
         ranking = self._rank(scope, req, depth or max(CANDIDATES, 2 * req.k), flt)
         for warning in caught:
             ranking.reader.note(warning)
@@ -303,11 +303,11 @@ class Library:
 
     def _ranked(
         self, scope: Scope, req: SearchRequest, flt: Filter | None
-    ) -> tuple[Ranking, dict[str, Freshness], list[str], list[str] | None, list[str]]:
+    ) -> tuple[Ranking, Caught, list[str] | None, list[str]]:
         """The ranking a search reads its hits from, and `memo why` its places: the scope
         caught up and ranked once, or with `route` the routed collections (`_routed`). One
         path for both, so a note's place in `why` is its hit's in `search --explain`.
-        Returns (ranking, freshness, catch-up warnings, routed collections, route warnings)."""
+        Returns (ranking, its catch-up, routed collections, route warnings)."""
         depth = max(CANDIDATES, 2 * req.k)
         if req.route is not None and len(scope.parts) == 1 and scope.parts[0][1]:
             routed = [scope.parts[0][0].rel]  # one note or sub-folder: nothing to route
@@ -315,25 +315,25 @@ class Library:
             return self._routed(scope, req, depth, flt)
         else:
             routed = None
-        fresh, caught = self._catch_up(scope.parts, scope.target)
-        return self._rank(scope, req, depth, flt), fresh, caught, routed, []
+        caught = self._catch_up(scope.parts, scope.target)
+        return self._rank(scope, req, depth, flt), caught, routed, []
 
     def _rank(self, scope: Scope, req: SearchRequest, depth: int, flt: Filter | None) -> Ranking:
         return rank(scope, Words.of(req), req.mode, self._vectors, depth, flt)
 
     def _routed(
         self, scope: Scope, req: SearchRequest, depth: int, flt: Filter | None
-    ) -> tuple[Ranking, dict[str, Freshness], list[str], list[str], list[str]]:
+    ) -> tuple[Ranking, Caught, list[str], list[str]]:
         """`search(route=K)`: the summary router's best ROUTED_BREADTH·K collections of the
         scope, caught up and ranked once; the hits of the K best of them by their best chunk.
-        Returns (ranking, freshness, catch-up warnings, routed collections, route warnings)."""
+        Returns (ranking, its catch-up, routed collections, route warnings)."""
         assert req.route is not None
         whole = {c.rel for c, p in scope.parts if not p}
         prefix = None if scope.target == "." else scope.target
         ask = RouteRequest.make(
             req.query, k=req.route, prefix=prefix, strategy="summary", also=req.also
         )
-        caught: list[tuple[dict[str, Freshness], list[str]]] = []
+        caught: list[Caught] = []
 
         def ready(colls: list[Collection]) -> None:
             colls[:] = [c for c in colls if c.rel in whole]
@@ -357,8 +357,7 @@ class Library:
             )
         parts = routed.ranking.scope.parts
         chosen = {i for i, (c, _) in enumerate(parts) if c.rel in keep}
-        fresh, warnings = caught[0]
-        return routed.ranking.within(chosen), fresh, warnings, keep, routed.result.warnings
+        return routed.ranking.within(chosen), caught[0], keep, routed.result.warnings
 
     # ------------------------------------------------------------------ route
     def route(self, query: str | RouteRequest, **options: Any) -> RouteResult:
@@ -413,8 +412,9 @@ class Library:
             keywords=req.keywords,
             answer=req.answer,
         )
-        ranking, _, caught, routed, more = self._ranked(scope, ask, None)
-        out.warnings += [w for w in more + caught + ranking.warnings if w not in out.warnings]
+        ranking, caught, routed, more = self._ranked(scope, ask, None)
+        said = more + caught.warnings + ranking.warnings
+        out.warnings += [w for w in said if w not in out.warnings]
         at = searched_at(ranking.scope, coll, full)
         if at is None or (ranking.only is not None and at not in ranking.only):
             out.reasons.append(why_outside(self.root, coll, full, routed))

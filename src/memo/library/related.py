@@ -29,6 +29,7 @@ from ..requests import RelatedRequest
 from ..search import nearest
 from ..search.results import Budget
 from .collections import Collections
+from .freshness import Caught
 from .linkgraph import LinkGraph, Resolver
 from .targets import confine, label, resolve
 
@@ -103,7 +104,7 @@ class RelatedResult:
 
 
 LISTS = ("links", "backlinks", "similar", "unresolved")
-CatchUp = Callable[[list[tuple[Collection, str]]], tuple[Any, list[str]]]
+CatchUp = Callable[[list[tuple[Collection, str]]], Caught]
 
 
 def related(
@@ -120,7 +121,7 @@ def related(
     everyone = colls.under()
     if not any(c.rel == coll.rel for c in everyone):
         everyone.append(coll)
-    _, warnings = catch_up([(c, "") for c in everyone])
+    warnings = catch_up([(c, "") for c in everyone]).warnings
     resolver, said = graph.resolver(everyone)
     warnings += said
     section = _section(_lines(full), req.line) if req.line is not None else None

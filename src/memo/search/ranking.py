@@ -129,6 +129,20 @@ class Ranking:
         order, _ = self.ordered(self.ranked.index(key) + 1)
         return order.index(key) + 1 if key in order else None
 
+    def verdict(self, hits: bool = True, skipped: bool = False) -> str:
+        """The confidence a search returns: its first hit's (`confidence`; `none` without
+        `hits`), as far as it saw its scope. While any chunk of the scope waits for its vector,
+        or part of the scope was not read (`skipped`: a broken `_meta.yaml`, an index its
+        catch-up could not bring up to date), it is `low`: the vectors to come move the first
+        hit's evidence either way (a query read low, high, low with the same first hit while
+        they arrived: issue 50), and neither `high` nor "not in the notes" can be said of
+        notes the search did not see. So a query's confidence changes once, when the last
+        vector arrives. A query without a word stays `none`."""
+        said = self.confidence() if hits else "none"
+        if not self.legs.words or (self.legs.unseen <= 0 and not skipped):
+            return said
+        return "low"
+
     def by_collection(self, shown: int) -> list[tuple[int, list[Key]]]:
         """Each collection that has candidates, in the order of its best one, with its best
         `shown` candidates."""
