@@ -218,6 +218,7 @@ def fit(rows: list[dict]) -> dict[str, float]:
     searches `none` (their mean plus their worst way of asking). A grid, scored with numpy."""
     col = {k: np.array([r[k] for r in rows]) for k in ("top_share", "agree", "correct")}
     strength = np.array([r["vec_strength"] if r["vec_strength"] is not None else -1 for r in rows])
+    z = np.array([r.get("vec_z") if r.get("vec_z") is not None else -1.0 for r in rows])
     differ = np.array([r["languages_differ"] for r in rows])
     answerable = np.array([r["answerable"] for r in rows])
     across = np.array([r["pair"].startswith("en>ru") for r in rows])
@@ -246,9 +247,10 @@ def fit(rows: list[dict]) -> dict[str, float]:
     best: tuple[float, dict[str, float]] | None = None
     for ns in np.arange(0.10, 0.601, 0.02):
         weak_share = (col["top_share"] < ns) & ~high
-        for st in [*np.arange(0.80, 0.951, 0.01), 9.0]:
-            for sa in np.arange(0.74, 0.861, 0.005):
-                none = weak_share & (strength < np.where(differ, sa, st))
+        for st in [*np.arange(0.80, 0.951, 0.005), 9.0]:
+            for zt in [*np.arange(4.5, 7.01, 0.25), 99.0]:
+                # across languages never `none` (search/confidence.py)
+                none = weak_share & (strength < st) & (z < zt) & ~differ
                 if any(none[a].mean() > SAME_NONE_MAX for a in same_pos if a.any()) or any(
                     none[a].mean() > ACROSS_NONE_MAX for a in across_pos if a.any()
                 ):
@@ -256,7 +258,7 @@ def fit(rows: list[dict]) -> dict[str, float]:
                 found = [none[g].mean() for g in neg]
                 score = min(found) + sum(found) / len(found)
                 if best is None or score > best[0]:
-                    p = dict(none_share=ns, none_strength=st, none_strength_across=sa)
+                    p = dict(none_share=ns, none_strength=st, none_z=zt)
                     best = (score, {k: round(float(v), 3) for k, v in p.items()})
     assert best is not None, "no thresholds meet the targets on these rows"
     return {"high_share": high_share, **best[1]}

@@ -12,7 +12,7 @@ from memo.search.confidence import (
     LIFT_FROM,
     NONE_SHARE,
     NONE_STRENGTH,
-    NONE_STRENGTH_ACROSS,
+    NONE_Z,
     SAME_FIRST_STRENGTH,
     UNSEEN_SHARE,
     confidence,
@@ -39,11 +39,10 @@ def test_high_too_when_both_legs_put_one_chunk_first_near_the_question():
     strong vector evidence, is high without the share; its floor is its own, above the weak
     floor of `none` (the vault's unanswerable questions reach between them)."""
     first = {"same_first": True}
-    assert NONE_STRENGTH < SAME_FIRST_STRENGTH
     assert said(0.1, SAME_FIRST_STRENGTH, **first) == "high"
     below = SAME_FIRST_STRENGTH - 1e-6  # vectors below its floor: agreement is not enough
-    assert said(0.1, below, **first) == "low"  # nor weak: between the two floors
-    weak = NONE_STRENGTH - 1e-6
+    assert said(0.4, below, **first) == "low"  # and the hit holds some of the question
+    weak = min(NONE_STRENGTH, SAME_FIRST_STRENGTH) - 1e-6
     assert said(0.1, weak, **first) == "none"  # nor is the question in the hit: as before
     assert said(0.9, weak, **first, agree=False) == "low"
     assert said(0.1, 0.99, **first, languages_differ=True) == "low"  # across: cosines overlap
@@ -52,17 +51,29 @@ def test_high_too_when_both_legs_put_one_chunk_first_near_the_question():
     assert said(0.1, 0.99, same_first=True, words=False) == "none"
 
 
-def test_none_needs_a_hit_without_the_question_and_weak_vector_evidence():
+def test_none_needs_a_hit_without_the_question_weak_and_not_standing_out_of_its_scope():
     weak = NONE_STRENGTH - 1e-6
     assert said(NONE_SHARE - 1e-6, weak, agree=False) == "none"
     assert said(NONE_SHARE, weak, agree=False) == "low"  # holds enough of the question
     assert said(0.1, NONE_STRENGTH, agree=False) == "low"  # the vectors are close enough
-    # across languages cosines run lower: the same strength is evidence there
-    between = (NONE_STRENGTH + NONE_STRENGTH_ACROSS) / 2
-    assert said(0.1, between, agree=False) == "none"
-    assert said(0.1, between, agree=False, languages_differ=True) == "low"
-    assert said(0.1, NONE_STRENGTH_ACROSS - 1e-6, agree=False, languages_differ=True) == "none"
+    # a hit standing out of its scope's tail is an answer, however low cosines run there
+    assert said(0.1, weak, agree=False, vec_z=NONE_Z - 1e-6) == "none"
+    assert said(0.1, weak, agree=False, vec_z=NONE_Z) == "low"
+    assert said(0.1, weak, agree=False, vec_z=None) == "none"  # too few to tell: as before
+    # across languages cosines overlap answer and no answer: never `none`, the warning asks
+    # for the question in the notes' language
+    assert said(0.1, 0.3, agree=False, languages_differ=True, vec_z=0.0) == "low"
     assert said(NONE_SHARE - 1e-6, None) == "none" and said(NONE_SHARE, None) == "low"
+
+
+def test_z_is_how_far_the_first_stands_out_of_the_tail_in_its_deviations():
+    many = [0.9] + [0.6] * (LIFT_FROM - 1) + [0.5, 0.3] * 6  # tail from rank 11: mean 0.4, sd 0.1
+    assert signals(Legs(vec=[((0, i), c) for i, c in enumerate(many)]))["vec_z"] == (
+        pytest.approx(5.0)
+    )
+    assert signals(Legs(vec=[((0, 0), 0.9), ((0, 1), 0.5), ((0, 2), 0.5)]))["vec_z"] is None
+    flat = [0.9] + [0.5] * 5  # a tail without spread
+    assert signals(Legs(vec=[((0, i), c) for i, c in enumerate(flat)]))["vec_z"] is None
 
 
 def test_what_the_vector_leg_could_not_see_is_never_answered_none():
