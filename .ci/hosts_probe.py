@@ -170,6 +170,16 @@ class Probe:
         self.memo = shutil.which("memo") or str(Path(sys.executable).with_name("memo"))
         self.root = self.work / "notes"
         shutil.copytree(REPO / "examples" / "notes", self.root)
+        # a collection in Chinese, for an English question asked of it (cross-language-zh)
+        (self.root / "reading").mkdir()
+        (self.root / "reading" / "_meta.yaml").write_text(
+            "description: 读书笔记：科学家和发明家的生平\n", encoding="utf-8"
+        )
+        (self.root / "reading" / "tesla.md").write_text(
+            "# 尼古拉·特斯拉\n\n## 童年\n\n尼古拉·特斯拉于1856年7月10日出生在斯米良村，"
+            "父亲是一位东正教神父。\n\n## 发明\n\n特斯拉发明了交流感应电动机和特斯拉线圈。\n",
+            encoding="utf-8",
+        )
         self.index_dir = self.work / "indexes"
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("MEMO_")}
         memo_env = self.env | {"MEMO_INDEX_DIR": str(self.index_dir)}
@@ -456,13 +466,19 @@ class Probe:
             "first_turn_s": round(chats[0]["t"] - rows[0]["t"], 1),
         }
 
-    def hermes_cross_language(self) -> None:
-        """An English question of Russian notes through Hermes: memo's warning reaches the
-        model, which asks again with the translation as `also`, and finds the section."""
+    def hermes_cross_language(
+        self,
+        name: str = "cross-language",
+        notes: str = "Russian",
+        hit: str = "home/cooking/sourdough.md:15",
+    ) -> None:
+        """An English question of Russian (or Chinese) notes through Hermes: memo's warning,
+        naming the notes' language, reaches the model, which asks again with the translation
+        as `also`, and finds the section."""
         t = time.monotonic()
-        label = "chat-cross-language"
+        label = f"chat-{name}"
         log = self.work / "logs" / f"{label}-model.jsonl"
-        script = scripted_model.SCRIPTS["cross-language"]
+        script = scripted_model.SCRIPTS[name]
         model = scripted_model.ScriptedModel(script, log, max_requests=40, max_seconds=200)
         env = self.hermes_home(label, ["hermes-stdio"], 8765, model.start())
         r = self.run(
@@ -477,7 +493,7 @@ class Probe:
         rows = [json.loads(x) for x in log.read_text().splitlines() if x.strip()]
         agent = [x for x in rows if x["method"] == "POST" and (x["body"] or {}).get("tools")]
         steps = [x["answer"]["step"] for x in agent if x.get("answer")]
-        what = "hermes chat -q, an English question of Russian notes"
+        what = f"hermes chat -q, an English question of {notes} notes"
         self.check(
             steps[-1:] == ["answer"] and "again" in steps,
             f"{what}: memo's warning led the model to ask again with also",
@@ -487,12 +503,12 @@ class Probe:
         again = next((c for c in conv["calls"] if c["step"] == "again" and c["result"]), None)
         text = again["result"]["text"] if again else ""
         self.check(
-            "1. home/cooking/sourdough.md:15" in text,
-            f"{what}: the search with also found the section (sourdough.md:15)",
+            f"1. {hit}" in text,
+            f"{what}: the search with also found the section ({hit})",
             text[:300],
         )
-        self.report["cross_language"] = {"steps": steps}
-        self.phase("hermes chat -q (cross-language)", t)
+        self.report[name.replace("-", "_")] = {"steps": steps}
+        self.phase(f"hermes chat -q ({name})", t)
 
     def hermes_words(self) -> None:
         """The agent's words through Hermes's loop (issue 43): an English question of Russian
@@ -544,6 +560,7 @@ class Probe:
         self.hermes_registry()
         self.hermes_chat("stdio")
         self.hermes_cross_language()
+        self.hermes_cross_language("cross-language-zh", "Chinese", "reading/tesla.md:5")
         self.hermes_words()
         self.check(
             not (self.root / ".memo").exists(),

@@ -133,6 +133,33 @@ SCRIPTS: dict[str, dict[str, Any]] = {
             {"id": "answer", "say": "From the notes ({again.hit}), asked in both languages."},
         ],
     },
+    # Every language (issue 48): an English question of Chinese notes; memo names Chinese in
+    # its warning, the model passes its Chinese phrasing as `also`, and finds the section.
+    "cross-language-zh": {
+        "question": "In which year was Nikola Tesla born, and in which village?",
+        "vars": {"translation": "尼古拉·特斯拉是哪一年出生的？出生在哪个村庄？"},
+        "steps": [
+            {
+                "id": "search",
+                "call": "memo_search",
+                "args": {"path": "reading", "query": "{question}", "k": 3},
+                "capture": {"warning": r"^warning: (.*mostly Chinese.*)$"},
+            },
+            {
+                "id": "again",
+                "when": {"search": r"^warning: .*mostly Chinese"},
+                "call": "memo_search",
+                "args": {
+                    "path": "reading",
+                    "query": "{question}",
+                    "also": ["{vars.translation}"],
+                    "k": 3,
+                },
+                "capture": {"hit": TOP_HIT},
+            },
+            {"id": "answer", "say": "From the notes ({again.hit}), asked in Chinese too."},
+        ],
+    },
     # The agent's words (issue 43): an English question of Russian notes asked twice, alone
     # and with the words memo's tools ask for on every search (phrasings, keywords, a likely
     # answer, in the notes' language), so a caller can compare what the model reads.

@@ -114,4 +114,5 @@ def test_every_place_an_agent_learns_memo_asks_for_its_words_on_every_search(ser
             assert "как закрепить вкладку" in flat, where  # the one short example
     assert "`mcp__memo__memo_search(path=" in skills["hermes"]
     assert "1. home/cooking  — " in text(routed) and "(notes in ru; score" in text(routed)
-    assert "(notes in ru)" in skills["memo skill"] and "(notes in en)" in skills["memo skill"]
+    assert "(notes in ru: Russian)" in skills["memo skill"]
+    assert "(notes in en: English)" in skills["memo skill"]

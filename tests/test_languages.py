@@ -19,7 +19,7 @@ def test_a_collection_knows_its_languages(library):
     assert status["home/cooking"].languages == "ru:1.00"
     assert status["work/jira"].languages.startswith("en:")
     skill = skill_text(library)
-    assert "`home/cooking` — " in skill and "(notes in ru)" in skill and "also=[" in skill
+    assert "`home/cooking` — " in skill and "(notes in ru: Russian)" in skill and "also=[" in skill
 
 
 def test_memo_says_when_to_translate_and_not_otherwise(library):

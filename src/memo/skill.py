@@ -91,7 +91,8 @@ def skill_text(lib: Library, hermes: bool = False, server: str = "memo") -> str:
         for c in colls:
             tags = f" [{', '.join(c.meta.tags)}]" if c.meta.tags else ""
             desc = " ".join(c.meta.description.split()) or "(no description: add one)"
-            lang = f" (notes in {langs[c.rel]})" if langs.get(c.rel) else ""
+            said = langs.get(c.rel)
+            lang = f" (notes in {said}: {_names(said)})" if said else ""
             out.append(f"- `{c.rel}` — {desc}{tags}{lang}")
         out.append("")
     else:
@@ -123,6 +124,14 @@ def with_naming(lib: Library, rules: str) -> str:
     from .library.naming import SLUG_RULE, read
 
     return rules.replace(SLUG_RULE, read(lib.root).rule())
+
+
+def _names(codes: str) -> str:
+    """"zh, en" -> "Chinese, English": what the agent writes `also` and `answer` in (the
+    identifier's module loads only for a map to name)."""
+    from .collection.langid import name
+
+    return ", ".join(name(c.strip()) for c in codes.split(","))
 
 
 def _languages(lib: Library) -> dict[str, str]:
