@@ -23,9 +23,9 @@ from memo.collection.chunker import (  # noqa: I001
     Note,
     chunk_note,
     decode,
-    fenced,
     passage_text,
 )
+from memo.collection.markdown import fenced
 
 from .conftest import SHARED_MODEL
 
@@ -142,7 +142,7 @@ def test_decode_keeps_unicode_line_separators_inside_lines() -> None:
 def test_passage_text() -> None:
     assert passage_text("A > B", "body") == "A > B\n\nbody"
     assert passage_text("", "body") == "body"
-    assert CHUNKER_VERSION == "headings-v4"
+    assert CHUNKER_VERSION == "headings-v5"
 
 
 # --- rule 1: frontmatter -------------------------------------------------------------------

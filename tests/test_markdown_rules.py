@@ -21,14 +21,24 @@ from memo.collection.markdown import (
     HIDDEN_MARKUP,
     HIDDEN_PROPERTY,
     HIDDEN_UNCLOSED,
+    HTML_COMMENTS,
+    WIKILINK,
     Reading,
+    block_id,
+    comment_spans,
+    fence_lines,
+    fenced,
     frontmatter_tags,
+    heading,
+    heading_marker,
     literal_spans,
     note_title,
     read_lines,
     readable_lines,
 )
 from memo.embed.tokens import estimate_tokens
+from memo.library.related import locate
+from memo.server.web.source import source_lines
 
 
 def read(text: str, code: set[int] = frozenset()) -> Reading:
@@ -269,3 +279,71 @@ def test_literal_spans_are_ordered_disjoint_and_delimited(line):
     assert all(a < b <= c for (a, b), (c, _) in itertools.pairwise(spans))
     for a, b in spans:
         assert line[a] in "`$" and line[b - 1] == line[a]
+
+
+# ---------------------------------------------------------------- one rule each (issue 49)
+def test_one_wikilink_rule_a_single_bracket_inside_does_not_end_it():
+    """Obsidian 1.13.7 reads `[[Sq]uare]]` as a link to `Sq]uare`, `[[a [[Inner]] b]]` as
+    `Inner`, and a line ending inside `[[` as no link: the reading, the links and the note
+    page all take WIKILINK, so they agree on every edge."""
+    cases = {
+        "[[Sq]uare]]": ("Sq]uare", ["Sq]uare"]),
+        "[[x]y|shown]]": ("shown", ["x]y"]),
+        "[[a]]]": ("a]", ["a"]),
+        "[[a [[Inner]] b]]": ("[[a Inner b]]", ["Inner"]),
+        "[[wiki [link]]]": ("[[wiki [link]]]", []),  # a `[` inside: no link (unobserved)
+        "[[open": ("[[open", []),
+        "[[]]": ("[[]]", []),
+    }
+    for text, (words, targets) in cases.items():
+        note = chunk_note(f"# N\n{text}", estimate_tokens, name="n")
+        assert note.chunks[0].text == words, text
+        assert [x.target for x in note.links.links] == targets, text
+        assert [m[2].split("|")[0] for m in WIKILINK.finditer(text)] == targets, text
+        page = str(source_lines([text], 1, frozenset())[0].text)
+        assert page.count('class="wl') == len(targets), text
+
+
+def test_a_heading_is_one_to_six_hashes_the_chunker_splits_at_three():
+    assert heading("# Title #") == (1, "Title")
+    assert heading("   ###### Six ######  ") == (6, "Six")
+    assert heading("#") == (1, "") and heading("# #") == (1, "") and heading("#\tTab") == (1, "Tab")
+    for text in ("####### seven", "#tag", "    # four spaces", "Setext\n==="):
+        assert heading(text) is None and heading_marker(text) == "", text
+    assert heading_marker("  ## Sub") == "  ##"
+    text = "# A\n#### Deep\nx\n#\ny\n## B\nz"
+    note = chunk_note(text, estimate_tokens, name="n")
+    # `#` alone is an empty H1: a border that empties the path, as it always did
+    assert [(c.line, c.heading) for c in note.chunks] == [(2, "A"), (5, ""), (7, "B")]
+    lines = text.split("\n")
+    assert [locate(lines, h) for h in ("A", "Deep", "B", "A#B")] == [1, 2, 6, 6]
+
+
+def test_fences_are_read_once_a_fence_inside_a_longer_one_is_code():
+    lines = ["````", "```", "# code", "````", "# Heading", "~~~", "x"]
+    assert fenced(lines) == [True, True, True, True, False, True, True]
+    assert fence_lines(lines) == [True, False, False, True, False, True, False]
+    kinds = [x.kind for x in source_lines(lines, 1, frozenset())]
+    assert kinds[:5] == ["code fence", "code", "code", "code fence", "h h1"]
+    assert fenced(["---", "```", "---"], 3) == [False, False, False]
+
+
+def test_a_block_id_is_read_once_the_reading_the_page_and_related_agree():
+    assert block_id("Para line ^block-1") == "block-1" and block_id("^lonely") == "lonely"
+    for text in ("x^glued", "^a.b", "mid ^id text", "^^^^", "^-dash"):
+        assert block_id(text) == "", text
+    lines = ["# N", "Para line ^block-1", "", "- item ^item-id", "^^^^"]
+    assert shown("\n".join(lines))[1] == "Para line"
+    page = [str(x.text) for x in source_lines(lines, 1, frozenset())]
+    assert '<span class="bid">^block-1</span>' in page[1] and "bid" not in page[4]
+    assert [locate(lines, s) for s in ("^block-1", "^item-id", "^^^")] == [2, 4, None]
+
+
+def test_comments_are_read_once_the_page_adds_html_comments():
+    line = "a %%b%% `%%` c %%open"
+    assert comment_spans(line) == ([(2, 7), (15, len(line))], "%%")
+    assert comment_spans("still%% out <!-- x", "%%") == ([(0, 7)], "")
+    both = comment_spans("still%% out <!-- x", "%%", HTML_COMMENTS)
+    assert both == ([(0, 7), (12, 18)], "<!--")
+    page = [x.why for x in source_lines(["%%", "[[Hidden]]", "%%", "shown"], 1, frozenset())]
+    assert page == [HIDDEN_COMMENT] * 3 + [""]

@@ -1,6 +1,7 @@
-"""Chunker `headings-v1`: split a markdown note into heading-scoped chunks sized for the embedder.
+"""The chunker: split a markdown note into heading-scoped chunks sized for the embedder.
 
-Pure: no I/O. Borders are ATX headings `#`..`###` outside fenced code; a section longer than the
+Pure: no I/O. Borders are ATX headings `#`..`###` (`SECTION_LEVELS`; deeper ones stay in their
+section) outside fenced code, as markdown.py reads both; a section longer than the
 budget is split at paragraphs, then sentences/lines, then words, and only as a last resort at
 character positions, with ~15% overlap between consecutive pieces (splitter.py). Token counts
 come from the caller (`count_tokens`); every piece is verified exactly. Every body line with
@@ -11,7 +12,6 @@ from __future__ import annotations
 
 import bisect
 import codecs
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -19,7 +19,15 @@ from typing import Any
 import yaml
 
 from .links import NoteLinks, extract
-from .markdown import frontmatter_tags, note_title, read_lines, readable_lines
+from .markdown import (
+    fenced,
+    frontmatter_end,
+    frontmatter_tags,
+    heading,
+    note_title,
+    read_lines,
+    readable_lines,
+)
 from .meta import MAX_META_BYTES, SafeLoader, yaml_too_big
 from .splitter import Splitter
 from .splitter import passage_text as passage_text  # what the model reads of a chunk
@@ -27,12 +35,11 @@ from .splitter import passage_text as passage_text  # what the model reads of a 
 # v2: markdown read as a person reads it (markdown.py), the note's title heads every path
 # v3: nothing interpreted inside code or math; a heading with nothing under it is a chunk
 # v4: a `%%` comment closed and reopened on one line is no comment left open (markdown.py)
-CHUNKER_VERSION = "headings-v4"
+# v5: a wikilink with a single `]` inside (`[[Sq]uare]]`) reads as its words, as links.py and
+#     Obsidian read it (markdown.WIKILINK, the one rule); before, the reading left it as written
+CHUNKER_VERSION = "headings-v5"
 
-_HEADING = re.compile(r" {0,3}(#{1,3})(?:[ \t](.*))?")
-_CLOSING_HASHES = re.compile(r"(?:^|[ \t])#+$")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
-_FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
+SECTION_LEVELS = 3  # headings `#`..`###` start a section: a chunking choice, not markdown's
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +120,7 @@ def chunk_note(
     text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     raw = text.split("\n")
     meta, start, warnings = _frontmatter(raw)
-    _, code = _sections(raw, start)
+    code = fenced(raw, start)
     links = extract(raw, code, start, meta)
     reading = read_lines(raw, code)
     lines, inline_tags = reading.lines, reading.tags
@@ -236,7 +243,7 @@ def readable(text: str) -> list[str]:
     frontmatter as written, fenced code untouched, the rest through markdown.readable_lines."""
     raw = text.split("\n")
     _, start, _ = _frontmatter(raw)
-    _, code = _sections(raw, start)
+    code = fenced(raw, start)
     lines, _ = readable_lines(raw, code)
     return raw[:start] + lines[start:]
 
@@ -262,7 +269,7 @@ def _frontmatter(lines: list[str]) -> tuple[dict[str, Any], int, list[str]]:
     """(meta, index of the first body line, warnings)."""
     if lines[0].rstrip() != "---":
         return {}, 0, []
-    end = next((k for k in range(1, len(lines)) if lines[k].rstrip() in ("---", "...")), 0)
+    end = frontmatter_end(lines)
     if not end:
         return {}, 0, ["frontmatter opened on line 1 is never closed: read as text"]
     block = "\n".join(lines[1:end])
@@ -291,35 +298,16 @@ class _Section:
     level: int = 0  # the heading's level (0: the text before any heading)
 
 
-def fenced(lines: list[str]) -> list[bool]:
-    """Whether each line of a note lies in fenced code, as the chunker reads it (a `#` line
-    there is no heading). Public for tests/test_chunker.py, which tells headings from code by
-    it."""
-    return _sections(lines, 0)[1]
-
-
 def _sections(lines: list[str], start: int) -> tuple[list[_Section], list[bool]]:
     """Sections in file order, plus an `in fenced code` flag for every line."""
-    code = [False] * len(lines)
-    fence = ""  # the opening fence while inside one
-    path = ["", "", ""]
+    code = fenced(lines, start)
+    path = [""] * SECTION_LEVELS
     heads: list[tuple[tuple[str, ...], str, int, int]] = [((), "", start, 0)]
     for k in range(start, len(lines)):
-        line = lines[k]
-        if fence:
-            code[k] = True
-            close = _FENCE_CLOSE.fullmatch(line)
-            if close and close[1][0] == fence[0] and len(close[1]) >= len(fence):
-                fence = ""
-            continue
-        f = _FENCE.fullmatch(line)
-        if f and not (f[1][0] == "`" and "`" in f[2]):  # ```x``` on one line is inline code
-            fence, code[k] = f[1], True
-            continue
-        h = _HEADING.fullmatch(line)
-        if h:
-            level, title = len(h[1]), _CLOSING_HASHES.sub("", (h[2] or "").strip()).strip()
-            path[level - 1 :] = [title, "", ""][: 4 - level]
+        h = None if code[k] else heading(lines[k])
+        if h is not None and h[0] <= SECTION_LEVELS:
+            level, title = h
+            path[level - 1 :] = [title] + [""] * (SECTION_LEVELS - level)
             heads.append((tuple(p for p in path if p), title, k + 1, level))
     ends = [lo - 1 for _, _, lo, _ in heads[1:]] + [len(lines)]
     sections = [

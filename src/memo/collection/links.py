@@ -26,15 +26,13 @@ or newer than the chunks.
 
 from __future__ import annotations
 
-import re
 import unicodedata
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
-# the state machine of markdown.read_lines: what Obsidian interprets, line by line
-from .markdown import _MATH_BLOCK, _strip_comments, _without_literals
+from .markdown import MARKDOWN_LINK, SCHEME, WIKILINK, interpreted, wikilink_parts
 
 KINDS = ("wikilink", "embed", "markdown", "property")
 # Obsidian's accepted formats that are not notes, and files people link that are not notes:
@@ -47,16 +45,6 @@ ATTACHMENTS = frozenset(
         "pdf canvas base excalidraw csv json txt zip docx xlsx pptx odt ods html htm"
     ).split()
 )
-# `[[target]]` and `![[target]]`: a single `]` does not end it, a `[` or a line end does
-# (Obsidian reads `[[Sq]uare]]` as `Sq]uare` and `[[a [[b]] c]]` as `b`)
-_WIKI = re.compile(r"(!?)\[\[([^\[\n]+?)\]\]")
-# `[shown](destination "title")`, `![alt](dest)`: one level of brackets in the shown words;
-# the destination in <angle brackets> may hold spaces, a bare one may not
-_MD = re.compile(
-    r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
-    r"\(\s*(<[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
-)
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:|^//")
 
 
 def fold(text: str) -> str:
@@ -104,8 +92,7 @@ def _attachment(target: str) -> bool:
 
 def _wiki(line: int, embed: str, inner: str, kind: str | None = None) -> Link | None:
     """A wikilink's inner text as a Link (None: no link to a note)."""
-    inner = inner.replace("\\|", "|")
-    path, _, sub = inner.partition("|")[0].partition("#")
+    path, sub, _ = wikilink_parts(inner)
     path, sub = path.strip(), sub.strip()
     if not (path or sub) or _attachment(path):
         return None  # an image, a PDF: no note (`[[#Heading]]`: this note's own heading)
@@ -115,7 +102,7 @@ def _wiki(line: int, embed: str, inner: str, kind: str | None = None) -> Link | 
 def _markdown(line: int, embed: str, dest: str) -> Link | None:
     """A markdown link as a Link to a note (None: a URL, an attachment)."""
     dest = dest[1:-1].strip() if dest.startswith("<") else dest
-    if not dest or _SCHEME.match(dest):
+    if not dest or SCHEME.match(dest):
         return None
     path, _, sub = unquote(dest).partition("#")
     path, sub = path.strip(), sub.strip()
@@ -131,37 +118,15 @@ def links_in(text: str, line: int) -> list[Link]:
         return []
     found: list[tuple[int, Link | None]] = []
     spans = []
-    for m in _WIKI.finditer(text):
+    for m in WIKILINK.finditer(text):
         found.append((m.start(), _wiki(line, m.group(1), m.group(2))))
         spans.append(m.span())
     if "](" in text:
         for a, b in spans:  # a wikilink's brackets are no markdown link's
             text = text[:a] + " " * (b - a) + text[b:]
-        for m in _MD.finditer(text):
+        for m in MARKDOWN_LINK.finditer(text):
             found.append((m.start(), _markdown(line, m.group(1), m.group(3))))
     return [x for _, x in sorted(found, key=lambda f: f[0]) if x is not None]
-
-
-def interpreted(lines: list[str], code: list[bool], start: int) -> Iterator[tuple[int, str]]:
-    """(0-based line, its text where Obsidian interprets syntax) for the body from `start`:
-    fenced code and block math left out, `%%` comments removed, inline code and math blanked;
-    the same states as markdown.read_lines."""
-    in_comment = False
-    in_math = False
-    for k in range(start, len(lines)):
-        line = lines[k]
-        if code[k]:
-            continue
-        if in_math:
-            in_math = "$$" not in line
-            continue
-        if not in_comment and _MATH_BLOCK.match(line):
-            in_math = "$$" not in line.strip()[2:]
-            continue
-        if in_comment or "%%" in line:
-            line, in_comment, _ = _strip_comments(line, in_comment)
-        if "[" in line:
-            yield k, _without_literals(line) if "`" in line or "$" in line else line
 
 
 def aliases_of(meta: dict[str, Any]) -> tuple[str, ...]:
@@ -183,7 +148,7 @@ def extract(lines: list[str], code: list[bool], start: int, meta: dict[str, Any]
     found: list[Link] = []
     for k in range(1, start - 1):  # frontmatter values: wikilinks only (property links)
         if "[[" in lines[k]:
-            for m in _WIKI.finditer(lines[k]):
+            for m in WIKILINK.finditer(lines[k]):
                 link = _wiki(k + 1, "", m.group(2), "property")
                 if link is not None:
                     found.append(link)

@@ -1,37 +1,120 @@
-"""Obsidian and Logseq markdown read the way a person reads it.
+"""Markdown's syntax, read once for memo: blocks, links, comments, and a note as a person reads it.
 
-What a reader sees, not the syntax: the index (both legs) and the note page read the same
-lines, and every rewrite keeps the file's line count, so `path:line` stays the file's line.
-
-- `[[Note]]`, `[[Note|shown words]]`, `[[Note#Heading]]`, `[[#Heading]]` read as `Note`,
-  `shown words`, `Note Heading`, `Heading` (block references `#^id` dropped);
-- `![[Other note]]` (a note embedded) reads as its name, as a link does; `![[image.png]]`,
-  `![[icon.svg#icon]]` read as nothing, `![alt](pic.png)` as its alt text;
-- `> [!tip]- Title` reads as `Title`, and quoted lines lose their `> ` marker;
-- `%%a comment%%` (over several lines too), Obsidian block ids (`… ^block-id`) and Logseq's
-  `id::`/`collapsed::` properties read as nothing;
-- `#tag`, `#nested/tag` in the text stay text, and are collected as the note's tags.
-
-Syntax is interpreted only where Obsidian interprets it: never inside fenced code, block math
-(`$$` lines), inline code or inline math (`literal_spans`), so a `%%` or `[[` there is text. A
-`%%` comment that never closes hides the rest of the note, as in Obsidian, and says so. What
-reads as nothing is returned with why (`Reading.hidden`): the chunker's coverage report lists
-it. A note without an H1 is titled by its frontmatter `title`, else its file name
-(`note_title`); its `aliases` follow the title.
+One rule each (the chunker, links, `memo related` and the note page use these, none its own):
+frontmatter (`frontmatter_end`), fenced code (`fenced`), ATX headings `#`..`######`
+(`heading`), block ids (`BLOCK_ID`), `%%` comments (`comment_spans`), the wikilink (`WIKILINK`:
+a single `]` inside does not end it, a `[` or a line end does, as Obsidian 1.13.7 reads
+`[[Sq]uare]]`) and the markdown link. `read_lines` reads a note as Obsidian shows it, line for
+line (`path:line` stays the file's line), interpreting syntax only where Obsidian does: never in
+fenced code, block math, inline code or inline math (`literal_spans`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-_WIKILINK = re.compile(r"(!?)\[\[([^\[\]\n]+?)\]\]")
+# ---------------------------------------------------------------------- blocks
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
+_FENCE_CLOSE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*")
+_HEADING = re.compile(r"( {0,3}(#{1,6}))(?:[ \t](.*))?")
+_CLOSING_HASHES = re.compile(r"(?:^|[ \t])#+$")
+MATH_BLOCK = re.compile(r"^\s*\$\$")  # a line opening (or closing) block math
+
+
+def frontmatter_end(lines: list[str]) -> int:
+    """The 0-based line closing the frontmatter (`---` on line 1 up to `---` or `...`); 0
+    when the note has none (or it never closes)."""
+    if not lines or lines[0].rstrip() != "---":
+        return 0
+    return next((k for k in range(1, len(lines)) if lines[k].rstrip() in ("---", "...")), 0)
+
+
+def _fences(lines: list[str], start: int) -> list[int]:
+    """Each line's place in fenced code from `start` on: 0 outside, 1 inside, 2 a fence line
+    (opening or closing). A fence closes at a run of its own character at least as long; an
+    unclosed one runs to the end; ```x``` on one line is inline code."""
+    where = [0] * len(lines)
+    fence = ""  # the opening fence while inside one
+    for k in range(start, len(lines)):
+        line = lines[k]
+        if fence:
+            close = _FENCE_CLOSE.fullmatch(line)
+            if close and close[1][0] == fence[0] and len(close[1]) >= len(fence):
+                fence, where[k] = "", 2
+            else:
+                where[k] = 1
+            continue
+        f = _FENCE.fullmatch(line)
+        if f and not (f[1][0] == "`" and "`" in f[2]):
+            fence, where[k] = f[1], 2
+    return where
+
+
+def fenced(lines: list[str], start: int = 0) -> list[bool]:
+    """Whether each line lies in fenced code, its fences included (lines before `start`, the
+    frontmatter, never do): a `#` line there is no heading, a `[[` no link."""
+    return [w > 0 for w in _fences(lines, start)]
+
+
+def fence_lines(lines: list[str], start: int = 0) -> list[bool]:
+    """Whether each line is a fence opening or closing fenced code (as `fenced` reads them)."""
+    return [w == 2 for w in _fences(lines, start)]
+
+
+def heading(line: str) -> tuple[int, str] | None:
+    """(level 1-6, text) of an ATX heading line (`## Text ##`: its closing hashes dropped;
+    `#` alone is an empty heading), else None. Setext headings are text. The caller knows
+    whether the line is in fenced code."""
+    h = _HEADING.fullmatch(line)
+    if h is None:
+        return None
+    return len(h[2]), _CLOSING_HASHES.sub("", (h[3] or "").strip()).strip()
+
+
+def heading_marker(line: str) -> str:
+    """The `#`s (and up to 3 spaces before them) opening an ATX heading line; '' for none."""
+    h = _HEADING.fullmatch(line)
+    return h[1] if h else ""
+
+
+# An Obsidian block id: `^id` (letters, digits, `_`, `-`) ending a line, after a space or alone
+BLOCK_ID = re.compile(r"(?:(?<=\s)|^)\^([A-Za-z0-9][\w-]*)(?=\s*$)")
+
+
+def block_id(line: str) -> str:
+    """The id of the block id ending `line` (`text ^abc` -> 'abc'); '' for none."""
+    m = BLOCK_ID.search(line) if "^" in line else None
+    return m[1] if m else ""
+
+
+# ---------------------------------------------------------------------- links
+# `[[target]]` and `![[target]]`: a single `]` does not end it, a `[` or a line end does
+# (Obsidian 1.13.7 reads `[[Sq]uare]]` as a link to `Sq]uare` and `[[a [[b]] c]]` as `b`)
+WIKILINK = re.compile(r"(!?)\[\[([^\[\n]+?)\]\]")
+# `[shown](destination "title")`, `![alt](dest)`: one level of brackets in the shown words;
+# the destination in <angle brackets> may hold spaces, a bare one may not
+MARKDOWN_LINK = re.compile(
+    r"(!?)\[((?:[^\[\]\n]|\[[^\[\]\n]*\])*)\]"
+    r"\(\s*(<[^<>\n]*>|[^\s()<>]*(?:\([^\s()]*\)[^\s()<>]*)*)(?:\s+(?:\"[^\"\n]*\"|'[^'\n]*'))?\s*\)"
+)
+SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:|^//")  # a destination that is a URL
+
+
+def wikilink_parts(inner: str) -> tuple[str, str, str]:
+    """A wikilink's inner text as (target, subpath, shown words), each as written (not
+    stripped): `Note#Heading|shown`; `\\|` (a table's escaped bar) is a bar."""
+    inner = inner.replace("\\|", "|")
+    target, _, shown = inner.partition("|")
+    path, _, sub = target.partition("#")
+    return path, sub, shown
+
+
 _IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
 _CALLOUT = re.compile(r"^(\s*(?:>\s*)+)\[!([\w-]+)\][+-]?[ \t]*(.*)$")
 _QUOTE = re.compile(r"^\s*(?:>\s?)+")
-_BLOCK_ID = re.compile(r"(?:^|\s)\^[A-Za-z0-9][\w-]*\s*$")
 _LOGSEQ_PROP = re.compile(r"^\s*(?:-\s+)?(?:id|collapsed)::\s.*$")
 _TAG = re.compile(r"(?:^|(?<=[\s(,]))#([^\s#.,;:!?()\[\]{}\"'`*|<>=]+)")
 _NOTE_EXT = ("", ".md")
@@ -41,11 +124,9 @@ ALIASES_CHARS = 60
 
 def _target_words(inner: str) -> str:
     """The words a wikilink shows: its alias, else `note heading` (block refs dropped)."""
-    inner = inner.replace("\\|", "|")
-    target, bar, alias = inner.partition("|")
-    if bar and alias.strip():
+    note, anchor, alias = wikilink_parts(inner)
+    if alias.strip():
         return alias.strip()
-    note, _, anchor = target.partition("#")
     note = note.strip().rsplit("/", 1)[-1]
     if note.lower().endswith(".md"):
         note = note[:-3]
@@ -56,7 +137,7 @@ def _target_words(inner: str) -> str:
 def _link(m: re.Match[str]) -> str:
     embed, inner = m.group(1), m.group(2)
     if embed:
-        name = inner.replace("\\|", "|").split("|", 1)[0].split("#", 1)[0].strip()
+        name = wikilink_parts(inner)[0].strip()
         ext = name.rsplit(".", 1)[-1].lower() if "." in name.rsplit("/", 1)[-1] else ""
         if f".{ext}" not in _NOTE_EXT and ext:
             return ""  # an image, a PDF, a sound: nothing to read
@@ -80,7 +161,6 @@ _INLINE_MATH = re.compile(
     r"(?<![\\$])\$\$(?!\$).+?(?<!\\)\$\$"  # $$…$$ within a line
     r"|(?<![\\$])\$(?=[^\s$])(?:[^$\n\\]|\\.)*?(?<=[^\s\\])\$(?![\d$])"  # $…$
 )
-_MATH_BLOCK = re.compile(r"^\s*\$\$")
 
 
 def literal_spans(line: str) -> list[tuple[int, int]]:
@@ -113,16 +193,43 @@ def literal_spans(line: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _open_comment(line: str, pos: int) -> int:
-    """Where the first `%%` at or after `pos` that is not inside code or math starts; -1."""
+# A comment's opening mark -> its closing mark: `%%` is what the index reads as a comment
+COMMENTS = {"%%": "%%"}
+HTML_COMMENTS = {**COMMENTS, "<!--": "-->"}  # the note page dims `<!-- -->` too
+
+
+def comment_spans(
+    line: str, open_mark: str = "", marks: dict[str, str] = COMMENTS
+) -> tuple[list[tuple[int, int]], str]:
+    """(start, end) of the comments of `line`, in order, a comment still open from an earlier
+    line (`open_mark`: its opening mark) first; and the opening mark of the comment still
+    open after the line ('' for none). A mark inside inline code or math opens nothing;
+    inside a comment only its own closing mark counts."""
+    out: list[tuple[int, int]] = []
+    pos = start = 0
+    literals: list[tuple[int, int]] | None = None
     while True:
-        mark = line.find("%%", pos)
-        if mark < 0:
-            return -1
-        inside = next(((a, b) for a, b in literal_spans(line) if a <= mark < b), None)
-        if inside is None:
-            return mark
-        pos = inside[1]
+        if open_mark:
+            end_mark = marks[open_mark]
+            at = line.find(end_mark, pos)
+            if at < 0:
+                out.append((start, len(line)))
+                return out, open_mark
+            pos = at + len(end_mark)
+            out.append((start, pos))
+            open_mark = ""
+            continue
+        found = [(at, m) for m in marks if (at := line.find(m, pos)) >= 0]
+        if not found:
+            return out, ""
+        if literals is None:
+            literals = literal_spans(line)
+        at, mark = min(found)
+        inside = next(((a, b) for a, b in literals if a <= at < b), None)
+        if inside is not None:  # a mark in code or math: look again after that span
+            pos = inside[1]
+            continue
+        open_mark, start, pos = mark, at, at + len(mark)
 
 
 def _outside_literals(line: str, rewrite: Callable[[str], str]) -> str:
@@ -149,39 +256,65 @@ class Reading:
     warnings: list[str] = field(default_factory=list)
 
 
-def read_lines(lines: list[str], code: list[bool]) -> Reading:
-    """Read `lines` as Obsidian shows them: syntax is interpreted outside fenced code, block
-    math, inline code and inline math only, and a `%%` comment that never closes runs to the
-    end of the note, as in Obsidian (the coverage report and a warning say so)."""
-    out: list[str] = []
-    tags: dict[str, None] = {}
-    hidden: dict[int, str] = {}
+def _uncommented(lines: list[str], code: list[bool], start: int) -> Iterator[tuple[int, str, int]]:
+    """(0-based line, its text without its `%%` comments, the line where the comment still
+    open after it began or -1) for every line from `start` outside fenced code and block
+    math (`$$` lines; a `$$` inside a comment opens none)."""
     in_comment = -1  # the line where the open comment began (-1: none)
     in_math = False
-    for k, (line, is_code) in enumerate(zip(lines, code, strict=True)):
-        if is_code:
-            out.append(line)
+    for k in range(start, len(lines)):
+        line = lines[k]
+        if code[k]:
             continue
         if in_math:  # $$ … $$ over several lines: math, read as written
-            out.append(line)
             in_math = "$$" not in line
             continue
-        if in_comment < 0 and _MATH_BLOCK.match(line):
-            out.append(line)
+        if in_comment < 0 and MATH_BLOCK.match(line):
             in_math = "$$" not in line.strip()[2:]  # opened here, closed on a later line
             continue
-        raw = line
-        # each rewrite runs only where its mark is: most prose lines have none (1 MB: 0.1 s)
         if in_comment >= 0 or "%%" in line:
-            line, still, began = _strip_comments(line, in_comment >= 0)
+            line, still, began = strip_comments(line, in_comment >= 0)
             # a comment closed and opened again on this line is a new one, begun here
             in_comment = k if began else in_comment if still else -1
-            if not line.strip() and raw.strip():
-                hidden[k] = HIDDEN_COMMENT
+        yield k, line, in_comment
+
+
+def interpreted(lines: list[str], code: list[bool], start: int) -> Iterator[tuple[int, str]]:
+    """(0-based line, its text where Obsidian interprets syntax) for the lines from `start`
+    that hold a `[`: fenced code and block math left out, `%%` comments removed, inline code
+    and math blanked (the same states as read_lines: what links.py reads links from)."""
+    for k, line, _ in _uncommented(lines, code, start):
+        if "[" in line:
+            yield k, without_literals(line) if "`" in line or "$" in line else line
+
+
+def read_lines(lines: list[str], code: list[bool]) -> Reading:
+    """Read `lines` as Obsidian shows them, line for line:
+
+    - `[[Note]]`, `[[Note|shown words]]`, `[[Note#Heading]]`, `[[#Heading]]` read as `Note`,
+      `shown words`, `Note Heading`, `Heading` (block references `#^id` dropped);
+    - `![[Other note]]` reads as its name, `![[image.png]]` as nothing, `![alt](pic.png)` as
+      its alt text; `> [!tip]- Title` as `Title`, and quoted lines lose their `> ` marker;
+    - `%%a comment%%` (over several lines too), block ids (`… ^block-id`) and Logseq's
+      `id::`/`collapsed::` properties read as nothing; `#tag`s stay text and are collected.
+
+    Syntax is interpreted outside fenced code, block math, inline code and inline math only,
+    and a `%%` comment that never closes runs to the end of the note, as in Obsidian (the
+    coverage report and a warning say so). What reads as nothing says why (`hidden`)."""
+    out = list(lines)
+    tags: dict[str, None] = {}
+    hidden: dict[int, str] = {}
+    if len(code) != len(lines):
+        raise ValueError(f"{len(lines)} lines but {len(code)} code flags")
+    in_comment = -1  # the line where the comment still open began (-1: none)
+    for k, line, open_since in _uncommented(lines, code, 0):
+        raw, in_comment = lines[k], open_since
+        if not line.strip() and raw.strip():
+            hidden[k] = HIDDEN_COMMENT
         line = _read_prose(line, k, hidden, tags)
         if raw.strip() and not line.strip():
             hidden.setdefault(k, HIDDEN_MARKUP)
-        out.append(line)
+        out[k] = line
     warnings = []
     if in_comment >= 0:
         for k in range(in_comment, len(lines)):
@@ -209,7 +342,7 @@ def _read_prose(line: str, k: int, hidden: dict[int, str], tags: dict[str, None]
         if "![" in line:
             line = _outside_literals(line, lambda t: _IMAGE.sub(lambda i: i.group(1), t))
         if "[[" in line:
-            line = _outside_literals(line, lambda t: _WIKILINK.sub(_link, t))
+            line = _outside_literals(line, lambda t: WIKILINK.sub(_link, t))
         if before.strip() and not line.strip():
             hidden.setdefault(k, HIDDEN_EMBED)
     if "^" in line:
@@ -218,7 +351,7 @@ def _read_prose(line: str, k: int, hidden: dict[int, str], tags: dict[str, None]
         if before.strip() and not line.strip():
             hidden.setdefault(k, HIDDEN_BLOCK_ID)
     if "#" in line:  # a heading's own `#`s are no tag (_TAG wants a word after `#`)
-        for t in _TAG.findall(_without_literals(line)):
+        for t in _TAG.findall(without_literals(line)):
             if any(c.isalpha() for c in t):
                 tags.setdefault(t.lower().rstrip("/"), None)
     return line
@@ -231,10 +364,12 @@ def readable_lines(lines: list[str], code: list[bool]) -> tuple[list[str], list[
 
 
 def _drop_block_id(text: str) -> str:
-    return _BLOCK_ID.sub("", text)
+    """`text` without the block id ending it, and the space before it."""
+    m = BLOCK_ID.search(text)
+    return text if m is None else text[: max(0, m.start() - 1)]
 
 
-def _without_literals(line: str) -> str:
+def without_literals(line: str) -> str:
     """`line` with its code spans and inline math blanked (same length)."""
     out = list(line)
     for a, b in literal_spans(line):
@@ -242,26 +377,17 @@ def _without_literals(line: str) -> str:
     return "".join(out)
 
 
-def _strip_comments(line: str, inside: bool) -> tuple[str, bool, bool]:
-    """`line` without its `%%…%%` parts; whether a comment is still open after it, and whether
-    that comment opened on this line. A `%%` inside inline code or math opens nothing; inside
-    a comment the next `%%` closes it."""
-    out: list[str] = []
-    pos = 0
-    began = False
-    while True:
-        if inside:
-            mark = line.find("%%", pos)
-            if mark < 0:
-                return "".join(out), True, began
-            inside, pos = False, mark + 2
-            continue
-        mark = _open_comment(line, pos)
-        if mark < 0:
-            out.append(line[pos:])
-            return "".join(out), False, False
-        out.append(line[pos:mark])
-        inside, pos, began = True, mark + 2, True
+def strip_comments(line: str, inside: bool) -> tuple[str, bool, bool]:
+    """`line` without its `%%…%%` parts (`inside`: a comment is open at its start); whether a
+    comment is still open after it, and whether that comment opened on this line."""
+    spans, still = comment_spans(line, "%%" if inside else "")
+    text, last = [], 0
+    for a, b in spans:
+        text.append(line[last:a])
+        last = b
+    text.append(line[last:])
+    began = bool(still) and not (inside and len(spans) == 1)
+    return "".join(text), bool(still), began
 
 
 def note_title(file_stem: str, meta: dict[str, Any], h1: str | None = None) -> str:

@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 
 from ..collection import links
-from ..collection.chunker import _sections, decode
+from ..collection.chunker import SECTION_LEVELS, decode
 from ..collection.collection import Collection
+from ..collection.markdown import block_id, fenced, frontmatter_end, heading
 from ..errors import NotFoundError
 from ..requests import RelatedRequest
 from ..search import nearest
@@ -34,7 +35,6 @@ from .linkgraph import LinkGraph, Resolver
 from .targets import confine, label, resolve
 
 TEXT_CHARS = 300  # a backlink's line, cut around its link
-_ATX = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*")
 _DROP = re.compile(r"[\[\]#^|:%*`]")
 _ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s")
 
@@ -166,20 +166,18 @@ def _lines(full: Path) -> list[str]:
 
 def _headings(lines: list[str]) -> Iterator[tuple[int, int, str]]:
     """(0-based line, level, text) of every ATX heading outside frontmatter and fenced code."""
-    start = 0
-    if lines and lines[0].rstrip() == "---":
-        end = next((k for k in range(1, len(lines)) if lines[k].rstrip() in ("---", "...")), 0)
-        start = end + 1 if end else 0
-    _, code = _sections(lines, start)
+    end = frontmatter_end(lines)
+    start = end + 1 if end else 0
+    code = fenced(lines, start)
     for k in range(start, len(lines)):
-        m = None if code[k] else _ATX.fullmatch(lines[k])
-        if m is not None:
-            yield k, len(m.group(1)), m.group(2)
+        h = None if code[k] else heading(lines[k])
+        if h is not None:
+            yield k, *h
 
 
 def _section(lines: list[str], line: int) -> tuple[int, int]:
     """The 1-based lines of the section holding `line`: from its heading (# to ###, the
-    chunker's borders) to the line before the next one."""
+    chunker's borders: SECTION_LEVELS) to the line before the next one."""
     if line > len(lines):
         raise NotFoundError(
             f"line {line} is past the note's end (it has {len(lines)} lines)",
@@ -187,7 +185,7 @@ def _section(lines: list[str], line: int) -> tuple[int, int]:
         )
     first, last = 1, len(lines)
     for k, level, _ in _headings(lines):
-        if level > 3:
+        if level > SECTION_LEVELS:
             continue
         if k + 1 <= line:
             first = k + 1
@@ -208,8 +206,8 @@ def locate(lines: list[str], sub: str) -> int | None:
     (an id on a line of its own marks the block above it), or the heading path `A#B` (each
     heading after the one before it; else the last one anywhere)."""
     if sub.startswith("^"):
-        block = re.compile(rf"(?:^|\s)\^{re.escape(sub[1:].strip())}\s*$")
-        at = next((k for k, t in enumerate(lines) if block.search(t)), None)
+        wanted = sub[1:].strip()
+        at = next((k for k, t in enumerate(lines) if wanted and block_id(t) == wanted), None)
         if at is None:
             return None
         if _ITEM.match(lines[at]):  # a list item's id marks that item
@@ -218,7 +216,7 @@ def locate(lines: list[str], sub: str) -> int | None:
             while at > 0 and not lines[at - 1].strip():
                 at -= 1
             at -= 1 if at > 0 else 0
-        while at > 0 and lines[at - 1].strip() and not _ATX.fullmatch(lines[at - 1]):
+        while at > 0 and lines[at - 1].strip() and heading(lines[at - 1]) is None:
             at -= 1  # up to the paragraph's first line (a heading above is no part of it)
         return at + 1
     parts = [_norm(p) for p in sub.split("#") if p.strip()]

@@ -31,16 +31,27 @@ from urllib.parse import unquote
 
 from markupsafe import Markup
 
-from ...collection.chunker import fenced
-from ...collection.links import _MD, _SCHEME, _WIKI, ATTACHMENTS, fold, stem
-from ...collection.markdown import literal_spans, read_lines
+from ...collection.links import ATTACHMENTS, fold, stem
+from ...collection.markdown import (
+    BLOCK_ID,
+    HTML_COMMENTS,
+    MARKDOWN_LINK,
+    MATH_BLOCK,
+    SCHEME,
+    WIKILINK,
+    comment_spans,
+    fence_lines,
+    fenced,
+    frontmatter_end,
+    heading_marker,
+    literal_spans,
+    read_lines,
+    wikilink_parts,
+)
 from .highlight import marked
 
-_HEADING = re.compile(r" {0,3}#{1,6}(?=[ \t]|$)")
 _QUOTE = re.compile(r"[ \t]*(?:>[ \t]?)+")
 _CALLOUT = re.compile(r"\[!([\w-]+)\][+-]?")
-_BLOCK_ID = re.compile(r"(?:(?<=\s)|^)\^[A-Za-z0-9][\w-]*(?=\s*$)")
-_MATH_BLOCK = re.compile(r"\s*\$\$")
 _TABLE = re.compile(r"[ \t]*\|")
 _FM_KEY = re.compile(r"[ \t]*[^\s:#][^:]*:(?=\s|$)")
 _URL = re.compile(r"https?://", re.IGNORECASE)
@@ -96,10 +107,10 @@ class SourceLine:
 
 @dataclass(slots=True)
 class _State:
-    """What runs over lines: a %% or <!-- --> comment, block math, a callout (its colour)."""
+    """What runs over lines: a %% or <!-- --> comment (its opening mark), block math, a
+    callout (its colour)."""
 
-    pct: bool = False
-    html: bool = False
+    comment: str = ""
     math: bool = False
     callout: str = ""
 
@@ -113,18 +124,19 @@ def source_lines(
     targets = targets or Targets()
     if not lines:
         return []
-    fm_end = _frontmatter_end(lines)
+    fm_end = frontmatter_end(lines)
     body = fm_end + 1 if fm_end else 0
-    code = [False] * body + fenced(lines[body:])  # a fence opens after the frontmatter
+    code = fenced(lines, body)  # a fence opens after the frontmatter
+    fences = fence_lines(lines, body)
     hidden = read_lines(lines[body:], code[body:]).hidden
     state = _State()
     out: list[SourceLine] = []
     for k, line in enumerate(lines):
         if k < first - 1:  # before a long note's window: only its state carries over
-            _line(line, k, fm_end, code, state, frozenset(), targets)
+            _line(line, k, fm_end, (code, fences), state, frozenset(), targets)
             continue
         why = hidden.get(k - body, "") if k >= body else ""
-        text, kind = _line(line, k, fm_end, code, state, stems, targets)
+        text, kind = _line(line, k, fm_end, (code, fences), state, stems, targets)
         out.append(SourceLine(text, kind, why))
     return _ends(out)
 
@@ -140,23 +152,18 @@ def _ends(lines: list[SourceLine]) -> list[SourceLine]:
     return out
 
 
-def _frontmatter_end(lines: list[str]) -> int:
-    """The 0-based line closing the frontmatter; 0 when the note has none."""
-    if lines[0].rstrip() != "---":
-        return 0
-    return next((k for k in range(1, len(lines)) if lines[k].rstrip() in ("---", "...")), 0)
-
-
 def _line(
     line: str,
     k: int,
     fm_end: int,
-    code: list[bool],
+    blocks: tuple[list[bool], list[bool]],
     state: _State,
     stems: frozenset[str],
     targets: Targets,
 ) -> tuple[Markup, str]:
-    """One line decorated, and its classes; `state` carried to the next line."""
+    """One line decorated, and its classes; `state` carried to the next line. `blocks`:
+    whether each line is fenced code, and whether it is a fence."""
+    code, fences = blocks
     if fm_end and k <= fm_end:
         if k in (0, fm_end):
             return _span("mk", line, stems), "fm"
@@ -168,11 +175,11 @@ def _line(
         return _inline(line, _State(), stems, targets), "fm"
     if code[k]:
         state.callout = ""
-        return marked(line, stems), "code fence" if _is_fence(line) else "code"
-    if state.math or (not state.pct and not state.html and _MATH_BLOCK.match(line)):
+        return marked(line, stems), "code fence" if fences[k] else "code"
+    if state.math or (not state.comment and MATH_BLOCK.match(line)):
         state.math = "$$" not in line.strip()[2:] if not state.math else "$$" not in line
         return marked(line, stems), "math"
-    quote = _QUOTE.match(line) if not (state.pct or state.html) else None
+    quote = _QUOTE.match(line) if not state.comment else None
     if quote:
         rest = line[quote.end() :]
         head = _span("mk", quote.group(), stems)
@@ -190,17 +197,11 @@ def _line(
     state.callout = ""
     if _TABLE.match(line):
         return _inline(line, state, stems, targets), "tbl"
-    heading = _HEADING.match(line) if not (state.pct or state.html) else None
-    if heading:
-        level = heading.group().count("#")
-        title = _inline(line[heading.end() :], state, stems, targets)
-        return _span("mk", heading.group(), stems) + title, f"h h{level}"
+    marker = heading_marker(line) if not state.comment else ""
+    if marker:
+        title = _inline(line[len(marker) :], state, stems, targets)
+        return _span("mk", marker, stems) + title, f"h h{marker.count('#')}"
     return _inline(line, state, stems, targets), ""
-
-
-def _is_fence(line: str) -> bool:
-    s = line.lstrip()
-    return s.startswith(("```", "~~~"))
 
 
 def _span(
@@ -221,7 +222,7 @@ def _inline(line: str, state: _State, stems: frozenset[str], targets: Targets) -
     if not line:
         return Markup("")
     literals = literal_spans(line)
-    comments = _comments(line, literals, state)
+    comments = _comments(line, state)
     literals = [(a, b) for a, b in literals if not _inside(a, comments)]
     parts: list[tuple[int, int, Markup]] = []
     for a, b in comments:
@@ -230,15 +231,15 @@ def _inline(line: str, state: _State, stems: frozenset[str], targets: Targets) -
         parts.append((a, b, _span("ic", line[a:b], stems)))
     text = _blanked(line, [*comments, *literals])  # where syntax is read, same length
     if "[" in text:
-        for m in _WIKI.finditer(text):
+        for m in WIKILINK.finditer(text):
             parts.append((m.start(), m.end(), _wikilink(line, m, stems, targets)))
-        text = _blanked(text, [(m.start(), m.end()) for m in _WIKI.finditer(text)])
+        text = _blanked(text, [(m.start(), m.end()) for m in WIKILINK.finditer(text)])
         if "](" in text:
-            for m in _MD.finditer(text):
+            for m in MARKDOWN_LINK.finditer(text):
                 parts.append((m.start(), m.end(), _mdlink(line, m, stems, targets)))
-            text = _blanked(text, [(m.start(), m.end()) for m in _MD.finditer(text)])
+            text = _blanked(text, [(m.start(), m.end()) for m in MARKDOWN_LINK.finditer(text)])
     if "^" in text:
-        block = _BLOCK_ID.search(text)
+        block = BLOCK_ID.search(text)
         if block:
             parts.append((block.start(), block.end(), _span("bid", block.group(), stems)))
     parts.sort(key=lambda p: p[0])
@@ -262,40 +263,11 @@ def _blanked(text: str, spans: Iterable[tuple[int, int]]) -> str:
     return "".join(chars)
 
 
-def _find(line: str, mark: str, pos: int, literals: list[tuple[int, int]]) -> int:
-    """The first `mark` at or after `pos` outside code spans and inline math; -1."""
-    while True:
-        at = line.find(mark, pos)
-        if at < 0 or not _inside(at, literals):
-            return at
-        pos = next(b for a, b in literals if a <= at < b)
-
-
-def _comments(line: str, literals: list[tuple[int, int]], state: _State) -> list[tuple[int, int]]:
+def _comments(line: str, state: _State) -> list[tuple[int, int]]:
     """(start, end) of the `%%…%%` and `<!--…-->` comments of a line, a comment open from an
-    earlier line first; `state` says which is still open after it. Inside a comment only its
-    own end counts (as markdown.read_lines reads `%%`)."""
-    out: list[tuple[int, int]] = []
-    pos = start = 0
-    while True:
-        if state.pct or state.html:
-            end_mark = "%%" if state.pct else "-->"
-            at = line.find(end_mark, pos)
-            if at < 0:
-                if start < len(line):
-                    out.append((start, len(line)))
-                return out
-            pos = at + len(end_mark)
-            out.append((start, pos))
-            state.pct = state.html = False
-            continue
-        pct, html = _find(line, "%%", pos, literals), _find(line, "<!--", pos, literals)
-        if pct < 0 and html < 0:
-            return out
-        if pct >= 0 and (html < 0 or pct < html):
-            state.pct, start, pos = True, pct, pct + 2
-        else:
-            state.html, start, pos = True, html, html + 4
+    earlier line first (markdown.comment_spans); `state` says which is still open after it."""
+    spans, state.comment = comment_spans(line, state.comment, HTML_COMMENTS)
+    return [(a, b) for a, b in spans if a < b]
 
 
 def _wikilink(line: str, m: re.Match[str], stems: frozenset[str], targets: Targets) -> Markup:
@@ -305,7 +277,7 @@ def _wikilink(line: str, m: re.Match[str], stems: frozenset[str], targets: Targe
     inner = line[m.start(2) : m.end(2)]
     bar, shown_at = _alias_bar(inner)
     target_part = inner[:bar] if bar >= 0 else inner
-    path, _, sub = target_part.replace("\\", "").partition("#")
+    path, sub, _ = wikilink_parts(inner)
     path = path.strip()
     opener = Markup('<span class="mk">%s</span>') % ("![[" if embed else "[[")
     closer = Markup('<span class="mk">]]</span>')
@@ -340,13 +312,13 @@ def _mdlink(line: str, m: re.Match[str], stems: frozenset[str], targets: Targets
     body = marked(whole, stems)
     if m.group(1):
         ext = dest.split("#", 1)[0].rsplit(".", 1)[-1].lower() if "." in dest else ""
-        if not _SCHEME.match(dest) and ext not in ATTACHMENTS:
+        if not SCHEME.match(dest) and ext not in ATTACHMENTS:
             path, _, sub = unquote(dest).partition("#")
             return _link("wl embed em-note", *targets.href(path, sub), body)
         return _embed(body, MEDIA.get(ext, "file"), dest)
     if _URL.match(dest):
         return Markup('<a class="ext" href="%s" rel="noopener noreferrer">%s</a>') % (dest, body)
-    if not dest or _SCHEME.match(dest):
+    if not dest or SCHEME.match(dest):
         return body
     path, _, sub = unquote(dest).partition("#")
     return _link("wl", *targets.href(path.strip(), sub.strip()), body)
