@@ -117,7 +117,9 @@ def test_hidden_trash_and_logseq_backups_are_never_indexed_and_attachments_never
         assert c["skipped"] == [] and c["failed"] == [], c["path"]
 
 
-def test_the_note_page_reads_the_way_the_index_does(lib):
+def test_the_note_page_shows_the_note_as_written(lib):
+    """Issue 50: the page shows every line of the file, its syntax kept and marked up (a
+    callout, a block id, a comment dimmed), where it once hid what the index leaves out."""
     from fastapi.testclient import TestClient
 
     from memo.server.api import build_app
@@ -130,9 +132,9 @@ def test_the_note_page_reads_the_way_the_index_does(lib):
         html = page.text
         assert "Пароль не восстановить" in html and "данные на сервере" in html
         for raw in ("[!warning]", "^remote-vault", "черновик", "%%"):
-            assert raw not in html
+            assert raw in html, raw
         home = client.get("/read", params={"path": "Главная.md"}).text
-        assert "настройки Sync" in home and "[[" not in home
+        assert "настройки Sync" in home and "[[" in home and "<a " in home
     service.close()
 
 
