@@ -166,6 +166,47 @@ def bench_pair(
     return {"pair": pair, "alone": summary(alone), "also": summary(also)}
 
 
+def bench_cost(root: Path, index_dir: Path, embedder: Any, questions: list[str]) -> dict[str, Any]:
+    """What telling languages apart and cutting every script costs: a cold index of `root`
+    (embedding cache off) against the same run's detection and cutting of every chunk, and a
+    search against the detection and cutting of its question."""
+    from memo.collection.chunker import chunk_note
+    from memo.collection.langid import detect, detect_note
+    from memo.collection.lexical import lex_text, query_forms
+    from memo.collection.splitter import passage_text
+    from memo.embed.tokens import estimate_tokens
+
+    t0 = time.perf_counter()
+    with Library(root, embedder, Settings(index_dir=index_dir)) as lib:
+        lib.index()
+        index_s = time.perf_counter() - t0
+        notes = sorted(root.rglob("*.md"))
+        passages = []
+        for note in notes:
+            text = note.read_text(encoding="utf-8", errors="replace")
+            chunks = chunk_note(text, estimate_tokens).chunks
+            passages.append([passage_text(c.heading, c.text) for c in chunks])
+        t1 = time.perf_counter()
+        for ps in passages:
+            for p, lang in zip(ps, detect_note(ps), strict=True):
+                lex_text(p, lang)
+        langs_s = time.perf_counter() - t1
+        search_ms, rules_ms = [], []
+        for q in questions:
+            search_ms.append(lib.search(".", q, k=10).took_ms)
+            t2 = time.perf_counter()
+            query_forms(q, detect(q, query=True), ("ru", "en"))
+            rules_ms.append((time.perf_counter() - t2) * 1000)
+    return {
+        "notes": len(notes),
+        "chunks": sum(len(ps) for ps in passages),
+        "index_s": index_s,
+        "languages_s": langs_s,
+        "search_ms": statistics.median(search_ms),
+        "question_ms": statistics.median(rules_ms),
+    }
+
+
 def smoke_eval12(folder: Path) -> Path:
     """A tiny xquad-dev-12 shape: two languages, two topics, a question each."""
     notes = {
@@ -198,6 +239,7 @@ def main() -> None:
     ap.add_argument("--limit", type=int, help="questions per half and set (default: all)")
     ap.add_argument("--engine", default="auto")
     ap.add_argument("--dump", type=Path, help="write every search's confidence signals here")
+    ap.add_argument("--cost", type=Path, help="a vault: what detection and cutting cost there")
     smoke_args(ap)
     args = ap.parse_args()
     if args.dump:
@@ -213,6 +255,14 @@ def main() -> None:
         embedder.embed_queries(["warm up"], [])
     load0 = os.getloadavg()[0]
     try:
+        if args.cost or args.smoke:
+            vault = args.cost or eval_dir / "en"
+            qrels = Path(__file__).parent / "vault" / "en.jsonl"
+            rows = load(qrels, 20) if not args.smoke else [{"question": "When was Tesla born?"}]
+            got = bench_cost(vault, scratch / "cost", embedder, [r["question"] for r in rows])
+            record(__file__, "cost", got, load0, smoke=args.smoke)
+            if args.cost:
+                return
         per_lang = []
         for lang in langs:
             got = bench_language(lang, eval_dir, index_dir, embedder, args.limit)

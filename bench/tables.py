@@ -359,3 +359,18 @@ def languages_languages(d: dict) -> str:
         + "\n\n"
         + table(phead, pairs)
     )
+
+
+@renders("languages.cost")
+def languages_cost(d: dict) -> str:
+    head = ["library", "cold index s", "of it: languages and cutting s", "share",
+            "hybrid search ms (p50)", "of it: the question's language and terms ms"]  # fmt: skip
+    row = [
+        f"{d['notes']} notes, {d['chunks']:,} chunks",
+        f"{d['index_s']:.1f}",
+        f"{d['languages_s']:.2f}",
+        f"{d['languages_s'] / d['index_s']:.1%}",
+        ms(d["search_ms"]),
+        f"{d['question_ms']:.2f}",
+    ]
+    return table(head, [row], right=5)
