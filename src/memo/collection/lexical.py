@@ -1,21 +1,11 @@
-"""The lexical leg's view of text: lower-cased word stems, each language by its own rule.
+"""The lexical leg's terms: each language by its own rule, every script cut into words.
 
-FTS5's tokenizer has no stemming, so "домена" would not match "домен". memo cuts and stems
-itself and stores the stem stream in FTS5, whose tokenizer then only splits at the spaces memo
-put there (no diacritic folding: memo's terms are what the postings are looked up by). Queries
-go through the same functions.
-
-- A word is a run of letters, digits and their marks (a Hindi or Thai vowel sign is part of its
-  word). Each word is stemmed by Snowball (PyStemmer) in the language of the text it is in
-  (`langid`: a chunk's own, a question's own) when that language is written in the word's
-  script, else in its script's usual language (Cyrillic Russian, Latin English, ...); a word in
-  a language Snowball lacks is kept as written.
-- Scripts written without spaces: Chinese, Japanese and Korean as overlapping character bigrams
-  (Lucene's CJK rule), Thai as character trigrams; digits and Latin runs inside them stay
-  whole words, so a number or a name is found in any script. docs/design.md, "Languages".
-
-The query side builds an FTS5 expression out of quoted terms only, so no character a person can
-type (quotes, `*`, `-`, NEAR, AND, parentheses) ever reaches FTS5 as syntax.
+A word (letters, digits and their marks) is stemmed by Snowball in its text's language where
+that language is written in the word's script, else in the script's usual one (Latin English,
+Cyrillic Russian); Chinese, Japanese and Korean become character bigrams, Thai trigrams, and a
+number or a Latin name inside them stays a word. FTS5 stores memo's terms and only splits them
+at spaces (`FTS_TOKENIZE`: no diacritic folded); queries go through the same functions and
+reach FTS5 as quoted terms only, never as syntax. docs/design.md, "Languages".
 """
 
 from __future__ import annotations

@@ -1,15 +1,10 @@
 """When to translate: the question's language against the language of what it searched.
 
-multilingual-e5-small places a translation near its original, not on it: a Russian library
-asked in English loses about a third of its first hits (issue 25), and no offline model memo
-can ship does much better. But the caller is an LLM, which translates in one step: so memo says
-when the question's language differs from most of what it searched, and takes the translation
-back as an extra phrasing (`also`), fused into the same ranking.
-
-Any language the identifier knows (collection/langid.py: each chunk's stored at index time,
-the question's read at search time, its acronyms and words with digits left out), any pair. The
-warning says so only when no phrasing given (the question, an `also` or the `answer`) is in the
-notes' main language, and that language holds most (MOST) of the chunks searched.
+multilingual-e5-small places a translation near its original, not on it, and an LLM caller
+translates in one step: so memo says when the question's language (collection/langid.py, any
+of the identifier's 176) differs from the main language of the chunks searched, and takes the
+translation back as `also`, fused into the same ranking. It says so only when no phrasing given
+(the question, an `also`, the `answer`) is in that language and it holds most (MOST) of them.
 """
 
 from __future__ import annotations
