@@ -1,7 +1,10 @@
 """What the CLI prints for a person, rendered from the same dicts `--json` prints.
 
 Rendering from the JSON form (never from live objects) keeps the text the same whichever way
-the answer came: computed in this process, or by a running `memo serve`.
+the answer came: computed in this process, or by a running `memo serve`. A search's hits, a
+route's collections, `why` and `related` are the one rendering the MCP tools use too
+(server/render.py), in the CLI's `Face`; this module adds the colour and says what goes to
+stderr.
 """
 
 from __future__ import annotations
@@ -14,11 +17,18 @@ import click
 from ..collection.coverage import coverage_lines
 from ..printable import quoted, shown
 from ..roots import MARKER
-from ..search import results
-from ..skill import named_languages
+from ..server import render
 
-SNIPPET = 240
-WHY_SHOWN = 5  # a note's candidate sections `memo why` prints (--json has them all)
+# the terminal's way of saying what the MCP text says (server/render.py `Face`)
+CLI = render.Face(
+    numbered=False,
+    cited=False,
+    snippet=render.cli_snippet_of,
+    quote=repr,
+    bold=lambda s: click.style(s, bold=True),
+    indent="  ",
+    json_note=" (--json)",
+)
 CONFIDENCE_WORDS = {
     "high": "a good match",
     "low": "weak match: read before trusting",
@@ -37,17 +47,8 @@ def search(r: dict[str, Any]) -> None:
         return
     # Always said, on stderr with the warnings: stdout stays one `path:line` block per hit.
     click.echo(f"confidence {r['confidence']} ({CONFIDENCE_WORDS[r['confidence']]})", err=True)
-    for h in hits:
-        heading = f"  {h['heading']}" if h["heading"] else ""
-        # One form on every surface (printable.py): the path plain, a newline in a file name
-        # escaped so `path:line` stays one line; no shell quotes, which `show` would not find.
-        where = f"{shown(h['path'])}:{h['line']}"
-        click.echo(click.style(where, bold=True) + heading + f"  ({h['score']:.4f})")
-        at = h.get("focus_line", 0), h.get("focus_end_line", 0)
-        snippet = " ".join(results.snippet(h["text"], h["line"], *at, SNIPPET).split())
-        click.echo(f"    {snippet[:SNIPPET]}{'…' if len(snippet) > SNIPPET else ''}")
-        if h.get("explain"):
-            click.echo(f"    {results.explain_line(h['explain'])}")
+    for block in render.hit_blocks(r, CLI):
+        click.echo(block)
 
 
 def why(r: dict[str, Any]) -> None:
@@ -55,25 +56,9 @@ def why(r: dict[str, Any]) -> None:
     why it is not found."""
     for w in r.get("warnings") or []:
         click.echo(f"warning: {w}", err=True)
-    where = f"{shown(r['path'])} for {r['query']!r} in {r['within']}"
-    if not r["found"]:
-        click.echo(f"{where}: not among the candidates")
-    else:
-        click.echo(f"{where}: its best section ranks {r['rank']}")
-    listed = r["chunks"][:WHY_SHOWN]
-    for c in listed:
-        lex = f"lex #{c['lex_rank']} (bm25 {c['bm25']})" if c["lex_rank"] else "lex -"
-        vec = f"vec #{c['vec_rank']} (cosine {c['cosine']})" if c["vec_rank"] else "vec -"
-        pending = "; vector pending" if c["pending"] else ""
-        click.echo(f"  {c['line']}  {c['heading']}: fused {c['fused_rank']}; {lex}; {vec}{pending}")
-    if len(r["chunks"]) > len(listed):
-        click.echo(
-            f"  … {len(r['chunks']) - len(listed)} more of its sections further down (--json)"
-        )
-    for a in r["above"]:
-        click.echo(f"  above it: {shown(a['path'])}:{a['line']}  {a['heading']}")
-    for reason in r["reasons"]:
-        click.echo(f"  why: {reason}")
+    head, blocks, tail = render.why_lines(r, CLI)
+    for line in head + blocks + tail:
+        click.echo(line)
 
 
 def excerpt(r: dict[str, Any]) -> None:
@@ -84,9 +69,7 @@ def excerpt(r: dict[str, Any]) -> None:
 
 
 def related(r: dict[str, Any]) -> None:
-    from ..server.render import related_lines  # the MCP text: one rendering of `related`
-
-    head, blocks, tail = related_lines(r)
+    head, blocks, tail = render.related_lines(r)
     for line in head + blocks:
         click.echo(line)
     for line in tail:
@@ -101,16 +84,8 @@ def route(r: dict[str, Any]) -> None:
         f"{r['strategy']}: {len(cols)} of {r['total']} collections ({r['took_ms']:.1f} ms)",
         err=True,
     )
-    for c in cols:
-        name = f"  [{shown(c['name'])}]"
-        lang = named_languages(c.get("languages") or {})
-        said = f"notes in {lang}, " if lang else ""
-        click.echo(click.style(shown(c["path"]), bold=True) + f"{name}  ({said}{c['score']:.4f})")
-        click.echo(f"    {c['description']}")
-        for h in c.get("evidence") or []:
-            heading = f"  {h['heading']}" if h["heading"] else ""
-            click.echo(f"    > {shown(h['path'])}:{h['line']}{heading}")
-            click.echo(f"      {h['text'][:SNIPPET]}")
+    for block in render.route_blocks(r, CLI):
+        click.echo(block)
     for t in (r.get("tree") or [])[:30]:
         click.echo(f"  {t['prefix']}  ({t['collections']} collections)")
 

@@ -1,5 +1,9 @@
-"""The text a model reads from memo's MCP tools: `path:line` first, then why it matched.
+"""The text of memo's answers, one rendering for the MCP tools and the CLI: `path:line` first,
+then why it matched.
 
+A model reads the MCP text (`MCP`); a person reads the CLI's (`CLI`), which prints the same
+blocks from the same dicts with the differences a terminal asks for, each a field of `Face`
+(the CLI adds its colour and its split of stdout and stderr).
 Hosts show a tool's result very differently (docs/agents.md): Hermes hands the model the text
 *and* the structured result, Claude Code and Codex only the structured result. memo's tools
 return this text alone by default, so every host shows the model the same thing, and
@@ -12,6 +16,8 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from ..printable import shown
@@ -22,6 +28,19 @@ SNIPPET_CHARS = 300
 CHARS_PER_TOKEN = 4  # what max_tokens allows a model to read, in characters (issue 23)
 MIN_CUT = 80  # a block cut shorter than this is left out instead
 _BORDER = re.compile(r"(?<=[.!?…;:])\s+|\n")
+
+
+@dataclass(frozen=True, slots=True)
+class Face:
+    """What one driver says its own way of what every driver says alike."""
+
+    numbered: bool  # blocks numbered `1.` (a model cites them), else indented for a person
+    cited: bool  # a hit's line span, focus and cite after its `path:line`
+    snippet: Callable[[dict[str, Any]], str]  # a hit's text in one line
+    quote: Callable[[str], str]  # a question, quoted
+    bold: Callable[[str], str] = str  # the `path:line` a block leads with
+    indent: str = ""  # before a line under a head
+    json_note: str = ""  # after a count of items left out that `--json` has
 
 
 def _ago(ts: float | None) -> str:
@@ -111,20 +130,49 @@ def snippet_of(h: dict[str, Any]) -> str:
     return snippet
 
 
+CLI_SNIPPET_CHARS = 240  # a terminal's line or two
+
+
+def cli_snippet_of(h: dict[str, Any]) -> str:
+    """A hit's text in one line of at most CLI_SNIPPET_CHARS (a terminal's), from its focus."""
+    at = h.get("focus_line", 0), h.get("focus_end_line", 0)
+    snippet = " ".join(results.snippet(h["text"], h["line"], *at, CLI_SNIPPET_CHARS).split())
+    cut = "…" if len(snippet) > CLI_SNIPPET_CHARS else ""
+    return snippet[:CLI_SNIPPET_CHARS] + cut
+
+
+MCP = Face(numbered=True, cited=True, snippet=snippet_of, quote=lambda q: f'"{q}"')
+
+
+def hit_blocks(r: dict[str, Any], face: Face = MCP) -> list[str]:
+    """A search's hits, one block each: `path:line`, heading and score, then the text, then
+    (with `explain`) why it ranks."""
+    blocks = []
+    pad = "   " if face.numbered else "    "
+    for i, h in enumerate(r["results"], 1):
+        if face.numbered:
+            heading = f"  [{h['heading']}]" if h["heading"] else ""
+        else:
+            heading = f"  {h['heading']}" if h["heading"] else ""
+        if face.cited:
+            end = h.get("end_line", 0)
+            span = f"{h['line']}-{end}" if end > h["line"] else h["line"]
+            where = face.bold(f"{shown(h['path'])}:{span}") + focused(h)
+            line = f"{i}. {where}{heading}  score {h['score']:.4f}  cite {h['cite']}"
+        else:
+            line = face.bold(f"{shown(h['path'])}:{h['line']}") + f"{heading}  ({h['score']:.4f})"
+        why = f"\n{pad}{results.explain_line(h['explain'])}" if h.get("explain") else ""
+        blocks.append(f"{line}\n{pad}{face.snippet(h)}{why}")
+    return blocks
+
+
 def search_text(r: dict[str, Any], limit: int | None = None) -> str:
     hits = r["results"]
     where = f"in {r['target']} ({r['mode']}, {r['took_ms']} ms)"
     head = [f'{len(hits)} hits for "{r["query"]}" {where}; confidence {r["confidence"]}']
     if hits and r["confidence"] == "none":
         head.append("No good match: only the nearest notes; the answer is likely not here.")
-    blocks = []
-    for i, h in enumerate(hits, 1):
-        heading = f"  [{h['heading']}]" if h["heading"] else ""
-        span = f"{h['line']}-{h['end_line']}" if h.get("end_line", 0) > h["line"] else h["line"]
-        line = f"{i}. {shown(h['path'])}:{span}{focused(h)}{heading}  score {h['score']:.4f}"
-        line += f"  cite {h['cite']}"
-        why = f"\n   {results.explain_line(h['explain'])}" if h.get("explain") else ""
-        blocks.append(f"{line}\n   {snippet_of(h)}{why}")
+    blocks = hit_blocks(r)
     tail = []
     if not hits:
         tail.append("No match. Try other words, mode=lex for exact names, or memo_route first.")
@@ -171,19 +219,36 @@ def _excerpt_head(r: dict[str, Any]) -> str:
     return f"{where} of {r['total_lines']}{more}; cite {r['cite']}"
 
 
+def route_blocks(r: dict[str, Any], face: Face = MCP) -> list[str]:
+    """A route's collections, one block each: path, description, the notes' language and
+    score, then its best hits."""
+    blocks = []
+    for i, c in enumerate(r["collections"], 1):
+        lang = named_languages(c.get("languages") or {})
+        if face.numbered:
+            said = f"notes in {lang}; " if lang else ""
+            head = f"{i}. {shown(c['path'])}  — {c['description']}  ({said}score {c['score']:.4f})"
+            lines = [head]
+        else:
+            said = f"notes in {lang}, " if lang else ""
+            name = f"  [{shown(c['name'])}]  ({said}{c['score']:.4f})"
+            lines = [face.bold(shown(c["path"])) + name, f"    {c['description']}"]
+        for h in c.get("evidence") or []:
+            where = f"{shown(h['path'])}:{h['line']}"
+            if face.numbered:
+                heading = f"  [{h['heading']}]" if h["heading"] else ""
+                lines.append(f"   best hit: {where}{heading}  {h['text'][:SNIPPET_CHARS]}")
+            else:
+                heading = f"  {h['heading']}" if h["heading"] else ""
+                lines += [f"    > {where}{heading}", f"      {h['text'][:CLI_SNIPPET_CHARS]}"]
+        blocks.append("\n".join(lines))
+    return blocks
+
+
 def route_text(r: dict[str, Any], limit: int | None = None) -> str:
     cols = r["collections"]
     head = [f'{len(cols)} collections for "{r["query"]}" (strategy {r["strategy"]})']
-    blocks = []
-    for i, c in enumerate(cols, 1):
-        lang = named_languages(c.get("languages") or {})
-        said = f"notes in {lang}; " if lang else ""
-        lines = [f"{i}. {shown(c['path'])}  — {c['description']}  ({said}score {c['score']:.4f})"]
-        for h in c.get("evidence") or []:
-            heading = f"  [{h['heading']}]" if h["heading"] else ""
-            text = h["text"][:SNIPPET_CHARS]
-            lines.append(f"   best hit: {shown(h['path'])}:{h['line']}{heading}  {text}")
-        blocks.append("\n".join(lines))
+    blocks = route_blocks(r)
     if cols:
         tail = [
             "The best hits above may already answer; read one at its line. Otherwise call "
@@ -234,28 +299,44 @@ def reindex_text(r: dict[str, Any], limit: int | None = None) -> str:
     return bounded(lines[:1], lines[1:], [], limit)
 
 
-WHY_SHOWN = 5  # a note's candidate sections memo_why's text lists
+WHY_SHOWN = 5  # a note's candidate sections the text of `why` lists (the JSON has them all)
 
 
-def why_text(r: dict[str, Any], limit: int | None = None) -> str:
-    """`memo_why`: where the note ranks, each of its candidate sections, what stood above."""
-    head = [f'{shown(r["path"])} for "{r["query"]}" in {r["within"]}:']
-    if r["found"]:
-        head[0] += f" its best section ranks {r['rank']}"
-    else:
-        head[0] += " not among the candidates"
+def why_lines(r: dict[str, Any], face: Face = MCP) -> tuple[list[str], list[str], list[str]]:
+    """`why`: where the note ranks (head), each of its candidate sections (blocks), what stood
+    above it and why it is not found (tail); the warnings are each driver's to place."""
+    head = f"{shown(r['path'])} for {face.quote(r['query'])} in {r['within']}:"
+    head += f" its best section ranks {r['rank']}" if r["found"] else " not among the candidates"
     blocks = [
-        f"{c['line']}  [{c['heading']}]  fused {c['fused_rank']}; lex "
-        + (f"#{c['lex_rank']} (bm25 {c['bm25']})" if c["lex_rank"] else "-")
-        + "; vec "
-        + (f"#{c['vec_rank']} (cosine {c['cosine']})" if c["vec_rank"] else "-")
+        f"{face.indent}{c['line']}  {_heading(c['heading'], face, ':')} fused {c['fused_rank']}; "
+        + (f"lex #{c['lex_rank']} (bm25 {c['bm25']})" if c["lex_rank"] else "lex -")
+        + "; "
+        + (f"vec #{c['vec_rank']} (cosine {c['cosine']})" if c["vec_rank"] else "vec -")
         + ("; vector pending" if c["pending"] else "")
         for c in r["chunks"][:WHY_SHOWN]
     ]
     if len(r["chunks"]) > WHY_SHOWN:
-        blocks.append(f"… {len(r['chunks']) - WHY_SHOWN} more of its sections further down")
-    above = [f"above it: {shown(a['path'])}:{a['line']}  [{a['heading']}]" for a in r["above"]]
-    tail = above + [f"why: {x}" for x in r["reasons"]]
+        left = len(r["chunks"]) - WHY_SHOWN
+        blocks.append(f"{face.indent}… {left} more of its sections further down{face.json_note}")
+    tail = [
+        f"{face.indent}above it: {shown(a['path'])}:{a['line']}  {_heading(a['heading'], face)}"
+        for a in r["above"]
+    ]
+    tail += [f"{face.indent}why: {x}" for x in r["reasons"]]
+    return [head], blocks, tail
+
+
+def _heading(heading: str, face: Face, after: str = "") -> str:
+    """A heading in a line of other things: in brackets for a model, else as it is, `after`
+    it (the brackets end it already)."""
+    if face.numbered:
+        return f"[{heading}]" + (" " if after else "")
+    return heading + after
+
+
+def why_text(r: dict[str, Any], limit: int | None = None) -> str:
+    """`memo_why`: where the note ranks, each of its candidate sections, what stood above."""
+    head, blocks, tail = why_lines(r)
     tail += [f"warning: {w}" for w in r.get("warnings") or []]
     return bounded(head, blocks, tail, limit)
 
