@@ -15,7 +15,6 @@ import time
 import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +24,9 @@ from ..collection import links
 from ..collection.chunker import SECTION_LEVELS, decode
 from ..collection.collection import Collection
 from ..collection.markdown import block_id, fenced, frontmatter_end, heading
+from ..collection.matrix import Matrix
 from ..errors import NotFoundError
 from ..requests import RelatedRequest
-from ..search import nearest
 from ..search.results import Budget
 from .collections import Collections
 from .freshness import Caught
@@ -125,8 +124,8 @@ def related(
     resolver, said = graph.resolver(everyone)
     warnings += said
     section = _section(_lines(full), req.line) if req.line is not None else None
-    mine, _ = coll.read(lambda s: links.of_note(s.conn, inner))
-    unknown, _ = coll.read(lambda s: links.why_unknown(s.conn, inner))
+    mine, _ = coll.links_of(inner)
+    unknown, _ = coll.links_unknown(inner)
     if section is not None:
         mine = [x for x in mine if section[0] <= x.line <= section[1]]
     res = RelatedResult(rel, str(full), req.line, section)
@@ -276,7 +275,7 @@ def _backlinks(colls: list[Collection], rel: str, resolver: Resolver, root: Path
     names = resolver.names(rel)
     found: dict[str, tuple[Backlink, str]] = {}  # linking note -> (backlink, target written)
     for c in colls:
-        rows, _ = c.read(partial(_naming, names=names))
+        rows, _ = c.links_naming(names)
         for path, x in rows:
             source = c.root_path(path)
             if source == rel:
@@ -298,10 +297,6 @@ def _backlinks(colls: list[Collection], rel: str, resolver: Resolver, root: Path
     return out
 
 
-def _naming(store: Any, names: set[str]) -> list[tuple[str, links.Link]]:
-    return links.naming(store.conn, names)
-
-
 def _around(text: str, target: str) -> str:
     """A long line cut to TEXT_CHARS around the link to `target` (else its first link)."""
     if len(text) <= TEXT_CHARS:
@@ -321,69 +316,35 @@ def _similar(
     q, warning = _anchor(coll, inner, line)
     if q is None:
         return [], [warning] if warning else []
-    scored: list[tuple[float, Collection, nearest.Matrix, int]] = []
+    scored: list[tuple[float, Collection, Matrix, int]] = []
     for c in colls:
-        m = _matrix(c)
-        if m is None or not len(m.notes) or m.means.shape[1] != len(q):
+        m, _ = c.vectors()
+        if m is None:
             continue
-        scores = m.means @ q
-        scores[~m.means.any(axis=1)] = -np.inf  # a note none of whose chunks has a vector
-        if c.rel == coll.rel and inner in m.notes:
-            scores[m.notes.index(inner)] = -np.inf
-        top = np.argsort(-scores)[:k]
-        scored += [(float(scores[j]), c, m, int(j)) for j in top if np.isfinite(scores[j])]
+        skip = inner if c.rel == coll.rel else None
+        scored += [(score, c, m, j) for score, j in m.nearest_notes(q, k, skip)]
     scored.sort(key=lambda s: (-s[0], s[1].root_path(s[2].notes[s[3]])))
     return [_nearest_chunk(c, m, j, q, score) for score, c, m, j in scored[:k]], []
 
 
-def _matrix(c: Collection) -> nearest.Matrix | None:
-    def read(store: Any) -> nearest.Matrix | None:
-        return nearest.matrix(store) if store.has_vec else None
-
-    return c.read(read)[0]
-
-
 def _anchor(coll: Collection, inner: str, line: int | None) -> tuple[np.ndarray | None, str]:
     """The vector `similar` starts from: the note's mean, or its chunk holding `line`."""
-    m = _matrix(coll)
-    if m is None or inner not in m.notes or not m.means[m.notes.index(inner)].any():
+    m, _ = coll.vectors()
+    mean = m.mean_of(inner) if m is not None else None
+    if m is None or mean is None:
         return None, "similar: this note has no vectors yet (memo index computes them)"
-    mean = m.means[m.notes.index(inner)]
     if line is None:
         return mean, ""
-    rows, _ = coll.read(
-        lambda s: s.conn.execute(
-            "SELECT id FROM chunks WHERE path = ? AND line <= ? ORDER BY line DESC LIMIT 1",
-            (inner, line),
-        ).fetchall()
-    )
-    at = m.place([rows[0][0]]).get(rows[0][0]) if rows else None
-    if at is None or not m.own[at]:
-        return mean, ""
-    row = m.rows[m.starts[at]].astype(np.float64)
-    return row / (np.linalg.norm(row) or 1.0), ""
+    cid, _ = coll.chunk_at(inner, line)
+    own = m.own_vector(cid) if cid is not None else None
+    return (mean if own is None else own), ""
 
 
-def _nearest_chunk(
-    c: Collection, m: nearest.Matrix, j: int, q: np.ndarray, score: float
-) -> Similar:
+def _nearest_chunk(c: Collection, m: Matrix, j: int, q: np.ndarray, score: float) -> Similar:
     """The similar note `j` of matrix `m`, at its chunk nearest `q`."""
-    ids = m.known[m.note_of == j]
-    placed = m.place(ids)
-    best, best_score = None, -np.inf
-    for cid, at in placed.items():
-        if m.own[at]:
-            s = float(m.rows[m.starts[at]] @ q)
-            if s > best_score:
-                best, best_score = cid, s
-    row = None
-    if best is not None:
-        row, _ = c.read(
-            lambda s: s.conn.execute(
-                "SELECT line, heading FROM chunks WHERE id = ?", (best,)
-            ).fetchone()
-        )
-    line, heading = (int(row[0]), str(row[1])) if row else (1, "")
+    best = m.nearest_chunk(j, q)
+    place = c.chunk_place(best)[0] if best is not None else None
+    line, heading = place if place is not None else (1, "")
     return Similar(c.root_path(m.notes[j]), line, heading, round(score, 4))
 
 
