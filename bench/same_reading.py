@@ -24,7 +24,10 @@ def dump(folders: list[str]) -> None:
     """One JSON line per note and budget: what the memo on sys.path reads of it."""
     from memo.collection.chunker import chunk_note, decode, readable
     from memo.embed.tokens import estimate_tokens
-    from memo.library.related import locate
+    try:  # where it lives since issue 49 item 1; a revision before it kept it in library/
+        from memo.collection.markdown import locate
+    except ImportError:
+        from memo.library.related import locate  # type: ignore[attr-defined,no-redef]
     from memo.server.web.source import source_lines
 
     for folder in folders:
