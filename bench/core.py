@@ -28,11 +28,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from judged import TASKS, engine, judge, pct, record, smoke_args, smoke_eval  # noqa: E402
 
 from memo.collection.lexical import query_terms  # noqa: E402
+from memo.collection.matrix import matrix, nearest  # noqa: E402
 from memo.collection.queries import lex_share  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.library import Library  # noqa: E402
 from memo.search.fusion import CANDIDATES  # noqa: E402
-from memo.search.nearest import matrix, nearest  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -278,6 +278,87 @@ def test_core_never_imports_a_driver() -> None:
     assert not bad, "\n".join(bad)
 
 
+# The floors above collection/: they read an index only through what a Collection hands up
+ABOVE_THE_INDEX = ("memo.library", "memo.search", "memo.router", *DRIVERS)
+
+
+def _reaches_the_store(tree: ast.AST) -> list[tuple[int, str]]:
+    """Where a module touches an index's open handle: imports apsw or collection/store.py,
+    names IndexStore, reads a `.conn`, calls `.execute(`, `.executemany(` or a Collection's
+    `.store()`, or hands a Collection's `.read` a function of the store (a lambda or a
+    `partial`: the one way a store handle goes out)."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, f"import {a.name}") for a in node.names if a.name == "apsw"]
+        elif isinstance(node, ast.ImportFrom):
+            names = {a.name for a in node.names}
+            if node.module in ("apsw", "memo.collection.store") or (
+                node.module and node.module.endswith("collection.store")
+            ):
+                found.append((node.lineno, f"from {node.module} import ..."))
+            elif node.module == "collection" and "store" in names:
+                found.append((node.lineno, "from ..collection import store"))
+            found += [(node.lineno, f"imports {n}") for n in names & {"IndexStore"}]
+        elif isinstance(node, ast.Name) and node.id == "IndexStore":
+            found.append((node.lineno, "IndexStore"))
+        elif isinstance(node, ast.Attribute) and node.attr in ("conn", "IndexStore"):
+            found.append((node.lineno, f".{node.attr}"))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            attr = node.func.attr
+            if attr in ("execute", "executemany") or (attr == "store" and not node.args):
+                found.append((node.lineno, f".{attr}(...)"))
+            elif attr == "read" and len(node.args) == 1 and not node.keywords:
+                arg = node.args[0]
+                by_partial = (
+                    isinstance(arg, ast.Call)
+                    and isinstance(arg.func, ast.Name)
+                    and arg.func.id == "partial"
+                )
+                if isinstance(arg, ast.Lambda) or by_partial:
+                    found.append((node.lineno, ".read(a function of the store)"))
+    return found
+
+
+def test_the_store_handle_never_leaves_collection() -> None:
+    """collection/ owns every SQL statement, every cache of an index's content and the vectors
+    in memory; it hands up plain data (a share of each leg, rows, a note's chunks and links).
+    search/ ranks that data, library/ and the drivers ask a Collection (or `Library`): none of
+    them holds an index's handle, imports apsw, or runs SQL."""
+    bad = []
+    for name, path in modules().items():
+        if _in(name, ABOVE_THE_INDEX):
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+            rel = path.relative_to(SRC)
+            bad += [f"{rel}:{line} {what}" for line, what in _reaches_the_store(tree)]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_store_rule_sees_each_way_out() -> None:
+    """The reader of that rule itself: each way a store handle could be used is seen."""
+    said = """
+import apsw
+from ..collection.store import IndexStore
+from ..collection import store
+rows = c.read(lambda s: s.conn.execute("SELECT 1"))
+more = c.read(partial(queries.chunk_rows, ids=[1]))
+handle = coll.store()
+"""
+    found = {what for _, what in _reaches_the_store(ast.parse(said))}
+    assert found >= {
+        "import apsw",
+        "from collection.store import ...",
+        "imports IndexStore",
+        "from ..collection import store",
+        ".read(a function of the store)",
+        ".conn",
+        ".execute(...)",
+        ".store(...)",
+    }, found
+    fine = "rows = reader.read(0, partial(Collection.rows, ids=[1]))\nx = lib.read('a.md')\n"
+    assert not _reaches_the_store(ast.parse(fine))
+
+
 def main(args: list[str]) -> int:
     """`--type-checking` also counts imports written for type checkers only."""
     type_checking = "--type-checking" in args

@@ -16,11 +16,11 @@ import pytest
 
 from memo.collection.chunker import chunk_note
 from memo.collection.links import Link, NoteLinks
+from memo.collection.markdown import locate
 from memo.config import Settings
 from memo.embed.tokens import estimate_tokens
 from memo.library import Library
 from memo.library.linkgraph import Resolver, Target
-from memo.library.related import locate
 
 
 def links_of(text: str) -> list[tuple[int, str, str, str]]:

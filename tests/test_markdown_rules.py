@@ -32,12 +32,12 @@ from memo.collection.markdown import (
     heading,
     heading_marker,
     literal_spans,
+    locate,
     note_title,
     read_lines,
     readable_lines,
 )
 from memo.embed.tokens import estimate_tokens
-from memo.library.related import locate
 from memo.server.web.source import source_lines
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memo.collection import matrix as nearest
 from memo.collection.vectors import dequantize
 from memo.config import Settings
 from memo.library import Library
-from memo.search import nearest
 from memo.search.fusion import fuse
 
 from .watch_helpers import make_collection

@@ -211,13 +211,13 @@ def test_ties_break_by_mtime_newer_first(notes, embedder):
 
 @pytest.mark.parametrize("query", ["как настроить kafka consumer lag", "sourdough starter"])
 def test_the_vector_leg_ranks_like_every_stored_vector_scored(indexed, query):
-    """The vector leg (search/nearest.py: every stored vector in memory, each chunk at its best
+    """The vector leg (collection/matrix.py: every stored vector in memory, each chunk at its best
     row) gives the ranking and cosines of scoring each stored int8 vector against the int8
     query one by one, and an index is close to what it holds."""
+    from memo.collection import matrix as nearest
     from memo.collection.store import VEC_CHUNK, has_windows
     from memo.collection.vectors import dequantize, quantize
     from memo.collection.windows import chunk_of
-    from memo.search import nearest
 
     qvec = np.asarray(indexed.embedder.embed_query(query), dtype=np.float32)
     q = dequantize(quantize(qvec))

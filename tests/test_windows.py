@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memo.collection import matrix as nearest
 from memo.collection import windows as windows_module
 from memo.collection.chunker import passage_text
 from memo.collection.store import SCHEMA_VERSION, has_windows, unpack_text, window_codes
@@ -31,7 +32,6 @@ from memo.collection.windows import (
 )
 from memo.config import Settings
 from memo.library import Library
-from memo.search import nearest
 
 from .watch_helpers import make_collection
 

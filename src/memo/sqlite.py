@@ -23,6 +23,9 @@ import apsw
 
 from .errors import IndexError_
 
+# What any of memo's databases raises when SQLite fails (busy, full, damaged...): named here so
+# that whoever only catches it (the library, of the registry's writes) never imports apsw
+DatabaseError = apsw.Error
 BUSY_TIMEOUT_MS = 10_000
 PROTOCOL_RETRIES = 5  # opens retried on SQLITE_PROTOCOL (a WAL index being set up elsewhere)
 SUFFIXES = ("", "-wal", "-shm")  # a database and the files WAL keeps beside it

@@ -148,6 +148,14 @@ def chunk_note(
     return Note(meta, chunks, warnings, tags, title, dropped, links)
 
 
+def title_at(text: str, line: int, count_tokens: Callable[[str], int], name: str = "") -> str:
+    """What titles line `line` of a note: the heading path of the last chunk starting at or
+    before it, else the note's title, else its file `name` (a search titles a hit so)."""
+    note = chunk_note(text, count_tokens, name=name)
+    above = [c.heading for c in note.chunks if c.line <= line and c.heading]
+    return above[-1] if above else note.title or name
+
+
 def _pieces(
     splitter: Splitter, sections: list[_Section], lines: list[str], code: list[bool]
 ) -> list[list[tuple[str, int, str]]]:

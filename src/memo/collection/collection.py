@@ -1,39 +1,46 @@
 """One collection: a folder of notes, its `_meta.yaml`, and its rebuildable index.
 
 The jobs live beside this module: `store` (the database and its profile), `pool` (the bound on
-open databases), `sync` (bringing the index in line with the notes), `queries` (what a search
-reads), `status` and `summary` (what status and the registry are told). This class ties them to
-one folder: where its index is, which profile it must have, and healing when it is damaged.
-Sync and status get a `Site` (site.py), never the Collection; what a sync learns that outlives
-it (the model failed, how many passages one call into it takes) is its `SyncState`.
+open databases), `sync` (bringing the index in line with the notes), `queries`, `share` and
+`matrix` (what a search reads), `status` and `summary`. This class ties them to one folder:
+where its index is, which profile it must have, healing when it is damaged, and what it hands
+up (a share of each leg, rows, a note's chunks and links: plain data, never the open index).
+Sync and status get a `Site` (site.py), never the Collection.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
 import apsw
+import numpy as np
 
 from .. import caches, sqlite
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import IndexError_
-from . import windows
+from . import links, queries, windows
 from .chunker import passage_text
 from .embedding import Pace, embed_pending
+from .filters import Filter
 from .lease import Lease
+from .matrix import Matrix, matrix
 from .meta import CollectionMeta
 from .pool import StorePool
+from .share import Share, share
 from .site import Site
+from .staleness import Stored, stored_stats
 from .status import CollectionStatus, collection_status
-from .store import CORRUPT, IndexStore, has_windows, unpack_text, window_codes
+from .store import CORRUPT, IndexStore, has_windows, reading, unpack_text, window_codes
 from .sync import Syncer, SyncProgress, SyncReport, SyncState, SyncStopped
 from .vectors import stored
 
@@ -63,6 +70,7 @@ class Collection:
         # (chunks, of them without a vector) as this process's last sync or embed left them:
         # a search reads the pending ones' ids only where there are some (None: not known)
         self.vector_debt: tuple[int, int] | None = None
+        self._held_names: tuple[tuple[int, int, int], links.Names] | None = None
 
     # ------------------------------------------------------------------ identity
     @property
@@ -160,6 +168,80 @@ class Collection:
         except CORRUPT as e:
             warning = self.heal(e)  # first: a tuple's items are evaluated left to right
             return query(self.store()[0]), warning
+
+    # ------------------------------------------------------------------ what is read
+    # Each returns what it read and a warning when the index was found damaged and rebuilt
+    # first ('' otherwise), as `read` does: the open index never leaves this folder.
+    def share(
+        self,
+        terms: list[str],
+        qvecs: Callable[[], list[np.ndarray] | None],
+        depth: int,
+        prefix: str = "",
+        flt: Filter | None = None,
+    ) -> tuple[Share, str]:
+        """This collection's share of a search (share.py): both legs' candidates."""
+        debt = self.vector_debt  # as this process last left it, before any healing
+        ask = partial(
+            share, terms=terms, qvecs=qvecs, depth=depth, prefix=prefix, flt=flt, debt=debt
+        )
+        return self.read(ask)
+
+    def rows(self, ids: list[int]) -> tuple[dict[int, queries.ChunkRow], str]:
+        """The chunks these ids name, by id (those the index holds)."""
+        return self.read(partial(queries.chunk_rows, ids=ids))
+
+    def vectors(self) -> tuple[Matrix | None, str]:
+        """The index's vectors in memory (matrix.py); None when it holds no vector table."""
+        return self.read(lambda s: matrix(s) if s.has_vec else None)
+
+    def note_chunks(self, path: str) -> tuple[list[tuple[int, int, str, int]], str]:
+        """A note's chunks in order: (id, line, heading, 1 when its vector is still to come)."""
+        return self.read(partial(queries.note_chunks, path=path))
+
+    def note_texts(self, path: str) -> tuple[list[str], str]:
+        return self.read(partial(queries.note_texts, path=path))
+
+    def chunk_at(self, path: str, line: int) -> tuple[int | None, str]:
+        """The id of the note's chunk holding `line`, if any."""
+        return self.read(partial(queries.chunk_at, path=path, line=line))
+
+    def chunk_place(self, cid: int) -> tuple[tuple[int, str] | None, str]:
+        """A chunk's (line, heading path), if the index holds it."""
+        return self.read(partial(queries.chunk_place, cid=cid))
+
+    def links_of(self, path: str) -> tuple[list[links.Link], str]:
+        """A note's links as written, in their order (links.py)."""
+        return self.read(lambda s: links.of_note(s.conn, path))
+
+    def links_unknown(self, path: str) -> tuple[str, str]:
+        """Why the index holds no links of a note ('' when it holds them)."""
+        return self.read(lambda s: links.why_unknown(s.conn, path))
+
+    def links_naming(self, names: Iterable[str]) -> tuple[list[tuple[str, links.Link]], str]:
+        """(linking note, link) of every link of this collection that could name `names`."""
+        return self.read(lambda s: links.naming(s.conn, names))
+
+    def link_names(self) -> tuple[links.Names, str]:
+        """Every note and (note, alias) of the index: the same object while the index does not
+        change (read again only when it did), so whoever builds on them can tell."""
+        return self.read(self._names)
+
+    def _names(self, store: IndexStore) -> links.Names:
+        key = store.changes()
+        held = self._held_names
+        if held is None or held[0] != key:
+            held = self._held_names = (key, links.Names(*links.notes_and_aliases(store.conn)))
+        return held[1]
+
+    def stored(self) -> Stored:
+        """What the index holds of each note (staleness.py), read-only, never opening it for
+        writing; empty when there is no index or it cannot be read."""
+        if not self.index_path.exists():
+            return {}
+        with contextlib.suppress(apsw.Error, *CORRUPT), reading(self.index_path) as conn:
+            return stored_stats(conn)
+        return {}
 
     def heal(self, e: Exception) -> str:
         """The database is damaged: drop it, rebuild it from the notes; returns the warning."""

@@ -218,6 +218,14 @@ def naming(conn: Any, names: Iterable[str]) -> list[tuple[str, Link]]:
     return [(str(r[0]), _row(r[1:])) for r in rows]
 
 
+@dataclass(frozen=True, slots=True)
+class Names:
+    """What a link can open in one index: every note and every (note, alias)."""
+
+    notes: list[str]
+    aliases: list[tuple[str, str]]
+
+
 def notes_and_aliases(conn: Any) -> tuple[list[str], list[tuple[str, str]]]:
     """Every note the index knows (a skipped one too: it exists, a link opens it) and every
     (note, alias)."""

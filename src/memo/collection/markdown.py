@@ -4,14 +4,15 @@ One rule each (the chunker, links, `memo related` and the note page use these, n
 frontmatter (`frontmatter_end`), fenced code (`fenced`), ATX headings `#`..`######`
 (`heading`), block ids (`BLOCK_ID`), `%%` comments (`comment_spans`), the wikilink (`WIKILINK`:
 a single `]` inside does not end it, a `[` or a line end does, as Obsidian 1.13.7 reads
-`[[Sq]uare]]`) and the markdown link. `read_lines` reads a note as Obsidian shows it, line for
-line (`path:line` stays the file's line), interpreting syntax only where Obsidian does: never in
+`[[Sq]uare]]`), the markdown link and where a link points (`locate`). `read_lines` reads a note
+as Obsidian shows it, line for line, interpreting syntax only where Obsidian does: never in
 fenced code, block math, inline code or inline math (`literal_spans`).
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -423,3 +424,82 @@ def frontmatter_tags(meta: dict[str, Any]) -> list[str]:
     if not isinstance(tags, list):
         return []
     return [str(t).strip().lstrip("#") for t in tags if str(t).strip().lstrip("#")]
+
+
+# ---------------------------------------------------------------------- where a link points
+_DROP = re.compile(r"[\[\]#^|:%*`]")
+_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s")
+
+
+def headings(lines: list[str]) -> Iterator[tuple[int, int, str]]:
+    """(0-based line, level, text) of every ATX heading outside frontmatter and fenced code."""
+    end = frontmatter_end(lines)
+    start = end + 1 if end else 0
+    code = fenced(lines, start)
+    for k in range(start, len(lines)):
+        h = None if code[k] else heading(lines[k])
+        if h is not None:
+            yield k, *h
+
+
+def section(lines: list[str], line: int, levels: int) -> tuple[int, int]:
+    """The 1-based lines of the section holding `line` (at most the note's last): from its
+    heading (of level 1 to `levels`) to the line before the next such heading."""
+    first, last = 1, len(lines)
+    for k, level, _ in headings(lines):
+        if level > levels:
+            continue
+        if k + 1 <= line:
+            first = k + 1
+        else:
+            last = k
+            break
+    return first, last
+
+
+def heading_key(heading: str) -> str:
+    """A heading as a link names it: what Obsidian leaves out of a heading link dropped,
+    spaces collapsed, case folded."""
+    return " ".join(_DROP.sub(" ", unicodedata.normalize("NFC", heading)).split()).casefold()
+
+
+def locate(lines: list[str], sub: str) -> int | None:
+    """The 1-based line a link's subpath names in a note: the first line of the block `^id`
+    (an id on a line of its own marks the block above it), or the heading path `A#B` (each
+    heading after the one before it; else the last one anywhere)."""
+    if sub.startswith("^"):
+        wanted = sub[1:].strip()
+        at = next((k for k, t in enumerate(lines) if wanted and block_id(t) == wanted), None)
+        if at is None:
+            return None
+        if _ITEM.match(lines[at]):  # a list item's id marks that item
+            return at + 1
+        if lines[at].strip().startswith("^"):  # a list, quote or table's id, after a blank
+            while at > 0 and not lines[at - 1].strip():
+                at -= 1
+            at -= 1 if at > 0 else 0
+        while at > 0 and lines[at - 1].strip() and heading(lines[at - 1]) is None:
+            at -= 1  # up to the paragraph's first line (a heading above is no part of it)
+        return at + 1
+    parts = [heading_key(p) for p in sub.split("#") if p.strip()]
+    if not parts:
+        return None
+    heads = [(k, heading_key(text)) for k, _, text in headings(lines)]
+    at = -1
+    for part in parts:
+        at = next((k for k, h in heads if k > at and h == part), -2)
+        if at == -2:
+            return next((k + 1 for k, h in heads if h == parts[-1]), None)
+    return at + 1
+
+
+def around_link(text: str, target: str, chars: int) -> str:
+    """A long line cut to `chars` around the link to `target` (else its first link)."""
+    if len(text) <= chars:
+        return text
+    at = text.casefold().find(target.casefold())
+    if at < 0:
+        at = max(0, min((i for i in (text.find("[["), text.find("](")) if i >= 0), default=0))
+    lo = max(0, at - chars // 3)
+    hi = min(len(text), lo + chars)
+    return ("… " if lo else "") + text[lo:hi].strip() + (" …" if hi < len(text) else "")

@@ -2,8 +2,9 @@
 
 The lexical leg reads statistics and postings, not FTS5's own `bm25()`: scores must be computed
 with the statistics of every collection searched (search/bm25.py). The vector leg reads every
-stored vector once and scores them in memory while the index does not change
-(search/nearest.py): vec0 stores them, its KNN is not used.
+stored vector once and scores them in memory while the index does not change (matrix.py): vec0
+stores them, its KNN is not used. Beside them, a note's chunks as `memo why` and `memo related`
+read them.
 
 Pure reads on an open `IndexStore`; healing a damaged index is the caller's business
 (`Collection.read`). A sub-path (`prefix`) and frontmatter filters narrow both legs inside
@@ -229,3 +230,33 @@ def narrowing(prefix: str, flt: Filter | None) -> tuple[str, list[object]]:
 def _like_prefix(prefix: str) -> str:
     esc = prefix.rstrip("/").replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     return esc + "/%"
+
+
+def note_chunks(store: IndexStore, path: str) -> list[tuple[int, int, str, int]]:
+    """A note's chunks in order: (id, line, heading, 1 when its vector is still to come)."""
+    rows = store.conn.execute(
+        "SELECT id, line, heading, vec = 0 AND ? FROM chunks WHERE path = ? ORDER BY ord",
+        (1 if store.has_vec else 0, path),
+    ).fetchall()
+    return [(int(r[0]), int(r[1]), r[2], int(r[3])) for r in rows]
+
+
+def note_texts(store: IndexStore, path: str) -> list[str]:
+    """The text of each of a note's chunks."""
+    rows = store.conn.execute("SELECT text FROM chunks WHERE path = ?", (path,)).fetchall()
+    return [unpack_text(r[0]) for r in rows]
+
+
+def chunk_at(store: IndexStore, path: str, line: int) -> int | None:
+    """The id of the note's chunk holding `line` (the last one starting at or before it)."""
+    row = store.conn.execute(
+        "SELECT id FROM chunks WHERE path = ? AND line <= ? ORDER BY line DESC LIMIT 1",
+        (path, line),
+    ).fetchone()
+    return int(row[0]) if row else None
+
+
+def chunk_place(store: IndexStore, cid: int) -> tuple[int, str] | None:
+    """The chunk's (line, heading path); None when the index holds no such chunk."""
+    row = store.conn.execute("SELECT line, heading FROM chunks WHERE id = ?", (cid,)).fetchone()
+    return (int(row[0]), str(row[1])) if row else None

@@ -266,6 +266,14 @@ class IndexStore:
         rebuilt it, or a person deleted `.memo/`): this handle reads a file nobody else sees."""
         return file_identity(self.path) != self.ino
 
+    def changes(self) -> tuple[int, int, int]:
+        """What changes when the index changed, the one key every cache of an index's content
+        is kept under (its vectors in memory: matrix.py; its notes and aliases: links.py): the
+        connection, SQLite's data_version (another connection committed) and the connection's
+        own total_changes (it wrote)."""
+        (version,) = self.conn.execute("PRAGMA data_version").fetchone()
+        return id(self.conn), int(version), int(self.conn.total_changes())
+
     def write(self) -> contextlib.AbstractContextManager[None]:
         return sqlite.write_transaction(self.conn)
 

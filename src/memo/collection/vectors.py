@@ -35,6 +35,13 @@ def dequantize(codes: bytes | np.ndarray) -> np.ndarray:
     return np.divide(v, norm, out=np.zeros_like(v), where=norm > 0)
 
 
+def as_indexed(query: np.ndarray) -> np.ndarray:
+    """A query vector (dim,) or vectors (n, dim) as the index holds a vector: quantized, then
+    read back as float32 unit rows. Every cosine against stored vectors takes the query so, so
+    the vector leg, its explanation, the focus and `memo why` agree to the last digit."""
+    return dequantize(quantize(np.asarray(query, dtype=np.float32)))
+
+
 def dequantize_rows(blobs: Sequence[bytes]) -> np.ndarray:
     """(n, dim) float32 unit vectors from n blobs of int8 codes."""
     return dequantize(np.frombuffer(b"".join(blobs), dtype=np.int8).reshape(len(blobs), -1))

@@ -5,7 +5,7 @@ A chunk of more than SIZE sentences gets a vector for runs of SIZE consecutive s
 under its heading path; a run may start every STRIDE sentences and is kept when it starts at
 least SPACING characters after the last one kept (the first and the last always), so windows
 are spaced by the text they cover. The vector leg scores a chunk by the best of its own vector
-and its windows' (search/nearest.py); a hit is still the chunk. Pure: no I/O. The rule's
+and its windows' (matrix.py); a hit is still the chunk. Pure: no I/O. The rule's
 figures and the rules tried: docs/design.md, "Sentence windows".
 """
 

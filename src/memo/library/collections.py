@@ -13,8 +13,6 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-import apsw
-
 from .. import caches
 from ..collection import lease
 from ..collection.collection import Collection
@@ -26,6 +24,7 @@ from ..embed.cache import counting
 from ..errors import MemoError
 from ..registry_tools.entry import Entry, RefreshReport
 from ..registry_tools.registry import Registry
+from ..sqlite import DatabaseError
 
 log = logging.getLogger("memo.index")
 MAX_OBJECTS = 4096  # Collection objects kept (cheap: a meta and a path; no file open)
@@ -90,7 +89,7 @@ class Collections:
         try:
             with counting():  # not chunks: what the cache serves here is not the pass's count
                 self.registry().embed_descriptions(INLINE_EMBED)
-        except (MemoError, apsw.Error) as e:
+        except (MemoError, DatabaseError) as e:
             log.warning("descriptions wait for the next scan: %s", e)
 
     def rebuild(
@@ -131,7 +130,7 @@ class Collections:
         if folders:
             try:
                 self.registry().update_stats(folders)
-            except (MemoError, apsw.Error) as e:
+            except (MemoError, DatabaseError) as e:
                 log.warning(
                     "the router's view of %d collections waits for the next scan: %s",
                     len(folders),

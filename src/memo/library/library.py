@@ -26,14 +26,15 @@ from types import TracebackType
 from typing import Any
 
 from .. import roots
+from ..collection.chunker import title_at
 from ..collection.collection import Collection
-from ..collection.files import find_collections
+from ..collection.files import find_collections, note_files
 from ..collection.filters import Filter
 from ..collection.progress import SyncProgress
 from ..config import Settings
 from ..embed import Embedder, embedder_for
 from ..embed.cache import counting
-from ..embed.tokens import token_counter
+from ..embed.tokens import estimate_tokens, token_counter
 from ..errors import ConflictError, LibraryNotFoundError, NotFoundError
 from ..registry_tools.entry import RefreshReport
 from ..registry_tools.registry import Registry
@@ -48,7 +49,7 @@ from ..requests import (
 from ..router.route import RouteResult
 from ..search import budget
 from ..search.diversity import DIVERSITY_MIN_K, notes_cap
-from ..search.excerpt import Excerpt, read_excerpts
+from ..search.excerpt import Excerpt, read_excerpts, text_lines
 from ..search.fusion import CANDIDATES
 from ..search.languages import translate_warning
 from ..search.legs import QueryVectors, Scope, Words
@@ -436,6 +437,29 @@ class Library:
         req = path if isinstance(path, ReadRequest) else ReadRequest.make(path, line, lines)
         notes = [(*self._note(at), first, n) for at, first, n in req.reads()]
         return read_excerpts(notes, req.max_tokens, token_counter(self.embedder))
+
+    def title(self, path: str, line: int = 1) -> str:
+        """What titles a note's line (the note's first by default): the heading path of the
+        section it lies in, as a hit there is titled, else the note's title, else its name."""
+        full, rel = self._note(path)
+        try:
+            lines = text_lines(full, rel)
+        except OSError as e:
+            raise NotFoundError(f"cannot read {rel}: {e.strerror or e}") from e
+        if lines and lines[-1] == "":
+            lines.pop()  # the newline that ends the last line does not start another
+        return title_at("\n".join(lines), line, estimate_tokens, name=Path(rel).stem)
+
+    def notes(self, under: str | os.PathLike[str] | None = None) -> list[str]:
+        """Every note of the collections at or below `under` (default: the whole library),
+        relative to the root, sorted: walked as a sync walks them (what the library leaves out
+        stays out); nothing is read or indexed."""
+        paths = [
+            c.root_path(rel)
+            for c in self.collections(under)
+            for rel in note_files(c.folder, self.root)
+        ]
+        return sorted(paths)
 
     def _note(self, path: str) -> tuple[Path, str]:
         """A note's file and its path in the library; NotFoundError for anything else."""

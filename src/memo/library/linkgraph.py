@@ -36,13 +36,10 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
-from typing import Any
 
-from ..collection import links
 from ..collection.collection import Collection
-from ..collection.links import fold, name_of, stem
+from ..collection.links import Names, fold, name_of, stem
 
 VAULT_MARK = ".obsidian"
 
@@ -139,46 +136,48 @@ class Resolver:
 
 
 # ---------------------------------------------------------------------- kept while valid
-def _key(store: Any) -> tuple[int, int, int]:
-    """What changes when an index changed: the connection, SQLite's data_version (another
-    connection committed) and the connection's own total_changes (it wrote)."""
-    (version,) = store.conn.execute("PRAGMA data_version").fetchone()
-    return id(store.conn), int(version), int(store.conn.total_changes())
+Made = tuple[tuple[tuple[str, Names], ...], frozenset[str]]
+
+
+def _same(a: Made, b: Made) -> bool:
+    """The same collections' names, each the very object its index handed (collection.py
+    `link_names`: a new one only when the index changed), and the same vault marks."""
+    return (
+        a[1] == b[1]
+        and len(a[0]) == len(b[0])
+        and all(x[0] == y[0] and x[1] is y[1] for x, y in zip(a[0], b[0], strict=True))
+    )
 
 
 @dataclass(slots=True)
 class LinkGraph:
     """One library's resolver, made again only when one of its indexes changed (each
-    collection's notes and aliases are read again only when its own index did) or a folder
+    collection reads its notes and aliases again only when its own index did) or a folder
     of its notes gained or lost its `.obsidian/` (one stat per folder and call)."""
 
     root: Path
-    _parts: dict[str, tuple[tuple[int, int, int], list[str], list[tuple[str, str]]]] = field(
-        default_factory=dict
-    )
-    _made: tuple[tuple[Any, ...], Resolver] | None = None
+    _made: tuple[Made, Resolver] | None = None
     _vaults: dict[str, str | None] = field(default_factory=dict)  # folder -> its marked vault
     _colls: set[str] = field(default_factory=set)  # the collections' folders
     _folders: set[str] = field(default_factory=set)  # every folder holding notes, and above
 
     def resolver(self, colls: list[Collection]) -> tuple[Resolver, list[str]]:
         """The resolver over these collections' notes, and the warnings of reading them."""
-        keys: list[Any] = []
+        keys: list[tuple[str, Names]] = []
         warnings: list[str] = []
         for c in colls:
-            (key, _, _), said = c.read(partial(self._part, c))
-            keys.append((c.rel, key))
+            names, said = c.link_names()
+            keys.append((c.rel, names))
             if said:
                 warnings.append(said)
         marks = frozenset(f for f in self._folders if (self.root / f / VAULT_MARK).is_dir())
-        if self._made is not None and self._made[0] == (tuple(keys), marks):
+        if self._made is not None and _same(self._made[0], (tuple(keys), marks)):
             return self._made[1], warnings
         notes_all: list[str] = []
         aliases_all: list[tuple[str, str]] = []
-        for c in colls:
-            _, notes, aliases = self._parts[c.rel]
-            notes_all += [c.root_path(p) for p in notes]
-            aliases_all += [(c.root_path(p), a) for p, a in aliases]
+        for c, (_, names) in zip(colls, keys, strict=True):
+            notes_all += [c.root_path(p) for p in names.notes]
+            aliases_all += [(c.root_path(p), a) for p, a in names.aliases]
         self._vaults.clear()
         self._colls = {c.rel for c in colls}
         self._folders = {""}
@@ -191,16 +190,6 @@ class LinkGraph:
         made = Resolver(notes_all, aliases_all, self._vault_of, self._side_of)
         self._made = ((tuple(keys), marks), made)
         return made, warnings
-
-    def _part(
-        self, coll: Collection, store: Any
-    ) -> tuple[tuple[int, int, int], list[str], list[tuple[str, str]]]:
-        key = _key(store)
-        held = self._parts.get(coll.rel)
-        if held is None or held[0] != key:
-            held = (key, *links.notes_and_aliases(store.conn))
-            self._parts[coll.rel] = held
-        return held
 
     def _marked(self, note: str) -> str | None:
         """The folder (library-relative, '' for the root) of the nearest `.obsidian/` above

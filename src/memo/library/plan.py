@@ -15,12 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import apsw
-
 from ..collection.collection import Collection
 from ..collection.files import note_files
-from ..collection.staleness import Stored, behind, stored_stats
-from ..collection.store import CORRUPT, reading
+from ..collection.staleness import behind
 from ..errors import MemoError
 
 PLAN_MAX = 1_000  # collections: counting more would cost seconds before any work began
@@ -45,21 +42,10 @@ def plan(parts: list[tuple[Collection, str]], full: bool = False) -> list[Planne
         label = coll.root_path(prefix.strip("/")) if prefix else coll.rel
         try:
             on_disk = note_files(coll.folder, coll.root, prefix, [])
-            stored = {} if full else _stored(coll)
+            stored = {} if full else coll.stored()
         except (MemoError, OSError):  # the sync itself will say what is wrong
             out.append(PlannedPart(label))
             continue
         todo = [(p, on_disk[p].size) for p in behind(on_disk, stored).todo]
         out.append(PlannedPart(label, todo))
     return out
-
-
-def _stored(coll: Collection) -> Stored:
-    """What the index holds, read-only; empty when there is none or it cannot be read."""
-    if not coll.index_path.exists():
-        return {}
-    try:
-        with reading(coll.index_path) as conn:
-            return stored_stats(conn)
-    except (apsw.Error, *CORRUPT):
-        return {}

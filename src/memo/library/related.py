@@ -10,12 +10,9 @@ fit.
 
 from __future__ import annotations
 
-import re
 import time
-import unicodedata
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -24,10 +21,10 @@ import numpy as np
 from ..collection import links
 from ..collection.chunker import SECTION_LEVELS, decode
 from ..collection.collection import Collection
-from ..collection.markdown import block_id, fenced, frontmatter_end, heading
+from ..collection.markdown import around_link, heading_key, locate, section
+from ..collection.matrix import Matrix
 from ..errors import NotFoundError
 from ..requests import RelatedRequest
-from ..search import nearest
 from ..search.results import Budget
 from .collections import Collections
 from .freshness import Caught
@@ -35,8 +32,6 @@ from .linkgraph import LinkGraph, Resolver
 from .targets import confine, label, resolve
 
 TEXT_CHARS = 300  # a backlink's line, cut around its link
-_DROP = re.compile(r"[\[\]#^|:%*`]")
-_ITEM = re.compile(r"\s*(?:[-*+]|\d+[.)])\s")
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,8 +120,8 @@ def related(
     resolver, said = graph.resolver(everyone)
     warnings += said
     section = _section(_lines(full), req.line) if req.line is not None else None
-    mine, _ = coll.read(lambda s: links.of_note(s.conn, inner))
-    unknown, _ = coll.read(lambda s: links.why_unknown(s.conn, inner))
+    mine, _ = coll.links_of(inner)
+    unknown, _ = coll.links_unknown(inner)
     if section is not None:
         mine = [x for x in mine if section[0] <= x.line <= section[1]]
     res = RelatedResult(rel, str(full), req.line, section)
@@ -164,71 +159,15 @@ def _lines(full: Path) -> list[str]:
         raise NotFoundError(f"cannot read {full}: {e.strerror or e}") from e
 
 
-def _headings(lines: list[str]) -> Iterator[tuple[int, int, str]]:
-    """(0-based line, level, text) of every ATX heading outside frontmatter and fenced code."""
-    end = frontmatter_end(lines)
-    start = end + 1 if end else 0
-    code = fenced(lines, start)
-    for k in range(start, len(lines)):
-        h = None if code[k] else heading(lines[k])
-        if h is not None:
-            yield k, *h
-
-
 def _section(lines: list[str], line: int) -> tuple[int, int]:
-    """The 1-based lines of the section holding `line`: from its heading (# to ###, the
-    chunker's borders: SECTION_LEVELS) to the line before the next one."""
+    """The 1-based lines of the section holding `line` (markdown.section, the chunker's
+    borders: SECTION_LEVELS); NotFoundError past the note's end."""
     if line > len(lines):
         raise NotFoundError(
             f"line {line} is past the note's end (it has {len(lines)} lines)",
             f"Give a line from 1 to {len(lines)} (a hit's `line`), or the note's path alone.",
         )
-    first, last = 1, len(lines)
-    for k, level, _ in _headings(lines):
-        if level > SECTION_LEVELS:
-            continue
-        if k + 1 <= line:
-            first = k + 1
-        else:
-            last = k
-            break
-    return first, last
-
-
-def _norm(heading: str) -> str:
-    """A heading as a link names it: what Obsidian leaves out of a heading link dropped,
-    spaces collapsed, case folded."""
-    return " ".join(_DROP.sub(" ", unicodedata.normalize("NFC", heading)).split()).casefold()
-
-
-def locate(lines: list[str], sub: str) -> int | None:
-    """The 1-based line a link's subpath names in a note: the first line of the block `^id`
-    (an id on a line of its own marks the block above it), or the heading path `A#B` (each
-    heading after the one before it; else the last one anywhere)."""
-    if sub.startswith("^"):
-        wanted = sub[1:].strip()
-        at = next((k for k, t in enumerate(lines) if wanted and block_id(t) == wanted), None)
-        if at is None:
-            return None
-        if _ITEM.match(lines[at]):  # a list item's id marks that item
-            return at + 1
-        if lines[at].strip().startswith("^"):  # a list, quote or table's id, after a blank
-            while at > 0 and not lines[at - 1].strip():
-                at -= 1
-            at -= 1 if at > 0 else 0
-        while at > 0 and lines[at - 1].strip() and heading(lines[at - 1]) is None:
-            at -= 1  # up to the paragraph's first line (a heading above is no part of it)
-        return at + 1
-    parts = [_norm(p) for p in sub.split("#") if p.strip()]
-    if not parts:
-        return None
-    heads = [(k, _norm(text)) for k, _, text in _headings(lines)]
-    at = -1
-    for part in parts:
-        at = next((k for k, h in heads if k > at and h == part), -2)
-        if at == -2:
-            return next((k + 1 for k, h in heads if h == parts[-1]), None)
-    return at + 1
+    return section(lines, line, SECTION_LEVELS)
 
 
 def _outgoing(
@@ -244,7 +183,7 @@ def _outgoing(
             key = (links.fold(links.stem(x.target)), links.fold(x.sub))
             lost.setdefault(key, Unresolved(rel, x.line, x.target, x.kind, x.sub))
             continue
-        key = (t.path, _norm(x.sub))
+        key = (t.path, heading_key(x.sub))
         if key in out:
             out[key] = _times(out[key], out[key].times + 1)
             continue
@@ -276,7 +215,7 @@ def _backlinks(colls: list[Collection], rel: str, resolver: Resolver, root: Path
     names = resolver.names(rel)
     found: dict[str, tuple[Backlink, str]] = {}  # linking note -> (backlink, target written)
     for c in colls:
-        rows, _ = c.read(partial(_naming, names=names))
+        rows, _ = c.links_naming(names)
         for path, x in rows:
             source = c.root_path(path)
             if source == rel:
@@ -293,25 +232,9 @@ def _backlinks(colls: list[Collection], rel: str, resolver: Resolver, root: Path
     for source, (b, target) in sorted(found.items()):
         got = _maybe_lines(root / source)
         text = got[b.line - 1].strip() if got is not None and b.line <= len(got) else ""
-        cut = _around(text, target)
+        cut = around_link(text, target, TEXT_CHARS)
         out.append(Backlink(b.path, b.line, cut, b.kind, b.heading, b.times))
     return out
-
-
-def _naming(store: Any, names: set[str]) -> list[tuple[str, links.Link]]:
-    return links.naming(store.conn, names)
-
-
-def _around(text: str, target: str) -> str:
-    """A long line cut to TEXT_CHARS around the link to `target` (else its first link)."""
-    if len(text) <= TEXT_CHARS:
-        return text
-    at = text.casefold().find(target.casefold())
-    if at < 0:
-        at = max(0, min((i for i in (text.find("[["), text.find("](")) if i >= 0), default=0))
-    lo = max(0, at - TEXT_CHARS // 3)
-    hi = min(len(text), lo + TEXT_CHARS)
-    return ("… " if lo else "") + text[lo:hi].strip() + (" …" if hi < len(text) else "")
 
 
 def _similar(
@@ -321,69 +244,35 @@ def _similar(
     q, warning = _anchor(coll, inner, line)
     if q is None:
         return [], [warning] if warning else []
-    scored: list[tuple[float, Collection, nearest.Matrix, int]] = []
+    scored: list[tuple[float, Collection, Matrix, int]] = []
     for c in colls:
-        m = _matrix(c)
-        if m is None or not len(m.notes) or m.means.shape[1] != len(q):
+        m, _ = c.vectors()
+        if m is None:
             continue
-        scores = m.means @ q
-        scores[~m.means.any(axis=1)] = -np.inf  # a note none of whose chunks has a vector
-        if c.rel == coll.rel and inner in m.notes:
-            scores[m.notes.index(inner)] = -np.inf
-        top = np.argsort(-scores)[:k]
-        scored += [(float(scores[j]), c, m, int(j)) for j in top if np.isfinite(scores[j])]
+        skip = inner if c.rel == coll.rel else None
+        scored += [(score, c, m, j) for score, j in m.nearest_notes(q, k, skip)]
     scored.sort(key=lambda s: (-s[0], s[1].root_path(s[2].notes[s[3]])))
     return [_nearest_chunk(c, m, j, q, score) for score, c, m, j in scored[:k]], []
 
 
-def _matrix(c: Collection) -> nearest.Matrix | None:
-    def read(store: Any) -> nearest.Matrix | None:
-        return nearest.matrix(store) if store.has_vec else None
-
-    return c.read(read)[0]
-
-
 def _anchor(coll: Collection, inner: str, line: int | None) -> tuple[np.ndarray | None, str]:
     """The vector `similar` starts from: the note's mean, or its chunk holding `line`."""
-    m = _matrix(coll)
-    if m is None or inner not in m.notes or not m.means[m.notes.index(inner)].any():
+    m, _ = coll.vectors()
+    mean = m.mean_of(inner) if m is not None else None
+    if m is None or mean is None:
         return None, "similar: this note has no vectors yet (memo index computes them)"
-    mean = m.means[m.notes.index(inner)]
     if line is None:
         return mean, ""
-    rows, _ = coll.read(
-        lambda s: s.conn.execute(
-            "SELECT id FROM chunks WHERE path = ? AND line <= ? ORDER BY line DESC LIMIT 1",
-            (inner, line),
-        ).fetchall()
-    )
-    at = m.place([rows[0][0]]).get(rows[0][0]) if rows else None
-    if at is None or not m.own[at]:
-        return mean, ""
-    row = m.rows[m.starts[at]].astype(np.float64)
-    return row / (np.linalg.norm(row) or 1.0), ""
+    cid, _ = coll.chunk_at(inner, line)
+    own = m.own_vector(cid) if cid is not None else None
+    return (mean if own is None else own), ""
 
 
-def _nearest_chunk(
-    c: Collection, m: nearest.Matrix, j: int, q: np.ndarray, score: float
-) -> Similar:
+def _nearest_chunk(c: Collection, m: Matrix, j: int, q: np.ndarray, score: float) -> Similar:
     """The similar note `j` of matrix `m`, at its chunk nearest `q`."""
-    ids = m.known[m.note_of == j]
-    placed = m.place(ids)
-    best, best_score = None, -np.inf
-    for cid, at in placed.items():
-        if m.own[at]:
-            s = float(m.rows[m.starts[at]] @ q)
-            if s > best_score:
-                best, best_score = cid, s
-    row = None
-    if best is not None:
-        row, _ = c.read(
-            lambda s: s.conn.execute(
-                "SELECT line, heading FROM chunks WHERE id = ?", (best,)
-            ).fetchone()
-        )
-    line, heading = (int(row[0]), str(row[1])) if row else (1, "")
+    best = m.nearest_chunk(j, q)
+    place = c.chunk_place(best)[0] if best is not None else None
+    line, heading = place if place is not None else (1, "")
     return Similar(c.root_path(m.notes[j]), line, heading, round(score, 4))
 
 

@@ -19,17 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from functools import partial
 from pathlib import Path
 from typing import Any
-
-import numpy as np
 
 from ..collection.collection import Collection
 from ..collection.excluded import for_collection
 from ..collection.lexical import query_terms, terms
-from ..collection.store import IndexStore, unpack_text
-from ..collection.vectors import dequantize, quantize
 from ..search.fusion import CANDIDATES
 from ..search.legs import Scope
 from ..search.ranking import Ranking
@@ -68,7 +63,7 @@ def placed(
     the scope; `note`: its path in the collection), and the hits above the best of them;
     `deeper`: the same question's legs read deeper, asked only to place a note that is no
     candidate."""
-    rows = ranking.reader.read(owner, partial(_note_chunks, path=note))
+    rows = ranking.reader.read(owner, lambda c: c.note_chunks(note))
     legs = ranking.legs
     lex = {key: (i, s) for i, (key, s) in enumerate(legs.lex, start=1)}
     vec = {key: (i, s) for i, (key, s) in enumerate(legs.vec, start=1)}
@@ -129,7 +124,7 @@ def absent(
             f"{pending} of its {len(rows)} chunks have no vector yet (being computed): the "
             "vector leg cannot see them"
         )
-    texts = ranking.reader.read(owner, partial(_note_texts, path=note))
+    texts = ranking.reader.read(owner, lambda c: c.note_texts(note))
     asked = set(query_terms(ranking.legs.text or ""))
     held = {t for text in texts for t in terms(text)}
     if asked and not asked & held:
@@ -206,31 +201,9 @@ def _unindexed(coll: Collection, note: str) -> str:
     return "not indexed yet (a search catches it up; check `memo status`)"
 
 
-def _note_chunks(store: IndexStore, path: str) -> list[tuple[int, int, str, int]]:
-    rows = store.conn.execute(
-        "SELECT id, line, heading, vec = 0 AND ? FROM chunks WHERE path = ? ORDER BY ord",
-        (1 if store.has_vec else 0, path),
-    ).fetchall()
-    return [(int(r[0]), int(r[1]), r[2], int(r[3])) for r in rows]
-
-
-def _note_texts(store: IndexStore, path: str) -> list[str]:
-    rows = store.conn.execute("SELECT text FROM chunks WHERE path = ?", (path,)).fetchall()
-    return [unpack_text(r[0]) for r in rows]
-
-
 def _best_cosine(ranking: Ranking, owner: int, ids: list[int]) -> float | None:
     """The best cosine of any of these chunks (and their windows) to the question."""
     held = ranking.reader.matrices.get(owner)
     if held is None or ranking.legs.qvec is None:
         return None
-    q = dequantize(quantize(np.asarray(ranking.legs.qvec, dtype=np.float32)))
-    best = None
-    for cid, at in held.place(ids).items():
-        end = int(held.starts[at + 1]) if at + 1 < len(held.starts) else len(held.rows)
-        sims = held.rows[int(held.starts[at]) : end] @ q
-        top = float(np.max(sims)) if len(sims) else None
-        if top is not None and (best is None or top > best):
-            best = top
-        del cid
-    return best
+    return held.best(ids, ranking.legs.qvec)

@@ -19,7 +19,7 @@ import numpy as np
 
 from ..collection import windows
 from ..collection.queries import ChunkRow
-from ..collection.vectors import dequantize, quantize
+from ..collection.vectors import as_indexed
 from .fusion import Legs, parts
 from .legs import Reader
 
@@ -124,7 +124,7 @@ def _row_that_scored(r: Ranking, legs: Legs, key: Key, row: ChunkRow) -> str:
     wins = held.windows(key[1], row.wins) if held is not None and row.wins else None
     if wins is None or legs.qvec is None:
         return "chunk"
-    q = dequantize(quantize(np.asarray(legs.qvec, dtype=np.float32)))
+    q = as_indexed(legs.qvec)
     best = int(np.argmax(wins @ q))
     cosine = float(wins[best] @ q)
     if cosine + 1e-6 < dict(legs.vec).get(key, 1.0):

@@ -16,18 +16,18 @@ import numpy as np
 
 from ..collection import windows
 from ..collection.lexical import terms as stems
-from ..collection.vectors import dequantize, dequantize_rows, quantize
+from ..collection.vectors import as_indexed, dequantize_rows
 from .results import LEAD, TEXT_LIMIT, cut_text
 
 
 def by_vectors(codes: Sequence[bytes] | np.ndarray, queries: Sequence[np.ndarray]) -> int | None:
     """The window (index into the chunk's windows) nearest any of the query vectors, by the
     vector leg's cosine; None without windows or queries. The windows as their stored int8
-    codes, or as the unit rows search/nearest.py holds them."""
+    codes, or as the unit rows collection/matrix.py holds them."""
     if not len(codes) or not queries:
         return None
     mat = codes if isinstance(codes, np.ndarray) else dequantize_rows(list(codes))
-    sims = np.max(np.stack([mat @ dequantize(quantize(q)) for q in queries]), axis=0)
+    sims = np.max(np.stack([mat @ as_indexed(q) for q in queries]), axis=0)
     return int(np.argmax(sims))  # the first of equals
 
 

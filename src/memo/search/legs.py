@@ -17,17 +17,16 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..collection import queries
 from ..collection.collection import Collection
 from ..collection.filters import Filter
 from ..collection.langid import detect
 from ..collection.lexical import query_forms
 from ..collection.lexical import terms as stems
-from ..collection.queries import Postings
-from ..collection.store import IndexStore
+from ..collection.matrix import Matrix
+from ..collection.queries import ChunkRow, Postings
+from ..collection.share import Share
 from ..embed import Embedder
 from ..errors import EmbedderUnavailableError
-from . import nearest
 from .bm25 import Corpus
 from .fusion import Legs
 
@@ -98,28 +97,28 @@ class Reader:
         self.scope = scope
         self.warnings: list[str] = []
         self.reads: Counter[int] = Counter()  # reads of each collection's index, by position
-        self.matrices: dict[int, nearest.Matrix] = {}  # vectors the legs held, by position
+        self.matrices: dict[int, Matrix] = {}  # vectors the legs held, by position
 
     def note(self, warning: str) -> None:
         if warning and warning not in self.warnings:
             self.warnings.append(warning)
 
-    def read(self, ci: int, query: Callable[[IndexStore], T]) -> T:
-        """A read of the index of the scope's `ci`-th collection (a damaged index is rebuilt
-        first, and the warnings say so)."""
-        result, healed = self.scope.parts[ci][0].read(query)
+    def read(self, ci: int, ask: Callable[[Collection], tuple[T, str]]) -> T:
+        """What the scope's `ci`-th collection answers `ask` (one of its reads: `share`,
+        `rows`, `note_chunks`...); a damaged index is rebuilt first, and the warnings say so."""
+        result, healed = ask(self.scope.parts[ci][0])
         self.reads[ci] += 1
         self.note(healed)
         return result
 
-    def rows(self, keys: Iterable[Key]) -> dict[Key, queries.ChunkRow]:
+    def rows(self, keys: Iterable[Key]) -> dict[Key, ChunkRow]:
         """The chunks these keys name, read once per collection."""
         by_coll: dict[int, list[int]] = {}
         for ci, cid in keys:
             by_coll.setdefault(ci, []).append(cid)
         rows = {}
         for ci, ids in by_coll.items():
-            for cid, row in self.read(ci, partial(queries.chunk_rows, ids=ids)).items():
+            for cid, row in self.read(ci, partial(Collection.rows, ids=ids)).items():
                 rows[(ci, cid)] = row
         return rows
 
@@ -162,50 +161,6 @@ class Words:
         return out
 
 
-@dataclass(slots=True)
-class Share:
-    """What one collection gives a search, read at once: its lexical statistics and the
-    postings of every phrasing's stems, each phrasing's nearest chunks, its vector debt and
-    which chunks still lack a vector, and the language of each phrasing's nearest chunk."""
-
-    rows: int
-    tokens: int
-    df: dict[str, int]
-    postings: Postings
-    has_vec: bool  # it holds vectors (and was not waiting for its first)
-    vec: list[list[tuple[int, float]]]  # per phrasing with a query vector
-    debt: tuple[int, int]  # (chunks, of them without a vector)
-    pending: set[int]
-    langs: dict[int, str | None]  # chunk id -> language, for each phrasing's nearest
-    matrix: nearest.Matrix | None  # its vectors in memory (notes' means, windows)
-
-
-def _share(
-    store: IndexStore,
-    terms: list[str],
-    qvecs: Callable[[], list[np.ndarray] | None],
-    depth: int,
-    prefix: str,
-    flt: Filter | None,
-    debt: tuple[int, int] | None,
-) -> Share:
-    rows, tokens, df, postings = (
-        queries.lex_share(store, terms, prefix, flt) if terms else (0, 0, {}, Postings.empty())
-    )
-    debt = debt if debt is not None else queries.vector_debt(store)
-    vec: list[list[tuple[int, float]]] = []
-    waiting = bool(debt[0]) and debt[1] == debt[0]  # no vector yet: no KNN
-    has_vec = store.has_vec and not waiting
-    vecs = qvecs() if has_vec else None
-    held = nearest.matrix(store) if vecs else None
-    if held is not None and vecs:
-        vec = nearest.nearest(held, store, vecs, depth, prefix, flt)
-    pending = queries.pending_ids(store) if debt[1] else set()
-    tops = [found[0][0] for found in vec if found]
-    langs = queries.chunk_langs(store, tops) if tops else {}
-    return Share(rows, tokens, df, postings, has_vec, vec, debt, pending, langs, held)
-
-
 def gather(
     reader: Reader,
     words: Words,
@@ -239,17 +194,11 @@ def gather(
         return embedded[0]
 
     shares = []
-    for i, (coll, prefix) in enumerate(reader.scope.parts):
-        read = partial(
-            _share,
-            terms=union,
-            qvecs=qvecs,
-            depth=depth,
-            prefix=prefix,
-            flt=flt,
-            debt=coll.vector_debt,
+    for i, (_, prefix) in enumerate(reader.scope.parts):
+        ask = partial(
+            Collection.share, terms=union, qvecs=qvecs, depth=depth, prefix=prefix, flt=flt
         )
-        share = reader.read(i, read)
+        share = reader.read(i, ask)
         if share.matrix is not None:
             reader.matrices[i] = share.matrix
         shares.append(share)
@@ -352,7 +301,7 @@ def note_cosines(
     """Each candidate's note (collection position, path), and each such note's mean vector's
     cosine to the question: the best over its phrasings' vectors (search/fusion.py
     with_notes). Notes with no vector yet have none. From the vectors the legs held in memory
-    (search/nearest.py): nothing is read."""
+    (collection/matrix.py): nothing is read."""
     by_coll: dict[int, list[int]] = {}
     for ci, cid in keys:
         by_coll.setdefault(ci, []).append(cid)

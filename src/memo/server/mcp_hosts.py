@@ -38,9 +38,6 @@ from mcp_types import (
 )
 from pydantic import BaseModel, Field
 
-from ..collection.chunker import chunk_note
-from ..collection.files import note_files
-from ..embed.tokens import estimate_tokens
 from ..errors import MemoError
 from ..requests import MAX_LINES, ReadRequest, SearchRequest, note_uri
 from .mcp_sdk import READ_ONLY, as_meant, refused, unchecked
@@ -87,16 +84,13 @@ def found(data: dict[str, Any]) -> dict[str, Any]:
     return {"results": out}
 
 
-def document(asked: str, ex: dict[str, Any], whole: str) -> dict[str, Any]:
+def document(asked: str, ex: dict[str, Any], title: str) -> dict[str, Any]:
     """A read as ChatGPT's `fetch` answers it, titled as a search titles its hit there: the
-    heading path of the section it starts in (the chunker's, over the `whole` note), else the
-    note's title."""
-    note = chunk_note(whole, estimate_tokens, name=Path(ex["path"]).stem)
-    above = [c.heading for c in note.chunks if c.line <= ex["line"] and c.heading]
+    heading path of the section it starts in, else the note's title (`Library.title`)."""
     keys = ("path", "line", "end_line", "total_lines", "cite", "next_line")
     return {
         "id": asked,
-        "title": above[-1] if above else note.title or Path(ex["path"]).stem,
+        "title": title,
         "text": ex["text"],
         "url": note_uri(ex["path"]),
         "metadata": {k: ex[k] for k in keys},
@@ -114,7 +108,10 @@ def _fetch(service: Service, arguments: dict[str, Any]) -> dict[str, Any]:
     given = dict(arguments)
     asked = given.get("id", given.get("path"))
     req = ReadRequest.make(*([given.pop("id")] if "id" in given else []), **given)
-    return document(str(asked), req.sent_to(service).to_dict(), whole_note(service, req.path))
+    ex = req.sent_to(service).to_dict()
+    with service.library() as lib:
+        title = lib.title(ex["path"], ex["line"])
+    return document(str(asked), ex, title)
 
 
 def host_tools(service: Service, structured: bool) -> list[SdkTool]:
@@ -218,10 +215,6 @@ def whole_note(service: Service, path: str) -> str:
 
 
 def note_paths(service: Service) -> list[str]:
-    """Every note of every collection, relative to the library root, sorted: walked as sync
-    walks them (what the vault leaves out stays out); nothing is read or indexed."""
+    """Every note of every collection, relative to the library root, sorted (`Library.notes`)."""
     with service.library() as lib:
-        paths = [
-            c.root_path(rel) for c in lib.collections() for rel in note_files(c.folder, lib.root)
-        ]
-    return sorted(paths)
+        return lib.notes()

@@ -3,10 +3,10 @@ each chunk's sentence windows, from one matrix read once while the index does no
 
 Each index's vectors (int8 as stored, cosine as vec0's) are read into a float32 matrix, rows
 sorted by chunk (its own vector, then its windows), so a search with up to five query vectors
-multiplies it once each and takes each chunk's best row, and the note witness (fusion.py
-with_notes) and the focus (focus.py) read the same rows. A matrix is read again when its
-index changed (SQLite's `data_version` and the connection's `total_changes`, checked on every
-search); matrices are kept least recently used first within CACHE_BYTES.
+multiplies it once each and takes each chunk's best row; the note witness, the focus, `memo why`
+and `memo related` ask the same rows through `Matrix`'s methods. A matrix is read again when its
+index changed (`IndexStore.changes`, checked on every read); matrices are kept least recently
+used first within CACHE_BYTES.
 """
 
 from __future__ import annotations
@@ -18,10 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..collection import queries
-from ..collection.filters import Filter
-from ..collection.store import IndexStore
-from ..collection.vectors import dequantize, quantize
+from . import queries
+from .filters import Filter
+from .store import IndexStore
+from .vectors import as_indexed, dequantize
 
 CACHE_BYTES = 512 * 2**20  # every index's matrix together (the vault's 17 indexes: ~16 MB)
 
@@ -72,28 +72,83 @@ class Matrix:
                 means[note] = mean
         return paths, means
 
+    def _span(self, at: int) -> tuple[int, int]:
+        """The rows of the chunk at position `at` of `chunks`: its own vector (if it has one),
+        then its windows."""
+        end = int(self.starts[at + 1]) if at + 1 < len(self.starts) else len(self.rows)
+        return int(self.starts[at]), end
+
     def windows(self, cid: int, count: int) -> np.ndarray | None:
         """The chunk's `count` window vectors in order, None unless it has all of them."""
         at = self.place([cid]).get(cid)
         if at is None or not count:
             return None
-        first = int(self.starts[at]) + int(self.own[at])
-        end = int(self.starts[at + 1]) if at + 1 < len(self.starts) else len(self.rows)
+        first, end = self._span(at)
+        first += int(self.own[at])
         return self.rows[first:end] if end - first == count else None
+
+    def best(self, ids: Iterable[int], qvec: np.ndarray) -> float | None:
+        """The best cosine of any of these chunks (their own vectors and their windows) to a
+        query vector, as the vector leg scores it; None when none of them has a vector."""
+        q = as_indexed(qvec)
+        best = None
+        for at in self.place(ids).values():
+            first, end = self._span(at)
+            sims = self.rows[first:end] @ q
+            top = float(np.max(sims)) if len(sims) else None
+            if top is not None and (best is None or top > best):
+                best = top
+        return best
+
+    def own_vector(self, cid: int) -> np.ndarray | None:
+        """The chunk's own vector as a float64 unit row; None when it has none (yet)."""
+        at = self.place([cid]).get(cid)
+        if at is None or not self.own[at]:
+            return None
+        row = self.rows[self.starts[at]].astype(np.float64)
+        return row / (np.linalg.norm(row) or 1.0)
+
+    def mean_of(self, note: str) -> np.ndarray | None:
+        """The note's mean vector; None when it has no chunk with a vector."""
+        if note not in self.notes or not self.means[self.notes.index(note)].any():
+            return None
+        return self.means[self.notes.index(note)]
+
+    def nearest_notes(
+        self, q: np.ndarray, k: int, skip: str | None = None
+    ) -> list[tuple[float, int]]:
+        """The k notes whose mean vectors are nearest `q` (a float64 unit vector of this
+        index's dimension), as (cosine, the note's place in `notes`), best first; `skip`: a
+        note left out (the one asked about). Notes without a vector are never among them."""
+        if not len(self.notes) or self.means.shape[1] != len(q):
+            return []
+        scores = self.means @ q
+        scores[~self.means.any(axis=1)] = -np.inf  # a note none of whose chunks has a vector
+        if skip is not None and skip in self.notes:
+            scores[self.notes.index(skip)] = -np.inf
+        top = np.argsort(-scores)[:k]
+        return [(float(scores[j]), int(j)) for j in top if np.isfinite(scores[j])]
+
+    def nearest_chunk(self, note: int, q: np.ndarray) -> int | None:
+        """The chunk of note number `note` whose own vector is nearest `q`; None if none has
+        one."""
+        ids = self.known[self.note_of == note]
+        best, best_score = None, -np.inf
+        for cid, at in self.place(ids).items():
+            if self.own[at]:
+                s = float(self.rows[self.starts[at]] @ q)
+                if s > best_score:
+                    best, best_score = cid, s
+        return best
 
 
 _cache: OrderedDict[str, tuple[tuple[int, int, int], Matrix]] = OrderedDict()
 _lock = threading.Lock()
 
 
-def _key(store: IndexStore) -> tuple[int, int, int]:
-    (version,) = store.conn.execute("PRAGMA data_version").fetchone()
-    return id(store.conn), int(version), int(store.conn.total_changes())
-
-
 def matrix(store: IndexStore) -> Matrix:
     """This index's vectors as they are now (read from the index when they changed)."""
-    key, name = _key(store), str(store.path)
+    key, name = store.changes(), str(store.path)
     with _lock:
         held = _cache.get(name)
         if held is not None and held[0] == key:
@@ -150,7 +205,7 @@ def nearest(
     chunks that qualify (the same SQL as the lexical leg's)."""
     if not len(m.chunks) or not qvecs:
         return [[] for _ in qvecs]
-    q = dequantize(quantize(np.asarray(qvecs, dtype=np.float32)))
+    q = as_indexed(np.asarray(qvecs, dtype=np.float32))
     # one matrix-vector product a query: BLAS runs those on one thread, where a product with
     # all of them at once spread over threads two busy cores could not give it
     best = np.stack([np.maximum.reduceat(m.rows @ v, m.starts) for v in q], axis=1)
