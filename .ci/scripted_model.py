@@ -73,6 +73,36 @@ TOP_COLLECTION = r"^1\. (\S+)  — "
 TOP_HIT = r"^1\. (\S+?:\d+(?:-\d+)?)\s"
 CONFIDENCE = r"; confidence (high|low|none)$"  # the search's first line
 
+def _cross_language(question: str, translation: str, path: str, notes: str) -> dict:
+    """An English question of notes in another language: memo's warning names the notes'
+    language (`notes`, a regex), the model asks again with the translation as `also`."""
+    return {
+        "question": question,
+        "vars": {"translation": translation},
+        "steps": [
+            {
+                "id": "search",
+                "call": "memo_search",
+                "args": {"path": path, "query": "{question}", "k": 3},
+                "capture": {"warning": rf"^warning: (.*mostly {notes}.*)$"},
+            },
+            {
+                "id": "again",
+                "when": {"search": rf"^warning: .*mostly {notes}"},
+                "call": "memo_search",
+                "args": {
+                    "path": path,
+                    "query": "{question}",
+                    "also": ["{vars.translation}"],
+                    "k": 3,
+                },
+                "capture": {"hit": TOP_HIT},
+            },
+            {"id": "answer", "say": "From the notes ({again.hit}), asked in both languages."},
+        ],
+    }
+
+
 SCRIPTS: dict[str, dict[str, Any]] = {
     # The design card's first user: where (route), what (search on the route's top
     # collection), read (get the search's top hit as path:line-end), answer. Every read tool
@@ -108,58 +138,20 @@ SCRIPTS: dict[str, dict[str, Any]] = {
     },
     # Across languages (issue 25): an English question of Russian notes; memo's text says to
     # ask in Russian or pass the translation as `also`; the model does, and finds the answer.
-    "cross-language": {
-        "question": "How long is the sourdough baked with the lid on, and how hot?",
-        "vars": {"translation": "Сколько минут и при какой температуре печь хлеб под крышкой?"},
-        "steps": [
-            {
-                "id": "search",
-                "call": "memo_search",
-                "args": {"path": "home", "query": "{question}", "k": 3},
-                "capture": {"warning": r"^warning: (.*mostly \w+.*)$"},
-            },
-            {
-                "id": "again",
-                "when": {"search": r"^warning: .*mostly \w+"},
-                "call": "memo_search",
-                "args": {
-                    "path": "home",
-                    "query": "{question}",
-                    "also": ["{vars.translation}"],
-                    "k": 3,
-                },
-                "capture": {"hit": TOP_HIT},
-            },
-            {"id": "answer", "say": "From the notes ({again.hit}), asked in both languages."},
-        ],
-    },
+    "cross-language": _cross_language(
+        "How long is the sourdough baked with the lid on, and how hot?",
+        "Сколько минут и при какой температуре печь хлеб под крышкой?",
+        "home",
+        r"\w+",
+    ),
     # Every language (issue 48): an English question of Chinese notes; memo names Chinese in
     # its warning, the model passes its Chinese phrasing as `also`, and finds the section.
-    "cross-language-zh": {
-        "question": "In which year was Nikola Tesla born, and in which village?",
-        "vars": {"translation": "尼古拉·特斯拉是哪一年出生的？出生在哪个村庄？"},
-        "steps": [
-            {
-                "id": "search",
-                "call": "memo_search",
-                "args": {"path": "reading", "query": "{question}", "k": 3},
-                "capture": {"warning": r"^warning: (.*mostly Chinese.*)$"},
-            },
-            {
-                "id": "again",
-                "when": {"search": r"^warning: .*mostly Chinese"},
-                "call": "memo_search",
-                "args": {
-                    "path": "reading",
-                    "query": "{question}",
-                    "also": ["{vars.translation}"],
-                    "k": 3,
-                },
-                "capture": {"hit": TOP_HIT},
-            },
-            {"id": "answer", "say": "From the notes ({again.hit}), asked in Chinese too."},
-        ],
-    },
+    "cross-language-zh": _cross_language(
+        "In which year was Nikola Tesla born, and in which village?",
+        "尼古拉·特斯拉是哪一年出生的？出生在哪个村庄？",
+        "reading",
+        "Chinese",
+    ),
     # The agent's words (issue 43): an English question of Russian notes asked twice, alone
     # and with the words memo's tools ask for on every search (phrasings, keywords, a likely
     # answer, in the notes' language), so a caller can compare what the model reads.
