@@ -239,3 +239,18 @@ def test_a_slower_machine_raises_the_time_left_once_and_says_why():
     assert rises and min(rises) + 1 >= len([x for x in before if x is not None])
     assert p.rate() == pytest.approx(5.0, rel=0.05)  # then it tells the new pace
     assert p.seconds_left() == pytest.approx((3000 - 1200) / 5.0, rel=0.05)
+
+
+def test_a_pass_with_seconds_left_says_no_slowdown():
+    """A slowdown near the end of a small pass has nothing to explain (the README's example
+    library on a busy machine printed one in its transcript): said only with at least a
+    progress line's interval of work left."""
+    out, clock, load = io.StringIO(), Clock(), Load(2.0)
+    from memo.collection.embedding import Pace
+
+    p = _vector_stage(out, clock, load, 140)
+    pace = Pace()
+    _embed(p, pace, clock, [1.0] * 12)  # 10 chunks/s: 120 done, 2 s of work left
+    load.value = 4.1
+    _embed(p, pace, clock, [2.0] * 2)
+    assert "slower" not in out.getvalue()

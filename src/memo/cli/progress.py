@@ -147,9 +147,16 @@ class IndexProgress(Background):
         self.paced = rate
         # the pace told falls only when the load changed (embedding.Pace): said once a slowdown
         fell = was is not None and rate < was
-        if was is not None and fell and not self.slowing:
+        if was is not None and fell and not self.slowing and self._worth_saying():
             self._slower(was, rate, before)
         self.slowing = fell
+
+    def _worth_saying(self) -> bool:
+        """A slowdown is said where the time left is a progress line's business: at least
+        EVERY seconds of work left (a pass of a few seconds, the README's example library
+        on a busy machine, has nothing to explain)."""
+        left = self.seconds_left()
+        return left is not None and left >= EVERY
 
     def vectors(self, label: str, chunks: int) -> None:
         self.label = label
