@@ -245,12 +245,12 @@ def test_a_pass_with_seconds_left_says_no_slowdown():
     """A slowdown near the end of a small pass has nothing to explain (the README's example
     library on a busy machine printed one in its transcript): said only with at least a
     progress line's interval of work left."""
-    out, clock, load = io.StringIO(), Clock(), Load(2.0)
     from memo.collection.embedding import Pace
 
-    p = _vector_stage(out, clock, load, 140)
-    pace = Pace()
-    _embed(p, pace, clock, [1.0] * 12)  # 10 chunks/s: 120 done, 2 s of work left
-    load.value = 4.1
-    _embed(p, pace, clock, [2.0] * 2)
-    assert "slower" not in out.getvalue()
+    for chunks, said in ((100, False), (3000, True)):
+        out, clock, load = io.StringIO(), Clock(), Load(2.0)
+        p = _vector_stage(out, clock, load, chunks)
+        _embed(p, Pace(), clock, [1.0] * 9)  # 10 chunks/s, 90 done
+        load.value = 4.1
+        p.pace(4.0)  # the pace told falls: 10 chunks left take 2.5 s, 2,910 take 12 min
+        assert ("slower now" in out.getvalue()) is said, (chunks, out.getvalue())
