@@ -11,7 +11,9 @@ Per cross pair (a question in one language of a library in another): hybrid R@1 
 the translation (the same XQuAD question in the library's language) as `also`, the warning on
 the question alone, confidence.
 
-    python bench/languages.py --index-dir DIR [--langs zh,vi] [--limit 80]
+    python bench/languages.py --index-dir DIR [--langs zh,vi] [--limit 80] [--dump F]
+    python bench/languages.py --fit F        # confidence's `none` thresholds from a dump
+    python bench/languages.py --cost VAULT   # what detection and cutting cost
     python bench/languages.py --smoke
 
 Writes bench/results/languages.json; docs/benchmarks.md renders it.
@@ -207,6 +209,51 @@ def bench_cost(root: Path, index_dir: Path, embedder: Any, questions: list[str])
     }
 
 
+def fit(rows: list[dict[str, Any]], worst: float = 0.02) -> dict[str, Any]:
+    """confidence's `none` thresholds (search/confidence.py: share, strength, vec_z; never
+    across languages) fitted on the tune half of a --dump: right first hits `none` at most
+    `worst` in every language, then the most unanswerable ones `none` (their smallest share
+    plus their mean, over the languages); each half's figures under the fit."""
+    import numpy as np
+
+    def arrays(half: str) -> dict[str, Any]:
+        rs = [r for r in rows if r["half"] == half and r.get("vec_strength") is not None]
+        rs = [r for r in rs if "-" not in r["where"] and not r["languages_differ"]]
+        col = {k: np.array([r.get(k) or -1.0 for r in rs]) for k in ("top_share", "vec_z")}
+        col["strength"] = np.array([r["vec_strength"] for r in rs])
+        col["unans"] = np.array([r["where"].endswith("unanswerable") for r in rs])
+        col["right"] = np.array([r["rank"] == 1 for r in rs]) & ~col["unans"]
+        col["lang"] = np.array([r["where"].split()[0] for r in rs])
+        return col
+
+    def shares(c: dict[str, Any], p: tuple[float, float, float]) -> tuple[dict, dict]:
+        none = (c["top_share"] < p[0]) & (c["strength"] < p[1]) & (c["vec_z"] < p[2])
+        langs = sorted(set(c["lang"].tolist()))
+        right = {g: float(none[(c["lang"] == g) & c["right"]].mean()) for g in langs}
+        unans = {g: float(none[(c["lang"] == g) & c["unans"]].mean()) for g in langs}
+        return right, unans
+
+    tune, held = arrays("tune"), arrays("held")
+    best: tuple[float, tuple[float, float, float]] | None = None
+    for ns in (0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.56):
+        for st in np.arange(0.85, 0.93, 0.005):
+            for zt in (5.0, 5.25, 5.5, 5.75, 6.0, 6.25, 6.5, 7.0):
+                p = (ns, round(float(st), 3), zt)
+                right, unans = shares(tune, p)
+                if max(right.values()) > worst:
+                    continue
+                score = min(unans.values()) + sum(unans.values()) / len(unans)
+                if best is None or score > best[0] + 1e-9:
+                    best = (score, p)
+    assert best is not None, "no thresholds meet the bound on these rows"
+    out: dict[str, Any] = {"none_share": best[1][0], "none_strength": best[1][1]}
+    out["none_z"] = best[1][2]
+    for name, c in (("tune", tune), ("held", held)):
+        right, unans = shares(c, best[1])
+        out[name] = {"right_none": right, "unanswerable_none": unans}
+    return out
+
+
 def smoke_eval12(folder: Path) -> Path:
     """A tiny xquad-dev-12 shape: two languages, two topics, a question each."""
     notes = {
@@ -240,10 +287,17 @@ def main() -> None:
     ap.add_argument("--engine", default="auto")
     ap.add_argument("--dump", type=Path, help="write every search's confidence signals here")
     ap.add_argument("--cost", type=Path, help="a vault: what detection and cutting cost there")
+    ap.add_argument("--fit", type=Path, help="a --dump: fit confidence's `none` thresholds")
     smoke_args(ap)
     args = ap.parse_args()
+    if args.fit:
+        rows = [json.loads(x) for x in args.fit.read_text(encoding="utf-8").splitlines() if x]
+        print(json.dumps(fit(rows), indent=1))
+        return
     if args.dump:
         DUMP_TO.append(args.dump)
+    elif args.smoke:  # the smoke run dumps and fits too, on its few rows
+        DUMP_TO.append(Path(tempfile.gettempdir()) / "memo-languages-smoke.jsonl")
     scratch = Path(tempfile.mkdtemp(prefix="memo-languages-"))
     eval_dir, langs, pairs = EVAL, args.langs.split(","), args.pairs.split(",")
     if args.smoke:
@@ -274,9 +328,11 @@ def main() -> None:
             print(pair, json.dumps(per_pair[-1]["alone"]), flush=True)
         data = {"limit": args.limit, "languages": per_lang, "pairs": per_pair}
         record(__file__, "languages", data, load0, smoke=args.smoke)
-        if args.dump:
+        if DUMP_TO:
             lines = [json.dumps(r, ensure_ascii=False, default=str) for r in DUMP]
-            args.dump.write_text("\n".join(lines) + "\n", encoding="utf-8")
+            DUMP_TO[0].write_text("\n".join(lines) + "\n", encoding="utf-8")
+        if args.smoke:
+            fit(DUMP, worst=1.0)
     finally:
         if not args.index_dir:
             shutil.rmtree(scratch, ignore_errors=True)
