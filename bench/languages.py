@@ -221,16 +221,19 @@ def fit(rows: list[dict[str, Any]], worst: float = 0.02) -> dict[str, Any]:
         rs = [r for r in rs if "-" not in r["where"] and not r["languages_differ"]]
         col = {k: np.array([r.get(k) or -1.0 for r in rs]) for k in ("top_share", "vec_z")}
         col["strength"] = np.array([r["vec_strength"] for r in rs])
-        col["unans"] = np.array([r["where"].endswith("unanswerable") for r in rs])
-        col["right"] = np.array([r["rank"] == 1 for r in rs]) & ~col["unans"]
+        col["unans"] = np.array([r["where"].endswith("unanswerable") for r in rs], dtype=bool)
+        col["right"] = np.array([r["rank"] == 1 for r in rs], dtype=bool) & ~col["unans"]
         col["lang"] = np.array([r["where"].split()[0] for r in rs])
         return col
 
     def shares(c: dict[str, Any], p: tuple[float, float, float]) -> tuple[dict, dict]:
         none = (c["top_share"] < p[0]) & (c["strength"] < p[1]) & (c["vec_z"] < p[2])
         langs = sorted(set(c["lang"].tolist()))
-        right = {g: float(none[(c["lang"] == g) & c["right"]].mean()) for g in langs}
-        unans = {g: float(none[(c["lang"] == g) & c["unans"]].mean()) for g in langs}
+        def share(mask: Any) -> float:
+            return float(none[mask].mean()) if mask.any() else 0.0
+
+        right = {g: share((c["lang"] == g) & c["right"]) for g in langs}
+        unans = {g: share((c["lang"] == g) & c["unans"]) for g in langs}
         return right, unans
 
     tune, held = arrays("tune"), arrays("held")
@@ -240,9 +243,9 @@ def fit(rows: list[dict[str, Any]], worst: float = 0.02) -> dict[str, Any]:
             for zt in (5.0, 5.25, 5.5, 5.75, 6.0, 6.25, 6.5, 7.0):
                 p = (ns, round(float(st), 3), zt)
                 right, unans = shares(tune, p)
-                if max(right.values()) > worst:
+                if max(right.values(), default=0.0) > worst:
                     continue
-                score = min(unans.values()) + sum(unans.values()) / len(unans)
+                score = min(unans.values(), default=0.0) + sum(unans.values()) / max(1, len(unans))
                 if best is None or score > best[0] + 1e-9:
                     best = (score, p)
     assert best is not None, "no thresholds meet the bound on these rows"
