@@ -194,6 +194,11 @@ def test_a_binary_note_is_refused_not_printed(tmp_path: Path) -> None:
         ": memo does not print it"
     )
     assert e.value.hint == "memo reads text notes; open that file with the program that wrote it."
+    assert "NUL bytes" in str(e.value)  # the reason why it is binary, as the index says it
+    noise = note(tmp_path, bytes(range(0x80, 0x100)) * 8, "noise.md")  # no NUL, no UTF-8
+    with pytest.raises(TargetError) as e:
+        read_excerpt(noise, "c/noise.md")
+    assert "% of its first 1,024 bytes are not UTF-8 text" in str(e.value)
 
 
 def words(text: str) -> int:
