@@ -49,6 +49,9 @@ def test_a_language_for_every_text_by_its_script_and_the_identifier():
     assert detect("VLAN 802.1Q", query=True) is None  # acronyms and numbers say nothing
     assert detect("") is None and detect("1856 — 1943") is None
     assert script_of("テスラは発明した") == "kana"  # Han between kana is Japanese
+    # scripts memo does not name are the identifier's to name (they read as no language)
+    assert detect("தமிழ் ஒரு திராவிட மொழி ஆகும்") == "ta"
+    assert detect("ಕನ್ನಡ ಒಂದು ದ್ರಾವಿಡ ಭಾಷೆ") == "kn" and script_of("ភាសាខ្មែរ") == "othr"
     assert name("zh") == "Chinese" and name("xx") == "xx"
 
 

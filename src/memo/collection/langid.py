@@ -37,6 +37,7 @@ _SCRIPTS = {
     "beng": regex.compile(r"\p{Bengali}"),
     "latn": regex.compile(r"\p{Latin}"),
 }
+_LETTER = regex.compile(r"\p{L}")
 # scripts that name their language outright
 BY_SCRIPT = {
     "hang": "ko", "kana": "ja", "hani": "zh", "thai": "th", "grek": "el", "hebr": "he",
@@ -49,6 +50,8 @@ SCRIPT_OF = {
     **{x: "deva" for x in "hi mr ne sa bh new mai gom".split()},
     **{x: "beng" for x in "bn as bpy".split()},
     **{x: s for s, x in BY_SCRIPT.items()},
+    # written in scripts memo does not tell apart by name: Tamil, Telugu, Khmer, Ethiopic...
+    **{x: "othr" for x in "ta te kn ml gu pa or si km lo my am ti bo dv".split()},
     "wuu": "hani", "yue": "hani", "gan": "hani", "yi": "hebr",
 }
 UNSURE = 0.5  # the identifier's best guess below this: the question's likely language may win
@@ -77,10 +80,12 @@ def _model() -> Any:
 
 
 def _counts(text: str) -> dict[str, int]:
-    """Letters per script (Han counted with kana where there is kana: Japanese)."""
+    """Letters per script (Han counted with kana where there is kana: Japanese); "othr" the
+    letters of every script not named here (Tamil, Khmer...: the identifier names them)."""
     counts = {s: len(rx.findall(text)) for s, rx in _SCRIPTS.items()}
     if counts["kana"] and counts["hani"]:  # Japanese writes Han between its kana
         counts["kana"] += counts.pop("hani")
+    counts["othr"] = max(0, len(_LETTER.findall(text)) - sum(counts.values()))
     return counts
 
 
@@ -118,7 +123,8 @@ def detect(
     ]
     fits = [(lang, p) for lang, p in guesses if SCRIPT_OF.get(lang, "latn") in present]
     if not fits:
-        return {"cyrl": "ru", "arab": "ar", "deva": "hi", "beng": "bn"}.get(script, "en")
+        usual = {"cyrl": "ru", "arab": "ar", "deva": "hi", "beng": "bn", "latn": "en"}
+        return usual.get(script, guesses[0][0] if guesses else None)
     lang, p = fits[0]
     if p < UNSURE:
         for other in (*among, *([default] if default else [])):
