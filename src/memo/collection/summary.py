@@ -40,7 +40,8 @@ class Summary:
 EMPTY = Summary(0, 0, None, "", "", None)  # no index yet
 UNREADABLE = Summary(None, None, None, "", "", None)
 # A chunk's language is the one its index stored (langid.py); a chunk without words that say
-# one (code, numbers) counts as "mixed".
+# one (code, numbers) counts as MIXED.
+MIXED = "mixed"
 
 
 def summarize(index_path: Path) -> Summary:
@@ -66,12 +67,14 @@ def summarize(index_path: Path) -> Summary:
 
 
 def languages(conn: apsw.Connection, chunks: int) -> str:
-    """The share of the chunks per language, as "ru:0.93 en:0.07" (largest first; below 0.01
-    not named)."""
+    """The share of the chunks per language, as "ru:0.93 en:0.07" (largest first; a share that
+    rounds to 0.00 not named)."""
     if not chunks:
         return ""
-    rows = conn.execute("SELECT coalesce(lang, 'mixed'), count(*) FROM chunks GROUP BY 1")
-    counts = {str(lang): int(n) for lang, n in rows}
+    rows = conn.execute("SELECT lang, count(*) FROM chunks GROUP BY 1")
+    counts: dict[str, int] = {}
+    for lang, n in rows:
+        counts[lang or MIXED] = counts.get(lang or MIXED, 0) + int(n)
     total = sum(counts.values())
     if not total:
         return ""

@@ -16,6 +16,7 @@ from pathlib import Path
 from ..collection.collection import Collection
 from ..collection.excluded import for_collection
 from ..collection.meta import META_FILE
+from ..collection.summary import MIXED
 from ..errors import (
     ConflictError,
     MemoError,
@@ -153,7 +154,7 @@ def languages(colls: Collections, searched: list[Collection]) -> tuple[str, ...]
             continue
         for lang, share in e.language_shares().items():
             per[lang] = per.get(lang, 0.0) + share * (e.chunks or 1)
-    return tuple(lang for lang, _ in sorted(per.items(), key=lambda x: -x[1]) if lang != "mixed")
+    return tuple(lang for lang, _ in sorted(per.items(), key=lambda x: -x[1]) if lang != MIXED)
 
 
 def no_collection(path: Path, shown: str | Path, why: str = "") -> NotFoundError:

@@ -13,9 +13,9 @@ from collections.abc import Iterable
 
 from ..collection.langid import detect, name
 from ..collection.lexical import WORD
+from ..collection.summary import MIXED
 
 MOST = 0.5  # the main language holds more than this share of the chunks searched
-NOT_A_LANGUAGE = "mixed"  # chunks whose words named no language (summary.py)
 
 
 def language_of(text: str, among: tuple[str, ...] = ()) -> str | None:
@@ -36,7 +36,7 @@ def main_language(parts: Iterable[tuple[int, dict[str, float]]]) -> tuple[str, f
     if not total or not per:
         return None
     lang, n = max(per.items(), key=lambda x: x[1])
-    return (lang, n / total) if lang != NOT_A_LANGUAGE else None
+    return (lang, n / total) if lang != MIXED else None
 
 
 def translate_warning(
