@@ -29,7 +29,7 @@ from judged import TASKS, engine, judge, pct, record, smoke_args, smoke_eval  # 
 
 from memo.collection.lexical import query_terms  # noqa: E402
 from memo.collection.matrix import matrix, nearest  # noqa: E402
-from memo.collection.queries import lex_share  # noqa: E402
+from memo.collection.reads import lex_share  # noqa: E402
 from memo.config import Settings  # noqa: E402
 from memo.library import Library  # noqa: E402
 from memo.search.fusion import CANDIDATES  # noqa: E402

@@ -155,10 +155,7 @@ def bench_pair(
     q_lang, lib_lang = pair.split("-")
     root = eval_dir / lib_lang
     qs = load(eval_dir / "qrels" / f"{pair}.cross.jsonl", limit)
-    own = {
-        r["id"]: r["question"]
-        for r in load(eval_dir / "qrels" / f"{lib_lang}.jsonl", None)
-    }
+    own = {r["id"]: r["question"] for r in load(eval_dir / "qrels" / f"{lib_lang}.jsonl", None)}
     with Library(root, embedder, Settings(index_dir=index_dir / lib_lang)) as lib:
         lib.index()
         WHERE[0] = pair
@@ -229,6 +226,7 @@ def fit(rows: list[dict[str, Any]], worst: float = 0.02) -> dict[str, Any]:
     def shares(c: dict[str, Any], p: tuple[float, float, float]) -> tuple[dict, dict]:
         none = (c["top_share"] < p[0]) & (c["strength"] < p[1]) & (c["vec_z"] < p[2])
         langs = sorted(set(c["lang"].tolist()))
+
         def share(mask: Any) -> float:
             return float(none[mask].mean()) if mask.any() else 0.0
 

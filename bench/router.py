@@ -4,7 +4,7 @@
 
 Libraries generated from xquad-dev's articles (tests/genlib.py): at 1,000 collections with
 notes, route accuracy (descriptions alone before the index; with what the collections hold;
-with each collection's two vectors merged, as from router/vectors.py `MERGE_MIN` on); route
+with each collection's two vectors merged, as from router/vector_leg.py `MERGE_MIN` on); route
 latency at 50, 1,000, 5,000 and --big; at --big the registry's lexical rebuild and rescan,
 lexical accuracy, routes with every row given content stems and a centroid, then with the
 shortlist's evidence search. Beyond 50 collections descriptions get seeded vectors (`Seeded`:
@@ -29,9 +29,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from memo.collection.lexical import lex_text  # noqa: E402
 from memo.config import Settings  # noqa: E402
-from memo.library import Library, routing  # noqa: E402
+from memo.library import Library, evidence  # noqa: E402
 from memo.router import route as router_route  # noqa: E402
-from memo.router import vectors as router_vectors  # noqa: E402
+from memo.router import vector_leg as router_vectors  # noqa: E402
 from tests import genlib  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -170,7 +170,7 @@ def big(tmp: Path, n: int, emb: Any, qs_sample: int, queries: list[list[str]]) -
     short: set[str] = set()
     for q in rest:
         ranked, _ = router_route.summary_rank(
-            lib.registry, q, lib.registry.ok_mask(), routing.SHORTLIST, lambda x: (None, "")
+            lib.registry, q, lib.registry.ok_mask(), evidence.SHORTLIST, lambda x: (None, "")
         )
         short.update(c.path for c in ranked)
     for rel in short:

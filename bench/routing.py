@@ -4,7 +4,7 @@ Per task: the route's top 1 and top 3, the flow's recall@5, `search --route 3`'s
 everything's. Libraries: xquad-dev-distract ru and en (3 article collections described in
 English among 6 documentation ones); xquad-dev re-grouped into collections of 3-6 described in
 the other language (`regrouped`); with --thousand, 1,000 generated collections
-(tests/genlib.py), and the summary router's shortlist (library/routing.py `SHORTLIST`) against
+(tests/genlib.py), and the summary router's shortlist (library/evidence.py `SHORTLIST`) against
 searching every collection. Writes bench/results/routing.json. (Rules a collection was
 ranked by before its best chunk: `--study` in `git show lab-2026-12:bench/routing.py`.)
 
@@ -183,7 +183,7 @@ def main() -> None:
 def shortlist_study(lib: Library, qs: list[dict]) -> list[dict[str, float]]:
     """Beyond SHORTLIST collections the summary router shortlists: how much of the exhaustive
     evidence ranking does a shortlist of N keep (its top 1, its top 3), at what cost?"""
-    from memo.library import routing as evidence
+    from memo.library import evidence as evidence
 
     full = []
     with exhaustive():
@@ -211,7 +211,7 @@ def shortlist_study(lib: Library, qs: list[dict]) -> list[dict[str, float]]:
 @contextlib.contextmanager
 def exhaustive() -> Iterator[None]:
     """Routes search every collection, whatever the library's size."""
-    from memo.library import routing as evidence
+    from memo.library import evidence as evidence
 
     keep, evidence.SHORTLIST = evidence.SHORTLIST, 10**9
     try:

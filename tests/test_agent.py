@@ -250,8 +250,8 @@ def test_status_of_a_never_indexed_collection_splits_failed_from_skipped(
     notes: Path, embedder, monkeypatch
 ) -> None:
     """Before any index exists, what the walk could not read is `failed` too, not `skipped`."""
+    from memo.collection import health as cm
     from memo.collection import skips
-    from memo.collection import status as cm
     from memo.collection.skips import Skip
 
     def walk(folder, root, prefix="", rejected=None, excluded=None):

@@ -1,6 +1,6 @@
 """BM25 over many collections as if they were one (search/bm25.py), as its caller (the
 lexical leg, search/legs.py) meets it: which rows come back, in which order, under whose
-collection (issue 32: pinned, not restated). Postings as collection/queries.py reads them from
+collection (issue 32: pinned, not restated). Postings as collection/reads.py reads them from
 FTS5: chunk ids, term positions, counts and lengths as SQLite's integers."""
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from memo.collection import queries
+from memo.collection import reads
 from memo.collection import store as dbm
 from memo.config import Settings
 from memo.library import Library
@@ -299,7 +299,7 @@ def test_corruption_found_by_a_search_leg_rebuilds(tmp_path: Path, monkeypatch):
     root = make_library(tmp_path, n=20)
     lib = Library(root, None, Settings(index_dir=tmp_path / "idx"))
     lib.index()
-    real = queries.lex_share
+    real = reads.lex_share
     calls = {"n": 0}
 
     def flaky(*a, **kw):
@@ -308,7 +308,7 @@ def test_corruption_found_by_a_search_leg_rebuilds(tmp_path: Path, monkeypatch):
             raise apsw.CorruptError("database disk image is malformed")
         return real(*a, **kw)
 
-    monkeypatch.setattr(queries, "lex_share", flaky)
+    monkeypatch.setattr(reads, "lex_share", flaky)
     res = lib.search("crash", "marker3x", mode="lex")
     assert res.hits[0].path == "crash/n003.md"
     assert any("damaged" in w for w in res.warnings)

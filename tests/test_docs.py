@@ -135,7 +135,7 @@ def unknown(token: str) -> str | None:
         if head in members:
             return None if rest[0] in members[head] else f"{head} has no {rest[0]}"
         tops = modules()
-        if head in tops and rest[0] not in FILE_ENDINGS:  # `routes.MODELS`: in that module
+        if head in tops and rest[0] not in FILE_ENDINGS:  # `endpoints.MODELS`: in that module
             return None if rest[0] in tops[head] else f"module {head} has no {rest[0]}"
         return None
     if bare.startswith("memo.") and re.fullmatch(r"[\w.]+", bare):
@@ -211,7 +211,7 @@ def test_the_checker_catches_what_the_issue_found():
     for real in ("SearchRequest", "Library.search", "collection/sync.py", "strategy_for"):
         assert unknown(real) is None, real
     # issue 29: a name is looked up on the module the text names, not anywhere in src/
-    assert unknown("routes.MODELS") is None and unknown("requests.DATE_PATTERN") is None
+    assert unknown("endpoints.MODELS") is None and unknown("requests.DATE_PATTERN") is None
     assert unknown("requests.MODELS") == "module requests has no MODELS"
 
 

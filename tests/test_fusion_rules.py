@@ -174,9 +174,7 @@ def test_a_pending_chunk_stands_in_with_its_lexical_rank_as_far_as_the_words_are
     lift = 0.5**COVERAGE_POWER * (vz[0] - v_floor)
     w = 0.5**COVERAGE_POWER
     assert fuse(half, "hybrid")[A] == pytest.approx(math.exp(v_floor + lift + w * lz[0]))
-    across = Legs(
-        lex=lex, vec=vec, coverage=1.0, pending={A}, query_lang="en", answer_lang="ru"
-    )
+    across = Legs(lex=lex, vec=vec, coverage=1.0, pending={A}, query_lang="en", answer_lang="ru")
     assert stand_in_weight(across) == pytest.approx(VEC_WEIGHT * CROSS_LINGUAL_FACTOR)
     waiting = Legs(lex=lex, vec=vec, coverage=1.0)  # no longer pending: the floor, no stand-in
     assert fuse(waiting, "hybrid")[A] == pytest.approx(math.exp(v_floor + lz[0]))

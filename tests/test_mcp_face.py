@@ -107,5 +107,3 @@ def test_without_sqlite_vec_status_and_search_say_so(notes: Path, tmp_path: Path
     assert "vector leg unavailable" in status[1] and "sqlite-vec" in status[1]
     assert search[0] and "sqlite-vec extension is not loaded" in search[1]
     assert "vector leg is unavailable" in search[1]
-
-

@@ -10,7 +10,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from memo.collection import queries
+from memo.collection import reads
 from memo.collection.lexical import query_terms
 from memo.config import Settings
 from memo.library import Library
@@ -89,7 +89,7 @@ def _leg(lib: Library, query: str) -> list[tuple[str, int, float]]:
     for ci in {ci for (ci, _), _ in legs.lex}:
         coll = scope.parts[ci][0]
         ids = [cid for (c, cid), _ in legs.lex if c == ci]
-        for cid, row in coll.read(lambda s, ids=ids: queries.chunk_rows(s, ids))[0].items():
+        for cid, row in coll.read(lambda s, ids=ids: reads.chunk_rows(s, ids))[0].items():
             rows[(ci, cid)] = (coll.root_path(row.path), row.line)
     return [(*rows[key], score) for key, score in legs.lex]
 
@@ -195,7 +195,7 @@ def test_statistics_stay_exact_after_deletes_and_edits(tmp_path):
     lib.index()
     coll = next(c for c in lib.collections() if c.rel == "big")
     store = coll.store()[0]
-    rows, tokens, df, _ = queries.lex_share(store, ["kafka", "lag"])
+    rows, tokens, df, _ = reads.lex_share(store, ["kafka", "lag"])
     conn = store.conn
     assert rows == conn.execute("SELECT count(*) FROM chunks").fetchone()[0]
     assert rows == conn.execute("SELECT count(*) FROM chunks_fts_docsize").fetchone()[0]
@@ -227,9 +227,9 @@ def test_row_lengths_decode_alike_for_few_and_many_rows():
     rng = random.Random(3)
     want = [rng.choice([0, 1, 127, 128, 300, 16383, 16384, 2**21 - 1]) for _ in range(100)]
     blobs = tuple(varint(n) for n in want)
-    assert queries.row_lengths(blobs) == want  # numpy: more than 32 rows
-    assert queries.row_lengths(blobs[:5]) == want[:5]  # Python
-    assert queries.row_lengths(()) == []
+    assert reads.row_lengths(blobs) == want  # numpy: more than 32 rows
+    assert reads.row_lengths(blobs[:5]) == want[:5]  # Python
+    assert reads.row_lengths(()) == []
 
 
 def test_scoring_every_collection_at_once_equals_scoring_each_apart():

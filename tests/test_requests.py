@@ -13,14 +13,14 @@ from memo.config import Settings
 from memo.errors import MemoError
 from memo.library import Library
 from memo.requests import ReadRequest, RequestError, RouteRequest, SearchRequest
-from memo.server import mcp_tools, routes
+from memo.server import endpoints, mcp_tools
 from memo.server.mcp_tools import build_mcp
 from memo.server.service import Service
 
 
 def _http_models(kind: str) -> dict[str, type]:
     """method -> the model of each endpoint the operation declares."""
-    return {m: routes.MODELS[kind, m] for m, _ in rq.REQUESTS[kind].OPERATION.endpoints}
+    return {m: endpoints.MODELS[kind, m] for m, _ in rq.REQUESTS[kind].OPERATION.endpoints}
 
 
 INTERNAL = {"said", "cut_from"}  # what a request says itself; no client sets it
@@ -254,7 +254,7 @@ def test_every_driver_names_each_operation_as_declared():
     assert set(tools) == {op.tool for op in ops}
     for op in ops:
         assert tools[op.tool].annotations.read_only_hint is (not op.writes)
-    http = {(m, r.path) for r in routes.api_router(_NoLibrary()).routes for m in r.methods} - {
+    http = {(m, r.path) for r in endpoints.api_router(_NoLibrary()).routes for m in r.methods} - {
         ("GET", "/health")
     }
     assert http == {e for op in ops for e in op.endpoints}

@@ -24,10 +24,10 @@ from memo import sqlite
 from memo.config import Settings
 from memo.embed import Embedder
 from memo.errors import MemoError
-from memo.library import Library, routing
+from memo.library import Library, evidence
 from memo.registry_tools import REGISTRY_FILE
-from memo.router import lexical as router_lexical
-from memo.router import vectors as router
+from memo.router import lexical_leg as router_lexical
+from memo.router import vector_leg as router
 
 from . import genlib
 from .conftest import EXAMPLES
@@ -506,7 +506,7 @@ def test_thousand_collections_route_questions(lib1000):
     # beyond SHORTLIST the evidence search reads the summary's shortlist: the routed
     # collections still carry their own best hits
     res = lib.route(qs[0].text, k=3)
-    assert res.total == 1000 > routing.SHORTLIST
+    assert res.total == 1000 > evidence.SHORTLIST
     first = res.collections[0]
     assert first.evidence and all(h["path"].startswith(first.path + "/") for h in first.evidence)
 

@@ -38,7 +38,7 @@ __all__ = [
 _WHERE = {
     "Excerpt": "memo.search.excerpt",
     "Hit": "memo.search.results",
-    "IndexReport": "memo.library.syncing",
+    "IndexReport": "memo.library.upkeep",
     "Library": "memo.library.library",
     "ReadRequest": "memo.requests",
     "RouteRequest": "memo.requests",
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from .config import Settings
     from .library.library import Library
     from .library.status import StatusReport
-    from .library.syncing import IndexReport
+    from .library.upkeep import IndexReport
     from .requests import ReadRequest, RouteRequest, SearchRequest
     from .router.route import RouteResult
     from .search.excerpt import Excerpt

@@ -11,7 +11,7 @@ answers it (`Answers`: `Library`, the servers' `Service`) that it calls: a reade
 
 - `make()` checks any client's arguments (RequestError, a MemoError that says what to send);
 - the CLI commands and options (cli/queries.py, cli/options.py), the HTTP endpoints, bodies and
-  query models (server/routes.py, server/schemas.py), the MCP tools (server/mcp_tools.py) and
+  query models (server/endpoints.py, server/schemas.py), the MCP tools (server/mcp_tools.py) and
   the web pages and form bounds (server/web/pages.py) are built from the requests' `PARAMS`
   and `OPERATION`; tests/test_requests.py walks every field of every request through each.
 

@@ -127,7 +127,7 @@ def with_naming(lib: Library, rules: str) -> str:
 
 
 def _names(codes: str) -> str:
-    """"zh, en" -> "Chinese, English": what the agent writes `also` and `answer` in (the
+    """ "zh, en" -> "Chinese, English": what the agent writes `also` and `answer` in (the
     identifier's module loads only for a map to name)."""
     from .collection.langid import name
 

@@ -10,11 +10,11 @@ This package stores and reads; how a search ranks what it reads is search/.
     stopwords.py   words the lexical leg skips
     coverage.py    lines in no chunk, and why         skips.py      why a note is not indexed
     store.py       the index database and profile     vectors.py    int8 vectors and back
-    pool.py        the bound on open indexes          queries.py    what a search reads
+    pool.py        the bound on open indexes          reads.py      what a search reads
     sync.py        notes -> index: the text first     embedding.py  then the vectors
     progress.py    what sync reports as it goes       staleness.py  which notes an index is behind
     lease.py       who reads notes, who embeds        site.py       what sync and status read
-    filters.py     frontmatter filters (tags, dates)  status.py     what `memo status` says
+    filters.py     frontmatter filters (tags, dates)  health.py     what `memo status` says
     summary.py     what the registry is told
 
 Nothing is imported here: `memo.collection.meta` or `.files` stay cheap to import alone.

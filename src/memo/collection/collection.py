@@ -1,8 +1,8 @@
 """One collection: a folder of notes, its `_meta.yaml`, and its rebuildable index.
 
 The jobs live beside this module: `store` (the database and its profile), `pool` (the bound on
-open databases), `sync` (bringing the index in line with the notes), `queries`, `share` and
-`matrix` (what a search reads), `status` and `summary`. This class ties them to one folder:
+open databases), `sync` (bringing the index in line with the notes), `reads`, `share` and
+`matrix` (what a search reads), `health` and `summary`. This class ties them to one folder:
 where its index is, which profile it must have, healing when it is damaged, and what it hands
 up (a share of each leg, rows, a note's chunks and links: plain data, never the open index).
 Sync and status get a `Site` (site.py), never the Collection.
@@ -28,10 +28,11 @@ from .. import caches, sqlite
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import IndexError_
-from . import links, queries, windows
+from . import links, reads, windows
 from .chunker import passage_text
 from .embedding import Pace, embed_pending
 from .filters import Filter
+from .health import CollectionStatus, collection_status
 from .lease import Lease
 from .matrix import Matrix, matrix
 from .meta import CollectionMeta
@@ -39,7 +40,6 @@ from .pool import StorePool
 from .share import Share, share
 from .site import Site
 from .staleness import Stored, stored_stats
-from .status import CollectionStatus, collection_status
 from .store import CORRUPT, IndexStore, has_windows, reading, unpack_text, window_codes
 from .sync import Syncer, SyncProgress, SyncReport, SyncState, SyncStopped
 from .vectors import stored
@@ -187,9 +187,9 @@ class Collection:
         )
         return self.read(ask)
 
-    def rows(self, ids: list[int]) -> tuple[dict[int, queries.ChunkRow], str]:
+    def rows(self, ids: list[int]) -> tuple[dict[int, reads.ChunkRow], str]:
         """The chunks these ids name, by id (those the index holds)."""
-        return self.read(partial(queries.chunk_rows, ids=ids))
+        return self.read(partial(reads.chunk_rows, ids=ids))
 
     def vectors(self) -> tuple[Matrix | None, str]:
         """The index's vectors in memory (matrix.py); None when it holds no vector table."""
@@ -197,18 +197,18 @@ class Collection:
 
     def note_chunks(self, path: str) -> tuple[list[tuple[int, int, str, int]], str]:
         """A note's chunks in order: (id, line, heading, 1 when its vector is still to come)."""
-        return self.read(partial(queries.note_chunks, path=path))
+        return self.read(partial(reads.note_chunks, path=path))
 
     def note_texts(self, path: str) -> tuple[list[str], str]:
-        return self.read(partial(queries.note_texts, path=path))
+        return self.read(partial(reads.note_texts, path=path))
 
     def chunk_at(self, path: str, line: int) -> tuple[int | None, str]:
         """The id of the note's chunk holding `line`, if any."""
-        return self.read(partial(queries.chunk_at, path=path, line=line))
+        return self.read(partial(reads.chunk_at, path=path, line=line))
 
     def chunk_place(self, cid: int) -> tuple[tuple[int, str] | None, str]:
         """A chunk's (line, heading path), if the index holds it."""
-        return self.read(partial(queries.chunk_place, cid=cid))
+        return self.read(partial(reads.chunk_place, cid=cid))
 
     def links_of(self, path: str) -> tuple[list[links.Link], str]:
         """A note's links as written, in their order (links.py)."""

@@ -52,7 +52,10 @@ SCRIPT_OF = {
     **{x: s for s, x in BY_SCRIPT.items()},
     # written in scripts memo does not tell apart by name: Tamil, Telugu, Khmer, Ethiopic...
     **{x: "othr" for x in "ta te kn ml gu pa or si km lo my am ti bo dv".split()},
-    "wuu": "hani", "yue": "hani", "gan": "hani", "yi": "hebr",
+    "wuu": "hani",
+    "yue": "hani",
+    "gan": "hani",
+    "yi": "hebr",
 }
 UNSURE = 0.5  # the identifier's best guess below this: the question's likely language may win
 GUESSES = 5

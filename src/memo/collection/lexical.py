@@ -86,6 +86,8 @@ def _pieces(text: str) -> list[tuple[str, str, str]]:
         else:
             out += _PIECE.findall(run)
     return out
+
+
 _MAX_QUERY_TERMS = 64
 BIGRAM, TRIGRAM = 2, 3
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import queries
+from . import reads
 from .filters import Filter
 from .store import IndexStore
 from .vectors import as_indexed, dequantize
@@ -61,7 +61,7 @@ class Matrix:
 
     def note_means(self, ids: Iterable[int]) -> tuple[dict[int, str], dict[str, np.ndarray]]:
         """Each of these chunks' note, and each such note's mean vector (notes without one
-        left out): what collection/queries.note_means read from the index."""
+        left out): what collection/reads.note_means read from the index."""
         paths: dict[int, str] = {}
         means: dict[str, np.ndarray] = {}
         for cid, i in self.place(ids, self.known).items():
@@ -167,7 +167,7 @@ def matrix(store: IndexStore) -> Matrix:
 
 
 def _read(store: IndexStore) -> Matrix:
-    ids, slots, codes, paths = queries.vector_rows(store)
+    ids, slots, codes, paths = reads.vector_rows(store)
     order = np.lexsort((slots, ids))
     ids, slots = ids[order], slots[order]
     rows = dequantize(codes[order]) if len(ids) else np.zeros((0, codes.shape[1]), np.float32)
@@ -210,9 +210,9 @@ def nearest(
     # all of them at once spread over threads two busy cores could not give it
     best = np.stack([np.maximum.reduceat(m.rows @ v, m.starts) for v in q], axis=1)
     chunks = m.chunks
-    where, params = queries.narrowing(prefix, flt)
+    where, params = reads.narrowing(prefix, flt)
     if where:
-        keep = np.isin(chunks, queries.qualifying(store, where, params))
+        keep = np.isin(chunks, reads.qualifying(store, where, params))
         chunks, best = chunks[keep], best[keep]
     out = []
     for j in range(best.shape[1]):

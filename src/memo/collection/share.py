@@ -1,6 +1,6 @@
 """What one collection gives a search, read at once: a share of each leg, as plain data.
 
-The lexical leg's statistics and the postings of every phrasing's stems (queries.lex_share),
+The lexical leg's statistics and the postings of every phrasing's stems (reads.lex_share),
 each phrasing's nearest chunks from the vectors in memory (matrix.py), the index's vector debt
 and which chunks still lack a vector, and the language of each phrasing's nearest chunk. The
 search ranks the shares of every collection of its scope as one list (search/legs.py); it
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import matrix, queries
+from . import matrix, reads
 from .filters import Filter
-from .queries import Postings
+from .reads import Postings
 from .store import IndexStore
 
 
@@ -49,9 +49,9 @@ def share(
     phrasing's) and query vectors (`qvecs`, asked only when the index holds vectors), `depth`
     candidates a leg, within `prefix` and `flt`; `debt`: the vector debt when known."""
     rows, tokens, df, postings = (
-        queries.lex_share(store, terms, prefix, flt) if terms else (0, 0, {}, Postings.empty())
+        reads.lex_share(store, terms, prefix, flt) if terms else (0, 0, {}, Postings.empty())
     )
-    debt = debt if debt is not None else queries.vector_debt(store)
+    debt = debt if debt is not None else reads.vector_debt(store)
     vec: list[list[tuple[int, float]]] = []
     waiting = bool(debt[0]) and debt[1] == debt[0]  # no vector yet: no KNN
     has_vec = store.has_vec and not waiting
@@ -59,7 +59,7 @@ def share(
     held = matrix.matrix(store) if vecs else None
     if held is not None and vecs:
         vec = matrix.nearest(held, store, vecs, depth, prefix, flt)
-    pending = queries.pending_ids(store) if debt[1] else set()
+    pending = reads.pending_ids(store) if debt[1] else set()
     tops = [found[0][0] for found in vec if found]
-    langs = queries.chunk_langs(store, tops) if tops else {}
+    langs = reads.chunk_langs(store, tops) if tops else {}
     return Share(rows, tokens, df, postings, has_vec, vec, debt, pending, langs, held)

@@ -1,6 +1,6 @@
 """One collection as its jobs see it: where it lives and what it is indexed with.
 
-`Collection` hands a `Site` to the sync (`sync.py`) and to status (`status.py`); they read
+`Collection` hands a `Site` to the sync (`sync.py`) and to status (`health.py`); they read
 only this value, never the `Collection` itself, so neither needs to know the class that ties a
 folder to its open index (and neither imports it).
 """

@@ -254,7 +254,7 @@ class IndexStore:
     @classmethod
     def _of(cls, path: Path, conn: apsw.Connection) -> IndexStore:
         # Each term's occurrences per row, for scoring under a search's own statistics
-        # (collection/queries.py): a view over FTS5's index, per connection, nothing stored.
+        # (collection/reads.py): a view over FTS5's index, per connection, nothing stored.
         conn.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_inst"
             " USING fts5vocab(main, chunks_fts, instance)"

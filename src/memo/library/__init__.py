@@ -3,9 +3,9 @@
 library.py      Library: the public face (index, sync, search, rank, route, why, read, status)
 targets.py      what a path names: confinement to the root, the collections it covers
 collections.py  the registry kept fresh, one Collection object per folder
-syncing.py      the one way indexes follow the notes (index, catch-up, watcher)
+upkeep.py       the one way indexes follow the notes (index, catch-up, watcher)
 freshness.py    a search's catch-up and the receipt it returns
-routing.py      a route's candidates re-ranked by the search itself (its evidence)
+evidence.py     a route's candidates re-ranked by the search itself (its evidence)
 adopt.py        `memo init`: collections proposed from the folders a vault has
 plan.py         the work an index pass will do, counted first
 why.py          `memo why`: where a note ranks for a question, or why it is absent
@@ -19,6 +19,6 @@ the indexes up and hands search/ the scope.
 
 from .library import Library
 from .status import StatusReport
-from .syncing import IndexReport
+from .upkeep import IndexReport
 
 __all__ = ["IndexReport", "Library", "StatusReport"]

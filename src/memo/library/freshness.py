@@ -9,9 +9,9 @@ from ..collection.sync import SyncReport
 from ..config import Settings
 from ..errors import MemoError
 from ..search.results import Freshness
-from . import syncing
+from . import upkeep
 from .collections import Collections
-from .syncing import IndexReport, pending_warning
+from .upkeep import IndexReport, pending_warning
 
 
 class Caught(NamedTuple):
@@ -25,12 +25,12 @@ class Caught(NamedTuple):
 
 
 def caught_up(
-    colls: Collections, parts: syncing.Parts, settings: Settings, has_model: bool, target: str
+    colls: Collections, parts: upkeep.Parts, settings: Settings, has_model: bool, target: str
 ) -> Caught:
     """Sync these collections before searching them: an edit made just before the call is
     found. The text of every changed note is indexed; vectors only within the catch-up's
-    budget (syncing.catch_up): a search never turns into indexing."""
-    outcome = syncing.sync_parts(colls, parts, IndexReport(), vectors=syncing.catch_up(settings))
+    budget (upkeep.catch_up): a search never turns into indexing."""
+    outcome = upkeep.sync_parts(colls, parts, IndexReport(), vectors=upkeep.catch_up(settings))
     fresh: dict[str, Freshness] = {}
     warnings: list[str] = []
     failed: list[str] = []

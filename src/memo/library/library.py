@@ -9,8 +9,8 @@ same arguments as keywords, and returns a typed result whose `to_dict()` is what
         for hit in lib.search("work", "policy based routing", k=5).hits:
             print(f"{hit.path}:{hit.line}", hit.heading)
 
-Where the work is done: targets.py (what a path names), syncing.py (indexes follow notes),
-collections.py (the registry and the Collection objects), routing.py (a route's evidence);
+Where the work is done: targets.py (what a path names), upkeep.py (indexes follow notes),
+collections.py (the registry and the Collection objects), evidence.py (a route's evidence);
 the ranking itself is search/. Warnings travel in the results, never in shared state.
 """
 
@@ -55,14 +55,14 @@ from ..search.languages import translate_warning
 from ..search.legs import QueryVectors, Scope, Words
 from ..search.ranking import Ranking, rank
 from ..search.results import SearchResult
-from . import related, syncing, targets
+from . import related, targets, upkeep
 from .collections import Collections
+from .evidence import ROUTED_BREADTH, SHORTLIST, route_by_evidence
 from .freshness import Caught, caught_up
 from .linkgraph import LinkGraph
-from .routing import ROUTED_BREADTH, SHORTLIST, route_by_evidence
 from .status import StatusReport, library_status
-from .syncing import IndexReport
 from .targets import confine, label, resolve
+from .upkeep import IndexReport
 from .why import WHY_DEPTH, WhyResult, left_out, placed, searched_at
 from .why import outside as why_outside
 
@@ -178,16 +178,16 @@ class Library:
         self.declare()
         self._colls.registry(force=True)
         scope = self.scope(target)
-        syncing.note_broken(self._colls, confine(self.root, target), report)
+        upkeep.note_broken(self._colls, confine(self.root, target), report)
         with counting() as served:  # this call's own: another sync may run meanwhile
-            syncing.sync_parts(
+            upkeep.sync_parts(
                 self._colls,
                 scope.parts,
                 report,
                 full=full,
                 thorough=True,
                 progress=progress,
-                vectors=syncing.ALL if vectors_now else syncing.catch_up(self.settings),
+                vectors=upkeep.ALL if vectors_now else upkeep.catch_up(self.settings),
             )
         report.chunks_cached = served.hits
         report.seconds = time.perf_counter() - t0
@@ -211,21 +211,19 @@ class Library:
         report = IndexReport()
         if rescan:
             self._colls.registry(force=True)
-            syncing.note_discoveries(self._colls, report)
+            upkeep.note_discoveries(self._colls, report)
         if paths is None:
-            parts: syncing.Parts = [(c, "") for c in self._colls.under()]
-            syncing.note_broken(self._colls, None, report)
+            parts: upkeep.Parts = [(c, "") for c in self._colls.under()]
+            upkeep.note_broken(self._colls, None, report)
         else:
-            parts = syncing.parts_for_paths(
+            parts = upkeep.parts_for_paths(
                 self._colls, (Path(os.path.abspath(p)) for p in paths), report
             )
-        syncing.sync_parts(
-            self._colls, parts, report, progress=progress, vectors=syncing.BACKGROUND
-        )
+        upkeep.sync_parts(self._colls, parts, report, progress=progress, vectors=upkeep.BACKGROUND)
         report.seconds = time.perf_counter() - t0
         return report
 
-    def _catch_up(self, parts: syncing.Parts, target: str = ".") -> Caught:
+    def _catch_up(self, parts: upkeep.Parts, target: str = ".") -> Caught:
         """Sync these collections before searching them (freshness.py: an edit made just
         before the call is found; a search never turns into indexing)."""
         return caught_up(self._colls, parts, self.settings, self.embedder is not None, target)

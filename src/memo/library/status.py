@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import heartbeat
+from ..collection.health import CollectionStatus
 from ..collection.meta import META_FILE
-from ..collection.status import CollectionStatus
 from ..config import Settings
 from ..embed import Embedder
 from ..embed.cache import cache_status
@@ -17,9 +17,9 @@ from ..printable import shown
 from ..search.fusion import FUSION_VERSION
 from ..search.legs import Scope
 from ..sqlite import vectors_missing
-from . import syncing
+from . import upkeep
 from .collections import Collections
-from .syncing import IndexReport
+from .upkeep import IndexReport
 
 
 @dataclass(slots=True)
@@ -94,7 +94,7 @@ def library_status(
             f"{META_FILE}, then delete its `drafted` line"
         )
     report = IndexReport()
-    syncing.note_broken(colls, under, report)
+    upkeep.note_broken(colls, under, report)
     cache = cache_status(settings)
     missing = vector_leg_missing(embedder)
     if missing:

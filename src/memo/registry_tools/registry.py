@@ -5,7 +5,7 @@ Two caches, both rebuilt from the `_meta.yaml` files whenever they are missing:
 - `_registry.yaml` at the library root (export.py): the human-readable list. Written by
   `memo registry rebuild`; kept current by later refreshes once it exists (memo does not drop
   files into a notes tree unasked).
-- `.memo/registry.db` (store.py): one row per collection, FTS over its words, one e5 vector per
+- `.memo/registry.db` (database.py): one row per collection, FTS over its words, one e5 vector per
   description and one centroid per indexed collection. The router reads it (router/).
 
 A refresh (scan.py) re-reads only the metas that changed; description vectors are computed for
@@ -30,8 +30,8 @@ from ..config import Settings
 from ..embed import Embedder
 from ..errors import EmbedderUnavailableError
 from . import export, scan
+from .database import REGISTRY_SCHEMA, RegistryStore
 from .entry import Entry, RefreshReport
-from .store import REGISTRY_SCHEMA, RegistryStore
 from .view import RegistryView
 
 EMBED_BATCH = 64

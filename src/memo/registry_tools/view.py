@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from .database import RegistryStore
 from .entry import Entry
-from .store import RegistryStore
 
 PATCH_MAX = 1_000  # rows changed since the last load that are applied in place
 PATCH_LOG_MAX = 100_000  # positions patched since the last full read before one is forced

@@ -10,9 +10,9 @@ collections the prefix covers, or forced with `strategy=`:
   their collection counts, so the agent can narrow further.
 - `summary` (beyond): top k (called `hybrid` before; requests.py still reads that name).
 
-The shape is decided once, in library/routing.py (`strategy_for` and `subtree` are its parts);
-this module ranks (`summary_rank`), with one score for all three: the lexical leg (lexical.py:
-BM25 over the registry's words and content stems) and the vector leg (vectors.py: descriptions
+The shape is decided once, in library/evidence.py (`strategy_for` and `subtree` are its parts);
+this module ranks (`summary_rank`), with one score for all three: the lexical leg (lexical_leg.py:
+BM25 over the registry's words and content stems) and the vector leg (vector_leg.py: descriptions
 and chunk centroids), each cut at DEPTH, fused by plain RRF (search/fusion.py, k =
 SUMMARY_FUSION_K). A prefix is a range of the path-sorted registry (a bisect), so it costs
 nothing at any size.
@@ -34,8 +34,8 @@ import numpy as np
 from ..registry_tools.entry import Entry
 from ..registry_tools.registry import Registry
 from ..search.fusion import rrf
-from .lexical import lexical_leg
-from .vectors import vector_leg
+from .lexical_leg import lexical_leg
+from .vector_leg import vector_leg
 
 FLAT_MAX = 50
 TREE_MAX = 5_000

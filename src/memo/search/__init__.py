@@ -13,6 +13,6 @@
     excerpt.py     reading lines of a note, and the citation hash
     results.py     Hit, Freshness, Budget, SearchResult
 
-The SQL each leg runs on one index is collection/queries.py; `Library.search` and
+The SQL each leg runs on one index is collection/reads.py; `Library.search` and
 `Library.rank` (library/library.py) are the doors in.
 """

@@ -4,7 +4,7 @@ A search sums every searched collection's FTS5 statistics (rows, rows holding ea
 tokens) and scores each collection's postings with the sums, with FTS5's own formula (k1 1.2,
 b 0.75, IDF floored at 1e-6): over one collection the scores equal FTS5's `bm25()`, over
 several what one index of all their notes would give. Statistics and postings come from
-FTS5's own tables (collection/queries.py `Postings`): nothing extra is stored. Why:
+FTS5's own tables (collection/reads.py `Postings`): nothing extra is stored. Why:
 docs/design.md, "Many indexes score like one".
 """
 
@@ -16,7 +16,7 @@ from itertools import chain
 
 import numpy as np
 
-from ..collection.queries import Postings
+from ..collection.reads import Postings
 
 K1 = 1.2
 B = 0.75

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from ..collection import windows
-from ..collection.queries import ChunkRow
+from ..collection.reads import ChunkRow
 from ..collection.vectors import as_indexed
 from .fusion import Legs, parts
 from .legs import Reader

@@ -23,7 +23,7 @@ from ..collection.langid import detect
 from ..collection.lexical import query_forms
 from ..collection.lexical import terms as stems
 from ..collection.matrix import Matrix
-from ..collection.queries import ChunkRow, Postings
+from ..collection.reads import ChunkRow, Postings
 from ..collection.share import Share
 from ..embed import Embedder
 from ..errors import EmbedderUnavailableError
@@ -217,7 +217,14 @@ def gather(
         )
     return [
         _legs_of(
-            p, j, langs[j], terms[j], union, shares, depth, vecs,
+            p,
+            j,
+            langs[j],
+            terms[j],
+            union,
+            shares,
+            depth,
+            vecs,
             want_vec and (any_vectors or waiting),
         )
         for j, p in enumerate(said)

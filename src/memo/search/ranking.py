@@ -20,7 +20,7 @@ import numpy as np
 from ..collection.chunker import passage_text
 from ..collection.collection import Collection
 from ..collection.filters import Filter
-from ..collection.queries import ChunkRow
+from ..collection.reads import ChunkRow
 from . import focus
 from .confidence import confidence, signals
 from .diversity import DIVERSITY_POOL, DIVERSITY_RATIO, cap_per_note

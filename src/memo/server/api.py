@@ -42,8 +42,8 @@ from ..errors import (
     NotFoundError,
     OutsideLibraryError,
 )
+from .endpoints import api_router
 from .mcp_tools import build_mcp
-from .routes import api_router
 from .schemas import explain
 from .service import Service
 from .web import PageGate, mount_web

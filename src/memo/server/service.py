@@ -66,7 +66,7 @@ class _Stop(SyncProgress):
 class BackgroundVectors:
     """The vectors nobody computes, computed by this server in a thread of its own: a search
     that met chunks without vectors (and nobody computing them) or a reindex wakes it, and it
-    syncs the library with the watcher's policy (syncing.BACKGROUND: every collection whose
+    syncs the library with the watcher's policy (upkeep.BACKGROUND: every collection whose
     lease it can take). So an agent's MCP server, or `memo serve` without `--watch`, fills its
     indexes in by itself while every answer is served from what is there."""
 
@@ -176,7 +176,7 @@ class Service:
     def one_shot(self) -> Service:
         """This service answering as a one-shot `memo` process would answer in-process (the
         module docstring): the same pools, libraries lent from the one whose engine is that
-        process's. What a delegated CLI call is answered by (server/routes.py)."""
+        process's. What a delegated CLI call is answered by (server/endpoints.py)."""
         view = copy.copy(self)
         view._lends = "query"
         return view

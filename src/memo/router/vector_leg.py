@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..registry_tools.registry import Registry
-from .lexical import DEPTH
+from .lexical_leg import DEPTH
 
 MERGE_MIN = 20_000  # from this many collections, one merged vector each (see merge_vectors)
 
