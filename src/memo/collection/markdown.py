@@ -503,3 +503,13 @@ def around_link(text: str, target: str, chars: int) -> str:
     lo = max(0, at - chars // 3)
     hi = min(len(text), lo + chars)
     return ("… " if lo else "") + text[lo:hi].strip() + (" …" if hi < len(text) else "")
+
+
+# what is not prose: code, HTML tags, addresses, link targets (their visible words stay)
+_NOT_PROSE = re.compile(r"```.*?```|~~~.*?~~~|`[^`\n]*`|<[^>\n]*>|https?://\S+|\[\[[^\]|]*\|", re.S)
+
+
+def prose(text: str) -> str:
+    """`text` with what a reader does not read as words blanked out: fenced and inline code,
+    HTML tags, web addresses and a wikilink's target where it shows another text."""
+    return _NOT_PROSE.sub(" ", text)

@@ -43,6 +43,7 @@ from ..collection import excluded
 from ..collection.chunker import chunk_note, decode
 from ..collection.files import NOT_INDEXED, is_note_name, names_below, skip_folder
 from ..collection.lexical import dominant, letters, stem
+from ..collection.markdown import prose
 from ..collection.meta import META_FILE, write_meta
 from ..collection.stopwords import ALL as STOPWORDS
 from ..config import Settings
@@ -52,8 +53,6 @@ LINE = 200  # characters of a drafted description (one line)
 TERMS = 6  # distinctive words added after the titles, at most
 READ_BYTES = 256 * 1024  # of each note, for titles and words (the plan must stay fast)
 _WORD = re.compile(r"[^\W\d_]{4,}", re.UNICODE)
-# what is not prose: code, HTML tags, addresses, link targets (their visible words stay)
-_NOT_PROSE = re.compile(r"```.*?```|~~~.*?~~~|`[^`\n]*`|<[^>\n]*>|https?://\S+|\[\[[^\]|]*\|", re.S)
 
 
 @dataclass(slots=True)
@@ -333,7 +332,7 @@ def _read(root: Path, tree: dict[str, _Folder], p: Proposal) -> _Read:
         text, _ = decode(data)
         note = chunk_note(text, lambda s: len(s) // 4, budget=512, name=Path(rel).stem)
         r.titles.append((size, note.title))
-        body = _NOT_PROSE.sub(" ", " ".join(f"{c.heading}\n{c.text}" for c in note.chunks))
+        body = prose(" ".join(f"{c.heading}\n{c.text}" for c in note.chunks))
         cyr, lat = letters(body[:20_000])
         r.cyrillic, r.latin = r.cyrillic + cyr, r.latin + lat
         for low, count in Counter(w.lower() for w in _WORD.findall(body)).items():
