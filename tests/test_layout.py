@@ -278,6 +278,43 @@ def test_core_never_imports_a_driver() -> None:
     assert not bad, "\n".join(bad)
 
 
+# What a driver may import of the floors: `memo.library`'s door (Library and the few names its
+# __init__ lists), the library's own operations, the modules that declare the results a driver
+# renders, and the one markdown module (the page reads a note as the chunker does). The model
+# (embed/) is no floor.
+DRIVER_DOOR = ("memo.library",)
+LIBRARY_OPERATIONS = ("memo.library.adopt", "memo.library.naming")
+RESULTS = (
+    "memo.search.results",
+    "memo.search.excerpt",
+    "memo.router.route",
+    "memo.library.related",
+    "memo.library.why",
+)
+MARKDOWN = ("memo.collection.markdown",)
+
+
+def test_drivers_reach_the_floors_through_the_library_door() -> None:
+    """A driver never reaches into collection/, search/, router/ or the registry for a piece
+    of behaviour: what it needs besides Library is exported by `memo.library`, so the rooms
+    behind the door can be rearranged without a driver knowing."""
+    floors = (
+        "memo.collection",
+        "memo.library",
+        "memo.search",
+        "memo.router",
+        "memo.registry_tools",
+    )
+    allowed = {*DRIVER_DOOR, *LIBRARY_OPERATIONS, *RESULTS, *MARKDOWN}
+    bad = [
+        str(e)
+        for e in edges(type_checking=True)
+        if _in(e.source, DRIVERS) and _in(e.target, floors) and e.target not in allowed
+    ]
+    assert not bad, "\n".join(bad)
+    assert all(m in modules() for m in allowed), "a module the rule names is gone"
+
+
 # The floors above collection/: they read an index only through what a Collection hands up
 ABOVE_THE_INDEX = ("memo.library", "memo.search", "memo.router", *DRIVERS)
 

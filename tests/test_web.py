@@ -23,13 +23,14 @@ from fastapi.testclient import TestClient
 
 from memo.config import Settings
 from memo.embed import Embedder
+from memo.library import terms_of
 from memo.registry_tools.entry import Entry
 from memo.requests import IndexRequest, ReadRequest, SearchRequest
 from memo.server.api import build_app
 from memo.server.service import Service
 from memo.server.web import views
 from memo.server.web.auth import COOKIE, session_value
-from memo.server.web.highlight import marked, query_stems
+from memo.server.web.highlight import marked
 from memo.server.web.source import source_lines
 
 from .conftest import EXAMPLES, checksums
@@ -156,14 +157,14 @@ def http(service: Service) -> Iterator[TestClient]:
 
 
 def test_highlight_marks_words_by_stem_and_escapes_the_rest() -> None:
-    stems = query_stems("домен routing")
+    stems = terms_of("домен routing")
     out = marked("Домена <b>routes</b> & the route", stems)
     assert str(out) == (
         "<mark>Домена</mark> &lt;b&gt;<mark>routes</mark>&lt;/b&gt; &amp; the <mark>route</mark>"
     )
     assert str(marked("a <script>", frozenset())) == "a &lt;script&gt;"
     # split at "_" as the index splits: a question saying max_tokens lights both halves
-    assert str(marked("max_tokens: 512", query_stems("max_tokens"))) == (
+    assert str(marked("max_tokens: 512", terms_of("max_tokens"))) == (
         "<mark>max</mark>_<mark>tokens</mark>: 512"
     )
 

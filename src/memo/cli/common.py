@@ -67,9 +67,8 @@ def library_at(lib_root: Path, settings: Settings, purpose: str = "query") -> Li
     """The library at a root found already (`find_root`), with the engine `purpose` needs."""
     import logging
 
-    from ..collection.pool import raise_open_files_limit
     from ..embed import embedder_for
-    from ..library import Library
+    from ..library import Library, raise_open_files_limit
 
     # The report printed by the command already says what the index log would: one stderr.
     logging.getLogger("memo.index").addHandler(logging.NullHandler())

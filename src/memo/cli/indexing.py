@@ -132,7 +132,7 @@ def new(
     path: str, root: str | None, description: str, tags: str, name: str | None, as_json: bool
 ) -> None:
     """Create a collection: the folder PATH (relative to the root) and its _meta.yaml."""
-    from ..collection.meta import create_collection
+    from ..library import create_collection
     from ..library.naming import read as read_naming
 
     try:

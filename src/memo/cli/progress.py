@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from ..collection.progress import SyncProgress
+from ..library import SyncProgress
 from ..printable import duration
 
 EVERY = 5.0  # seconds between two lines when stderr is not a terminal

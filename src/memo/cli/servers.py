@@ -108,8 +108,8 @@ def watch(
 
     Runs until SIGTERM or Ctrl-C; logs one line per action to stderr.
     """
-    from ..collection.pool import raise_open_files_limit
     from ..embed import embedder_for
+    from ..library import raise_open_files_limit
     from ..watch import Watcher
     from .progress import lower_priority
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from ..collection.coverage import coverage_lines
+from ..library import coverage_lines
 from ..printable import quoted, shown
 from ..roots import MARKER
 from ..server import render

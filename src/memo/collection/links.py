@@ -47,6 +47,12 @@ ATTACHMENTS = frozenset(
 )
 
 
+def link_key(target: str, sub: str) -> tuple[str, str]:
+    """What a link is known by: its note's name without the extension, and its heading or
+    ^block, both folded as resolution folds them."""
+    return fold(stem(target)), fold(" ".join(sub.split()))
+
+
 def fold(text: str) -> str:
     """A name as Obsidian compares names: NFC, casefolded (`[[log]]` opens `Log.md`)."""
     return unicodedata.normalize("NFC", text).casefold()

@@ -14,7 +14,8 @@ import unicodedata
 from pathlib import Path
 
 from ..collection.collection import Collection
-from ..collection.excluded import for_collection
+from ..collection.excluded import for_collection, is_rule_file
+from ..collection.files import is_note_name
 from ..collection.meta import META_FILE
 from ..collection.summary import MIXED
 from ..errors import (
@@ -28,6 +29,18 @@ from ..printable import readings
 from ..roots import WHOLE
 from ..search.legs import Scope
 from .collections import Collections
+
+
+def file_kind(parts: list[str]) -> str | None:
+    """What a file is to a library, by its path's parts below the root: "rules" (a file that
+    rules are read from: excluded.py), "meta" (a collection's `_meta.yaml`), "note", or None."""
+    if is_rule_file(parts):
+        return "rules"
+    if parts and parts[-1] == META_FILE:
+        return "meta"
+    if parts and is_note_name(parts[-1]):
+        return "note"
+    return None
 
 
 def confine(root: Path, target: str | os.PathLike[str] | None) -> Path:

@@ -31,11 +31,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..collection.progress import SyncProgress
 from ..config import Settings
 from ..embed import Embedder, embedder_for
 from ..errors import EmbedderUnavailableError
-from ..library import IndexReport, Library, StatusReport
+from ..library import IndexReport, Library, StatusReport, SyncProgress
 from ..library.related import RelatedResult
 from ..library.why import WhyResult
 from ..requests import (

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 import os
 
-from ..collection.excluded import is_rule_file
-from ..collection.files import is_note_name
-from ..collection.meta import META_FILE
+from ..library import file_kind
 
 Key = tuple[str, ...]
 RECONCILE: Key = ("reconcile",)
@@ -40,16 +38,16 @@ def classify(root: str, path: str, is_dir: bool, event_type: str) -> Key | None:
     if rel == "." or rel.startswith(".." + os.sep) or rel == "..":
         return None  # the root itself (the supervisor watches it) or outside it
     parts = rel.split(os.sep)
-    if not is_dir and is_rule_file(parts):
+    kind = None if is_dir else file_kind(parts)
+    if kind == "rules":
         return RECONCILE
     if any(p.startswith((".", "~")) for p in parts):
         return None
     if is_dir:
         return ("dir", path) if event_type in _TREE_CHANGES else None
-    name = parts[-1]
-    if name == META_FILE:
+    if kind == "meta":
         return ("meta", os.path.dirname(path))
-    if is_note_name(name):
+    if kind == "note":
         return ("file", path)
     return None
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from ..collection.sync import SyncReport
-from ..library import IndexReport
+from ..library import IndexReport, SyncReport
 
 LIST_LIMIT = 20  # a sync that wrote more files than this logs one summary line, not one per file
 

@@ -33,11 +33,9 @@ from typing import Any
 from watchdog.events import FileSystemEvent, FileSystemEventHandler
 
 from .. import heartbeat
-from ..collection.files import file_identity
-from ..collection.progress import SyncProgress
 from ..config import Settings
 from ..embed import Embedder
-from ..library import IndexReport, Library
+from ..library import IndexReport, Library, SyncProgress, file_identity
 from .debounce import Debouncer
 from .events import RECONCILE, Key, keys_for
 from .log import log_report

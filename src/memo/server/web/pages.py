@@ -22,6 +22,7 @@ from fastapi.templating import Jinja2Templates
 
 from ... import __version__
 from ...errors import MemoError
+from ...library import terms_of
 from ...library.related import RelatedResult
 from ...requests import (
     MAX_LINES,
@@ -35,7 +36,6 @@ from ...requests import (
 from ...router.route import RouteResult
 from ..service import Service
 from . import views
-from .highlight import query_stems
 
 ROUTE_K = 5  # collections suggested for a query
 # The form's bounds, choices and defaults are the request's declaration; its names `q` and
@@ -221,7 +221,7 @@ def _search(
             routed = service.route(RouteRequest.make(q, k=ROUTE_K, **words.fields()))
     except MemoError:
         routed = None  # advice only: the hits stand without it
-    stems = query_stems(res.query)
+    stems = terms_of(res.query)
     ctx.update(
         result=res,
         hits=views.hit_views(res, stems),
@@ -249,7 +249,7 @@ def _read(
     last = max(line, end or line) if line else None
     if line and last:
         span = service.read(ReadRequest.make(path, line, min(MAX_LINES, last - line + 1)))
-    stems = query_stems(q) if q else frozenset()
+    stems = terms_of(q) if q else frozenset()
     related = _neighbours(service, note.path)
     targets = views.link_targets(related) if related else None
     before = _before(service, path, note.line)

@@ -31,7 +31,6 @@ from urllib.parse import unquote
 
 from markupsafe import Markup
 
-from ...collection.links import ATTACHMENTS, fold, stem
 from ...collection.markdown import (
     BLOCK_ID,
     HTML_COMMENTS,
@@ -48,6 +47,7 @@ from ...collection.markdown import (
     read_lines,
     wikilink_parts,
 )
+from ...library import ATTACHMENTS, link_key
 from .highlight import marked
 
 _QUOTE = re.compile(r"[ \t]*(?:>[ \t]?)+")
@@ -89,7 +89,7 @@ class Targets:
 
     @staticmethod
     def key(target: str, sub: str) -> tuple[str, str]:
-        return fold(stem(target)), fold(" ".join(sub.split()))
+        return link_key(target, sub)
 
     def href(self, target: str, sub: str) -> tuple[str, bool]:
         """The link to the note a link opens (at its heading's line), else ''; and whether

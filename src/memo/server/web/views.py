@@ -16,10 +16,8 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup
 
-from ...collection.coverage import coverage_lines
-from ...library import StatusReport
+from ...library import Entry, StatusReport, coverage_lines
 from ...library.related import RelatedResult
-from ...registry_tools.entry import Entry
 from ...requests import MAX_LINES
 from ...router.route import RouteResult
 from ...search.excerpt import Excerpt
