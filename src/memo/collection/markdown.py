@@ -513,3 +513,33 @@ def prose(text: str) -> str:
     """`text` with what a reader does not read as words blanked out: fenced and inline code,
     HTML tags, web addresses and a wikilink's target where it shows another text."""
     return _NOT_PROSE.sub(" ", text)
+
+
+# ---------------------------------------------------------------------- tables
+_CELL = re.compile(r"(?<!\\)\|")  # a cell border: a pipe not escaped (`[[a\|b]]` is text)
+_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+
+
+def is_table_row(text: str) -> bool:
+    return text.lstrip().startswith("|")
+
+
+def table_rows(lines: list[str], first: int, last: int) -> str:
+    """The rows `first..last` of the table they are in, under its header (its first row, when
+    a `|---|` rule follows it), each row's cells stripped of their padding."""
+    top = first
+    while top > 0 and is_table_row(lines[top - 1]):
+        top -= 1
+    header = top if top + 1 < len(lines) and _RULE.match(lines[top + 1]) else None
+    rows = [i for i in range(first, min(last, len(lines) - 1) + 1) if is_table_row(lines[i])]
+    keep = ([header] if header is not None else []) + [
+        i for i in rows if i != header and not _RULE.match(lines[i])
+    ]
+    if header is not None and header < first - 2:
+        keep.insert(1, -1)  # rows left out between the header and the focus
+    return "\n".join("…" if i < 0 else _compact(lines[i]) for i in keep)
+
+
+def _compact(row: str) -> str:
+    cells = [c.strip() for c in _CELL.split(row.strip().strip("|"))]
+    return "| " + " | ".join(cells) + " |"

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+from ..collection.markdown import is_table_row, table_rows
 
 TEXT_LIMIT = 1200  # characters of chunk text in a hit
 LEAD = "… "  # before a hit's text that starts at its focus, not at its chunk's start
@@ -147,7 +148,7 @@ def snippet(text: str, line: int, focus_line: int, focus_end_line: int, limit: i
     lines = text.removeprefix(LEAD).split("\n")
     start = line if not text.startswith(LEAD) else focus_line
     first, last = max(focus_line, start) - start, max(focus_end_line, focus_line) - start
-    if focus_line and 0 <= first < len(lines) and _is_row(lines[first]):
+    if focus_line and 0 <= first < len(lines) and is_table_row(lines[first]):
         return cut_text(table_rows(lines, first, last), limit)
     if text.startswith(LEAD) or focus_line <= line:
         return cut_text(text, limit)
@@ -155,32 +156,3 @@ def snippet(text: str, line: int, focus_line: int, focus_end_line: int, limit: i
     if skip >= len(lines) or len("\n".join(lines[: focus_end_line - line + 1])) <= limit:
         return cut_text(text, limit)
     return LEAD + cut_text("\n".join(lines[skip:]), limit - len(LEAD))
-
-
-_CELL = re.compile(r"(?<!\\)\|")  # a cell border: a pipe not escaped (`[[a\|b]]` is text)
-_RULE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
-
-
-def _is_row(text: str) -> bool:
-    return text.lstrip().startswith("|")
-
-
-def table_rows(lines: list[str], first: int, last: int) -> str:
-    """The rows `first..last` of the table they are in, under its header (its first row, when
-    a `|---|` rule follows it), each row's cells stripped of their padding."""
-    top = first
-    while top > 0 and _is_row(lines[top - 1]):
-        top -= 1
-    header = top if top + 1 < len(lines) and _RULE.match(lines[top + 1]) else None
-    rows = [i for i in range(first, min(last, len(lines) - 1) + 1) if _is_row(lines[i])]
-    keep = ([header] if header is not None else []) + [
-        i for i in rows if i != header and not _RULE.match(lines[i])
-    ]
-    if header is not None and header < first - 2:
-        keep.insert(1, -1)  # rows left out between the header and the focus
-    return "\n".join("…" if i < 0 else _compact(lines[i]) for i in keep)
-
-
-def _compact(row: str) -> str:
-    cells = [c.strip() for c in _CELL.split(row.strip().strip("|"))]
-    return "| " + " | ".join(cells) + " |"
