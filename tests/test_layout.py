@@ -315,6 +315,25 @@ def test_drivers_reach_the_floors_through_the_library_door() -> None:
     assert all(m in modules() for m in allowed), "a module the rule names is gone"
 
 
+def test_the_door_opens_only_what_is_asked_for() -> None:
+    """A delegated `memo search` renders a server's answer with what it takes from the door
+    (coverage_lines) and must not load SQLite or numpy for it: `memo.library` imports a name's
+    module when a driver first asks for that name."""
+    import subprocess
+
+    code = (
+        "import sys, memo.cli, memo.cli.text, memo.cli.delegate, memo.cli.queries, "
+        "memo.cli.progress; from memo.library import coverage_lines, SyncProgress; "
+        "print([m for m in ('numpy', 'apsw', 'memo.library.library') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.strip() == "[]", out.stdout + out.stderr
+    import memo.library as door
+
+    assert set(door.__all__) == set(door._HOMES), "a name exported but not placed, or not exported"
+    assert all(getattr(door, name) for name in door.__all__)
+
+
 # The floors above collection/: they read an index only through what a Collection hands up
 ABOVE_THE_INDEX = ("memo.library", "memo.search", "memo.router", *DRIVERS)
 

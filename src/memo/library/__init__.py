@@ -17,19 +17,55 @@ How a search ranks is search/ (legs, fusion, ranking); the library resolves the 
 the indexes up and hands search/ the scope.
 """
 
-from ..collection.coverage import coverage_lines
-from ..collection.files import file_identity
-from ..collection.links import ATTACHMENTS, link_key
-from ..collection.matching import QueryTerms, runs, terms_of
-from ..collection.meta import create_collection
-from ..collection.pool import raise_open_files_limit
-from ..collection.progress import SyncProgress
-from ..collection.sync import SyncReport
-from ..registry_tools.entry import Entry
-from .library import Library
-from .status import StatusReport
-from .targets import file_kind
-from .upkeep import IndexReport
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..collection.coverage import coverage_lines
+    from ..collection.files import file_identity
+    from ..collection.links import ATTACHMENTS, link_key
+    from ..collection.matching import QueryTerms, runs, terms_of
+    from ..collection.meta import create_collection
+    from ..collection.pool import raise_open_files_limit
+    from ..collection.progress import SyncProgress
+    from ..collection.sync import SyncReport
+    from ..registry_tools.entry import Entry
+    from .library import Library
+    from .status import StatusReport
+    from .targets import file_kind
+    from .upkeep import IndexReport
+
+# where each name lives, imported when a driver first asks for it: a delegated `memo search`
+# renders a server's answer with coverage_lines and must not load SQLite or numpy to do so
+_HOMES = {
+    "coverage_lines": "..collection.coverage",
+    "file_identity": "..collection.files",
+    "ATTACHMENTS": "..collection.links",
+    "link_key": "..collection.links",
+    "QueryTerms": "..collection.matching",
+    "runs": "..collection.matching",
+    "terms_of": "..collection.matching",
+    "create_collection": "..collection.meta",
+    "raise_open_files_limit": "..collection.pool",
+    "SyncProgress": "..collection.progress",
+    "SyncReport": "..collection.sync",
+    "Entry": "..registry_tools.entry",
+    "Library": ".library",
+    "StatusReport": ".status",
+    "file_kind": ".targets",
+    "IndexReport": ".upkeep",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(_HOMES[name], __name__), name)
+    globals()[name] = value
+    return value
+
 
 # What the drivers (cli/, server/, watch/) use of the core besides Library and the results they
 # render: the one door they come in by (tests/test_layout.py holds them to it), so the rooms
