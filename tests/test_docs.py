@@ -381,6 +381,30 @@ def test_the_hermes_check_counts_every_tool():
     assert int(count) == len(_code_render().tools())
 
 
+# ---------------------------------------------------------------------- module docstrings
+DOCSTRING_LINES = 10
+
+
+def long_docstrings(root: Path) -> list[str]:
+    """Each module under `root` whose docstring runs past DOCSTRING_LINES lines, with its count."""
+    out = []
+    for path in sorted(root.rglob("*.py")):
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+        if len(doc.splitlines()) > DOCSTRING_LINES:
+            out.append(f"{path.relative_to(root)}: {len(doc.splitlines())} lines")
+    return out
+
+
+def test_every_module_docstring_says_its_purpose_in_ten_lines_at_most(tmp_path):
+    """A module's docstring says what the module is for and its invariants in ≤ 10 lines (issue
+    49, item 5); figures, history and long reasoning live in docs/design.md ("Why the modules are
+    as they are"). The check is not a formality: it catches an eleventh line."""
+    long = long_docstrings(SRC)
+    assert not long, "\n".join(long) + "\n(move the rest to docs/design.md)"
+    (tmp_path / "eleven.py").write_text('"""One line.\n' + "more\n" * 10 + '"""\n', "utf-8")
+    assert long_docstrings(tmp_path) == ["eleven.py: 11 lines"]
+
+
 # ---------------------------------------------------------------------- benchmark figures
 def _render():
     """bench/render.py, the module that renders docs/benchmarks.md's tables from bench/results/."""

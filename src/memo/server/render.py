@@ -1,15 +1,12 @@
 """The text of memo's answers, one rendering for the MCP tools and the CLI: `path:line` first,
 then why it matched.
 
-A model reads the MCP text (`MCP`); a person reads the CLI's (`CLI`), which prints the same
-blocks from the same dicts with the differences a terminal asks for, each a field of `Face`
-(the CLI adds its colour and its split of stdout and stderr).
-Hosts show a tool's result very differently (docs/agents.md): Hermes hands the model the text
-*and* the structured result, Claude Code and Codex only the structured result. memo's tools
-return this text alone by default, so every host shows the model the same thing, and
-`max_tokens` bounds it: a rendering given `limit` (characters, as a host's JSON carries them:
-a newline or a quote counts twice) keeps its head and tail, and as many blocks (hits,
-collections, lines) as fit, the last one cut at a sentence border.
+A model reads the MCP text (`MCP`); a person reads the CLI's (`CLI`): the same blocks from the
+same dicts, with the differences a terminal asks for, each a field of `Face` (the CLI adds its
+colour and its split of stdout and stderr). memo's tools return this text alone by default, so
+every host shows the model the same thing (docs/agents.md), and `max_tokens` bounds it: a
+rendering given `limit` (characters as a host's JSON carries them) keeps its head and tail and as
+many blocks (hits, collections, lines) as fit, the last cut at a sentence border.
 """
 
 from __future__ import annotations
