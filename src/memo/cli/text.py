@@ -14,7 +14,6 @@ from typing import Any
 
 import click
 
-from ..library import coverage_lines
 from ..printable import quoted, shown
 from ..roots import MARKER
 from ..server import render
@@ -125,7 +124,7 @@ def status(r: dict[str, Any]) -> None:
             click.echo(f"    left out on purpose: {n} note{'s' if n != 1 else ''}, {why}")
         for f in c.get("failed", []):
             click.echo(f"    failed {f['path']}: {f['error']}")
-        for line in coverage_lines(c.get("indexed_files", [])):
+        for line in render.coverage_lines(c.get("indexed_files", [])):
             click.echo(f"    {line}")
     for b in r.get("broken", []):
         click.echo(f"{b['path']}  [broken: not indexed]  {b['error']}")

@@ -11,7 +11,6 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..collection.coverage import coverage_lines
     from ..collection.files import file_identity
     from ..collection.links import ATTACHMENTS, link_key
     from ..collection.matching import QueryTerms, runs, terms_of
@@ -26,9 +25,8 @@ if TYPE_CHECKING:
     from .upkeep import IndexReport
 
 # where each name lives, imported when a driver first asks for it: a delegated `memo search`
-# renders a server's answer with coverage_lines and must not load SQLite or numpy to do so
+# must not load SQLite or numpy to render a server's answer
 _HOMES = {
-    "coverage_lines": "..collection.coverage",
     "file_identity": "..collection.files",
     "ATTACHMENTS": "..collection.links",
     "link_key": "..collection.links",
@@ -67,7 +65,6 @@ __all__ = [
     "StatusReport",
     "SyncProgress",
     "SyncReport",
-    "coverage_lines",
     "create_collection",
     "file_identity",
     "file_kind",

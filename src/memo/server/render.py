@@ -257,6 +257,27 @@ def route_text(r: dict[str, Any], limit: int | None = None) -> str:
     return bounded(head, blocks, tail, limit)
 
 
+COVERAGE_SHOWN = 3  # a note with more lines than this in no chunk is named by `memo status`
+
+
+def coverage_lines(files: list[dict[str, Any]]) -> list[str]:
+    """One line per note with lines memo lost, or more than COVERAGE_SHOWN lines not indexed
+    (a note's coverage report, chunker.coverage, as its index stores it)."""
+    out = []
+    for f in files:
+        runs = f.get("dropped") or []
+        n = sum(d["last"] - d["first"] + 1 for d in runs)
+        if n > COVERAGE_SHOWN or any(d["lost"] for d in runs):
+            whys = "; ".join(
+                f"{d['first']}-{d['last']} {d['why']}"
+                if d["last"] > d["first"]
+                else f"{d['first']} {d['why']}"
+                for d in runs[:3]
+            ) + ("; …" if len(runs) > 3 else "")
+            out.append(f"not indexed: {n} lines of {f['path']} (lines {whys})")
+    return out
+
+
 def status_text(r: dict[str, Any], limit: int | None = None) -> str:
     lines = [f"root: {r['root']}"]
     for c in r["collections"]:
