@@ -316,14 +316,14 @@ def test_drivers_reach_the_floors_through_the_library_door() -> None:
 
 
 def test_the_door_opens_only_what_is_asked_for() -> None:
-    """A delegated `memo search` renders a server's answer with what it takes from the door
-    (coverage_lines) and must not load SQLite or numpy for it: `memo.library` imports a name's
-    module when a driver first asks for that name."""
+    """A delegated `memo search` renders a server's answer and must not load SQLite or numpy
+    for it, whatever the CLI takes from the door (SyncProgress): `memo.library` imports a
+    name's module when a driver first asks for that name."""
     import subprocess
 
     code = (
         "import sys, memo.cli, memo.cli.text, memo.cli.delegate, memo.cli.queries, "
-        "memo.cli.progress; from memo.library import coverage_lines, SyncProgress; "
+        "memo.cli.progress; from memo.library import SyncProgress; "
         "print([m for m in ('numpy', 'apsw', 'memo.library.library') if m in sys.modules])"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -7,8 +7,7 @@
         for hit in lib.search("work", "policy based routing", k=5).hits:
             print(f"{hit.path}:{hit.line}", hit.heading)
 
-The names below load lazily: `import memo` alone (the CLI's first step) costs no numpy, no
-SQLite and no model.
+The names below load lazily: `import memo` (the CLI's first step) costs no numpy, SQLite or model.
 """
 
 from __future__ import annotations

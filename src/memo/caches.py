@@ -1,16 +1,12 @@
 """Where memo keeps its caches, and the one way it names them.
 
-Every file memo writes is a cache of the notes (DESIGN, rule number one), and each lives in one
-of three places, chosen by one rule:
-
-1. beside the notes, in a hidden `.memo/` folder (`<collection>/.memo/index.db`,
-   `<root>/.memo/registry.db`, `<root>/.memo/watcher.json`);
-2. under `MEMO_INDEX_DIR` when it is set (read-only notes, shared folders);
-3. under the user cache (`$XDG_CACHE_HOME/memo/...`) when the folder cannot be written.
-
-Outside the notes, a cache is named after the folder it belongs to: a readable slug of the
-folder's name and a hash of its real path (`slug_name`), so two folders called `notes` never
-share a file.
+Every file memo writes is a cache of the notes (DESIGN, rule number one), kept by one rule in one
+of three places: beside the notes, in a hidden `.memo/` folder (`<collection>/.memo/index.db`,
+`<root>/.memo/registry.db`, `<root>/.memo/watcher.json`); under `MEMO_INDEX_DIR` when it is set
+(read-only notes, shared folders); under the user cache (`$XDG_CACHE_HOME/memo/...`) when the
+folder cannot be written. Outside the notes a cache is named after the folder it belongs to: a
+readable slug of the folder's name and a hash of its real path (`slug_name`), so two folders
+called `notes` never share a file.
 """
 
 from __future__ import annotations

@@ -1,20 +1,8 @@
 """Settings: the only place that reads MEMO_* environment variables.
 
-| variable | field | default |
-|---|---|---|
-| MEMO_ROOT | root | ~/notes/memo |
-| MEMO_EMBEDDER | embedder | auto |
-| MEMO_MODEL_DIR | model_dir | - |
-| MEMO_INDEX_DIR | index_dir | - (indexes beside the notes) |
-| MEMO_CHUNK_TOKENS | chunk_budget | 400 (at most 512) |
-| MEMO_MAX_FILE_BYTES | max_file_bytes | 5 MiB (~4 min of embedding: docs/embedders.md) |
-| MEMO_MAX_CHUNKS_PER_FILE | max_chunks_per_file | 20,000 |
-| MEMO_MAX_OPEN | max_open | from the open-files limit |
-| MEMO_REGISTRY_TTL | registry_ttl | by size |
-| MEMO_TOKEN | token | - |
-| MEMO_MCP_STRUCTURED | mcp_structured | off (MCP tools answer with text only) |
-| MEMO_EMBED_CACHE_MB | embed_cache_mb | 1024 (the embedding cache's cap in MiB; 0 turns it off) |
-| MEMO_SEARCH_EMBED_SECONDS | search_embed_seconds | 0.5 (what a search may spend embedding) |
+What each variable means and its default: README.md, "Settings" (tests/test_docs.py holds that
+table to the variables read here). Each `Settings` field is its variable's name without MEMO_,
+in lower case, but for MEMO_CHUNK_TOKENS, read into `chunk_budget`.
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """Errors memo reports to a person or an agent.
 
-MemoError
- ├── LibraryNotFoundError     the library root does not exist
- ├── TargetError              a path memo cannot take as given (a Windows path, a folder name
- │   │                        memo does not create)
- │   ├── OutsideLibraryError  a path outside the library: above its root, through a symlink
- │   │                        out of it, or left out of it on purpose (.memoignore, .obsidian)
- │   ├── NotFoundError        no such note, folder, collection or line in the library
- │   └── ConflictError        the library holds something in the way: a collection already
- │                            there, a library inside, a collection whose _meta.yaml is broken
- ├── MetaInvalidError         a _meta.yaml is broken (names the file and the field)
- ├── EmbedderUnavailableError the embedding model cannot be loaded (search falls back to lexical)
- └── IndexError_              the index database cannot be opened or written
-
-(RequestError, in params.py, is an argument outside its declaration; FilterError, in
-collection/filters.py, a date range or tag memo cannot filter by.)
-
-Every error carries a `hint`: one sentence that says what to do. Drivers (CLI, servers) print
-`str(e)` and `e.hint`; they never pick guidance by matching message text. The kind of refusal is
-the class: the CLI exits 1 for every one, HTTP answers 403 (outside), 404 (not found), 409
-(conflict) or 422 (a value memo cannot take) with the same sentence (server/api.py).
+MemoError's kinds: LibraryNotFoundError, TargetError (a path memo cannot take as given, and its
+OutsideLibraryError, NotFoundError and ConflictError), MetaInvalidError, EmbedderUnavailableError
+(search falls back to lexical) and IndexError_; RequestError (params.py) and FilterError
+(collection/filters.py) beside them. What each means: docs/design.md, "errors.py". Every error
+carries a `hint`, one sentence that says what to do: drivers print `str(e)` and `e.hint` and never
+pick guidance by matching message text. The class is the kind of refusal: the CLI exits 1 for
+each, HTTP answers 403, 404, 409 or 422 with the same sentence (server/api.py).
 """
 
 from __future__ import annotations

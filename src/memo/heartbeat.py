@@ -1,12 +1,9 @@
 """The watcher's heartbeat: one small JSON file per library, read by `memo status`.
 
-The watcher (a driver) writes it every few seconds; the core reads it. Like every memo file it
-is a cache: deleting it loses nothing (status then says no watcher has been seen). One file per
-*library*, never per collection: a library may hold 10^5 collections and a heartbeat must not
-cost a write per collection.
-
-Where: `<root>/.memo/watcher.json`; with MEMO_INDEX_DIR, inside that folder (named by the
-root's real path); when the root is read-only, under the user cache. Fields:
+The watcher (a driver) writes it every few seconds; the core reads it. Like every memo file it is
+a cache: deleting it loses nothing (status then says no watcher has been seen). One file per
+*library*, never per collection: a library may hold 10^5 collections. It lies where caches.py
+puts a library's files (`<root>/.memo/watcher.json` unless moved; docs/design.md):
 
     {"pid": 1234, "host": "box", "root": "/abs/root", "mode": "inotify" | "polling",
      "started": <unix time>, "last_seen": <unix time>, "running": true,

@@ -1,33 +1,12 @@
 """One field of a request: declared once with `param()`, read back as a `Param`, checked by
 `check`.
 
-A request (requests.py) is a frozen dataclass; each field a client may set is written
-
-    k: int = param(DEFAULT_K, kind="int", help="How many hits.", low=1, high=MAX_K, flag="--k")
-
-`param()` is `dataclasses.field` with the declaration in its metadata, so the default is typed
-once, as the dataclass's own. `params_of` reads every declared field back as a `Param` (name,
-kind, default, bounds, help, aliases, CLI spelling): what the drivers publish and `check`
-applies. A field without `param()` is the request's own (`said`, `cut_from`): no client sets it.
-
-| kind | a client sends | `check` gives |
-|---|---|---|
-| path, location | a path in the library (a location: maybe `path:line-end`) | it, stripped |
-| locations | a list of locations, or one | a tuple of them, stripped |
-| query | the question, not blank | the string (cut to its bound by the request) |
-| text | a string of `pattern`'s form | the string, or None for '' |
-| int, bool, choice | a number, true/false, one of `choices` (or a `renamed` old name) | the value |
-| tags | a list, or one string of names split at commas and spaces | a tuple |
-| phrasings | a list of other phrasings of the question, or one | a tuple of distinct ones |
-| keywords | a list of exact terms, or one string split at commas | a tuple of distinct ones |
-| answer | one likely answer | the string, or None |
-
-The agent's words (`phrasings`, `keywords`, `answer`) are read alike: NFC, whitespace
-collapsed; a blank word is refused (`WORD_PATTERN`, which the schemas publish, so both say the
-same); one equal to another after casefolding is dropped. A word of punctuation alone (`%%`,
-`[[##`: markdown an agent rightly names) is taken, then left out of the search with a warning
-(words.py `drop_unsearchable`): the index holds words, not syntax.
-
+`param()` is `dataclasses.field` with the declaration (kind, bounds, help, aliases, CLI spelling)
+in its metadata, so the default is typed once, as the dataclass's own; `params_of` reads every
+declared field back as a `Param`, what the drivers publish and `check` applies. A field without
+`param()` is the request's own (`said`, `cut_from`): no client sets it. The agent's words are read
+alike: NFC, whitespace collapsed, a blank one refused, one equal to another after casefolding
+dropped. What each kind takes and gives: docs/design.md, "requests.py and params.py".
 Pure standard library: the CLI imports this on its fast path.
 """
 

@@ -2,14 +2,11 @@
 spelling of it memo reads back; and a duration as people read it (the progress line's time
 left, a warning's "about 2 min").
 
-One form (README, "Paths in, paths out"): every surface prints a note's place as
-`shown(path):line` or `shown(path):line-end`, without quotes, whatever the name holds (spaces,
-Title Case, Cyrillic); `quoted` is for a path inside a command a person pastes into a shell
-(a hint's `memo index '/my notes'`). Every command that takes a path reads every form memo
-prints or printed (`readings`): plain, shell-quoted (`'Obsidian Sync/Note.md':12`, what the
-CLI printed before), and with `shown`'s escapes (`new\\nline.md`, a name holding a newline).
-
-Standard library only: the CLI prints paths on its fast path (delegating to a server).
+Every surface prints a note's place as `shown(path):line` or `shown(path):line-end`, without
+quotes, whatever the name holds (README, "Paths in, paths out"); `quoted` is for a path inside a
+command a person pastes into a shell. Every command that takes a path reads every form memo
+prints or printed (`readings`): plain, shell-quoted, and with `shown`'s escapes (examples:
+docs/design.md). Standard library only: the CLI prints paths on its fast path.
 """
 
 from __future__ import annotations

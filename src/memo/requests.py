@@ -1,43 +1,13 @@
 """What a client may ask memo: the seven requests, every field declared once, and who answers.
 
-Each request (search, route, why, status, index here; read and related, about one note, in
-note_requests.py; the fields they share in fields.py) is a frozen dataclass whose every
-client-settable field is declared once, with `param()` (params.py): its default, typed once,
-kind, bounds, help text, the argument names models send instead (aliases), and how the CLI
-spells it. Beside it, its `Operation`: what each driver calls it (the CLI command, the MCP
-tool, the HTTP method and path, the web page), and `sent_to`, the one method of whoever
-answers it (`Answers`: `Library`, the servers' `Service`) that it calls: a reader greps
-`.search(` and finds every caller. Every driver is derived from them:
-
-- `make()` checks any client's arguments (RequestError, a MemoError that says what to send);
-- the CLI commands and options (cli/queries.py, cli/options.py), the HTTP endpoints, bodies and
-  query models (server/endpoints.py, server/schemas.py), the MCP tools (server/mcp_tools.py) and
-  the web pages and form bounds (server/web/pages.py) are built from the requests' `PARAMS`
-  and `OPERATION`; tests/test_requests.py walks every field of every request through each.
-
-| bound | value | beyond it |
-|---|---|---|
-| hits per search (`k`) | 1..MAX_K = 50 | refused |
-| collections per route (`k`, `route`) | 1..MAX_ROUTE_K = 50 | refused |
-| query | not blank; MAX_QUERY_CHARS = 2,000 characters | blank refused; longer cut, said |
-| other phrasings (`also`) | MAX_ALSO = 3, each up to MAX_QUERY_CHARS | refused |
-| keywords (`keywords`) | MAX_KEYWORDS = 8, each up to MAX_KEYWORD_CHARS = 100 | refused |
-| a likely answer (`answer`) | MAX_ANSWER_CHARS = 1,000 characters | refused |
-| path | MAX_PATH_CHARS = 4,096 characters | refused |
-| token budget (`max_tokens`) | 1..MAX_BUDGET = 1,000,000 | refused |
-| lines of a note (`lines`) | 1..MAX_LINES = 2,000 | refused |
-| other locations of one read (`paths`) | MAX_PATHS = 20 | refused |
-| one folder or file name of a path | MAX_NAME_CHARS = 255 characters, no NUL | refused |
-| dates (`since`, `until`) | `DATE_PATTERN`: YYYY-MM-DD (a real day), or 7d, 2w, 3m, 1y | refused |
-
-Every bound `check` applies is published in the HTTP and MCP schemas (maximum, maxLength,
-maxItems, pattern: `pattern_of`), so a schema-valid request is never refused for its form; the
-query bound is published as maxLength (HTTP refuses a longer one up front). The agent's words
-(`also`, `keywords`, `answer`) are checked and normalised in params.py; a phrasing or keyword
-that says what the query or an earlier one says is dropped here, before any work.
-
-Pure standard library: the CLI imports this module on its fast path (delegating to a server)
-without loading numpy, SQLite or the model.
+Each request (search, route, why, status, index here; read and related in note_requests.py; the
+fields they share in fields.py) is a frozen dataclass whose client-settable fields are declared
+once with `param()` (params.py), beside its `Operation`: what each driver calls it, and `sent_to`,
+the one method of whoever answers it (`Answers`). `make()` checks any client's arguments
+(RequestError); the CLI, HTTP, MCP and web drivers are built from the requests' `PARAMS` and
+`OPERATION`, and every bound `check` applies is published in their schemas, so a schema-valid
+request is never refused for its form. The bounds, one table: docs/design.md, "requests.py".
+Pure standard library: the CLI imports it on its fast path, without numpy, SQLite or the model.
 """
 
 from __future__ import annotations

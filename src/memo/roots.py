@@ -1,18 +1,10 @@
 """Which folder is a library: declared by its user, found by walking up, never guessed.
 
-A library's root is a folder someone made one:
-
-- `memo init`, `memo index PATH` or `memo new` wrote its marker, `_library.yaml` (under
-  MEMO_INDEX_DIR, or the user cache for a folder memo cannot write to, `library.yaml` beside
-  the library's registry instead: nothing is written beside such notes);
-- or memo's registry lies there (`_registry.yaml`, `.memo/registry.db`, or their place under
-  MEMO_INDEX_DIR / the user cache): a library made before the marker existed.
-
-Commands find the library a path lies in by walking up to the nearest declared root. Nothing is
-inferred from `_meta.yaml` files above or below a path: two people's collections side by side
-under /tmp are not one library. A read (search, route, show, status, the servers, the watcher)
-never declares; a path outside every library is a NotALibraryError that names `memo init`.
-
+A library's root is a folder where `memo init`, `memo index PATH` or `memo new` wrote its marker,
+`_library.yaml` (or `library.yaml` beside the registry, when nothing may be written beside the
+notes), or where an older memo's registry lies. Commands walk up to the nearest declared root;
+nothing is inferred from `_meta.yaml` files above or below a path, and a read never declares: a
+path outside every library is a NotALibraryError that names `memo init` (docs/design.md).
 Standard library only: the CLI finds its root before it decides whether to load anything heavy.
 """
 

@@ -5,12 +5,9 @@
     {"url": "http://127.0.0.1:8765", "pid": 1234, "host": "box", "started": <unix time>,
      "version": "0.1.0", "root": "/abs/library/root", "token": true}
 
-`token` says whether the server wants one, never what it is. The file lives beside the
-heartbeat: `<root>/.memo/server.json`, under MEMO_INDEX_DIR, or the user cache for a read-only
-root (caches.library_files). A reader trusts it only while its pid is alive on this host and
-the server answers `/health` for the same root and version (cli/delegate.py).
-
-Standard library only: the CLI reads it before deciding whether to load anything heavy.
+`token` says whether the server wants one, never what it is. The file lies beside the heartbeat
+(caches.library_files); a reader trusts it only while its pid is alive on this host and the
+server answers `/health` for the same root and version. Standard library only (the CLI's path).
 """
 
 from __future__ import annotations

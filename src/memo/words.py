@@ -1,19 +1,12 @@
 """The agent's words: what an agent adds to its question, declared once for the search and
 the route requests (requests.py) that carry them.
 
-The strongest model in the loop is the agent's own: it knows that "ярлык" is "закладка" in the
-notes and that "the vertical strip of icons" is "the ribbon". It may send, beside the question:
-
-- `also`: up to MAX_ALSO other phrasings in the notes' language (a translation, the notes' own
-  terms), each searched like the query;
-- `keywords`: up to MAX_KEYWORDS names, codes and exact terms, for the lexical leg only;
-- `answer`: one short likely answer (1-3 sentences in the notes' language), searched like a
-  phrasing and embedded as a passage (HyDE: a passage lies nearer the passage that answers
-  than a question does; its words are the notes' words too).
-
-Each is checked and normalised in params.py (NFC, whitespace collapsed, punctuation alone
-refused); `drop_repeats` drops a phrasing or keyword that says what the query says, so no word
-costs a leg twice. The bounds are published in every schema, like every other bound.
+The strongest model in the loop is the agent's own; beside the question it may send `also` (up to
+MAX_ALSO other phrasings in the notes' language, each searched like the query), `keywords` (up to
+MAX_KEYWORDS names, codes and exact terms, for the lexical leg only) and `answer` (one short likely
+answer, searched like a phrasing and embedded as a passage: HyDE). Each is checked and normalised
+in params.py; `drop_repeats` drops a phrasing or keyword that says what the query says, so no word
+costs a leg twice. The bounds are published in every schema. Why: docs/design.md.
 """
 
 from __future__ import annotations

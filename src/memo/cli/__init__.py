@@ -1,18 +1,11 @@
 """`memo` on the command line: parse arguments, build a request, print the answer.
 
-common.py    options, finding the library, errors     text.py      what a person reads
-queries.py   search, show, route, status               options.py   a request's fields as options
-indexing.py  init, index, registry rebuild, new, skill
-servers.py   mcp, serve, watch                         progress.py  index progress on stderr
-model.py     model build, model status                 delegate.py  asking a running memo serve
-
-Each command's module is imported only when that command runs (`LazyGroup`): a shell agent
-pays for every import on every call, and `memo search` handed to a running server should not
-load the code of `index` or `serve` (bench/cli.py).
-
-Every error reads alike, click's own included: `error: …` and `hint: …` on stderr, exit code 1
-(`common.fail`; `UsageFailure` for an unknown option or command, a missing argument, a value
-out of its bounds, which click would print under its usage text with exit code 2).
+Its modules, one line each: docs/design.md's map. Each command's module is imported only when
+that command runs (`LazyGroup`): a shell agent pays for every import on every call, and a
+delegated `memo search` should not load `index` or `serve` (bench/cli.py). Every error reads
+alike, click's own included: `error: …` and `hint: …` on stderr, exit code 1 (`common.fail`;
+`UsageFailure` for what click would print under its usage text with exit code 2: an unknown
+option or command, a missing argument, a value out of its bounds).
 """
 
 from __future__ import annotations

@@ -1,16 +1,12 @@
 """Handing a one-shot command to a running `memo serve`: the same answer, without a cold start.
 
-A `memo search` process pays for its imports, opening the indexes and the model's first query
-(0.6-2.7 s measured); a server for the same library has all of it warm. When one runs
-(server_file.py), `search`, `route`, `show` and `status` send their request over loopback and
-print the answer exactly as they print their own. Any failure of that path (no server, a dead
-pid, a refused or slow connection, another version, a missing token) answers in-process
-instead: delegation can make a call faster, never make it fail. `--no-server` skips it.
-
-Standard library only, and of it only `socket`: this path must not load numpy, SQLite or the
-model, and `urllib.request`/`http.client` alone (with the `email` and `ssl` modules they import)
-cost ~45 ms of a ~150 ms delegated call on these machines (bench/cli.py). The server is ours and
-on loopback, so one HTTP/1.1 request with `Connection: close`, read to the end, is all it takes.
+When a server for the same library runs (server_file.py), `search`, `route`, `show` and `status`
+send their request over loopback and print the answer exactly as they print their own. Any
+failure of that path (no server, a dead pid, a refused or slow connection, another version, a
+missing token) answers in-process instead: delegation can make a call faster, never make it
+fail. `--no-server` skips it. Standard library only, and of it only `socket` (one HTTP/1.1
+request with `Connection: close`, read to the end): this path must not load numpy, SQLite or the
+model, nor `urllib.request` (what each costs: docs/design.md).
 """
 
 from __future__ import annotations

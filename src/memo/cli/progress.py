@@ -1,21 +1,12 @@
 """Progress of `memo index` on stderr, whatever stdout is.
 
-On a terminal one line is redrawn in place; anywhere else (an agent's shell, a pipe, CI) a
-plain line is printed every EVERY seconds, so a long first index never looks hung. Both say
-the two stages of the pass (collection/sync.py): the notes read (the library is searchable
-once they are all read), then the chunks given their vectors, with the rate and the time left:
-
-    indexing collection 2/17, read 173/173 notes (2.1 MB), vectors 412/1,473 chunks
-    (12.4 chunks/s, 1 min 26 s left) Bases
-
-The notes are counted before the pass starts (`plan`: the notes each collection will read and
-their bytes, library/plan.py; without a plan, a pass over more collections than it counts,
-notes are counted as each collection begins), the chunks when the vector stage starts
-(`pending`). A note whose vectors alone will take more than LONG seconds says so once read.
-
-The time left only shrinks while the chunks do: it is told from the pass's pace
-(collection/embedding.py Pace), which falls only when the machine got slower by a fifth or
-more, and then a line of its own says so, with the load average before and after.
+On a terminal one line is redrawn in place; anywhere else (an agent's shell, a pipe, CI) a plain
+line is printed every EVERY seconds, so a long first index never looks hung. Both say the pass's
+two stages (collection/sync.py): the notes read, counted before it starts (`plan`, library/plan.py),
+then the chunks given their vectors (`pending`), with the rate and the time left; a note whose
+vectors alone take more than LONG seconds says so once read. The time left only shrinks while the
+chunks do (collection/embedding.py Pace), unless the machine got slower by a fifth or more, which
+a line of its own says, with the load average before and after (examples: docs/design.md).
 """
 
 from __future__ import annotations

@@ -2,19 +2,17 @@
 
 Rendering from the JSON form (never from live objects) keeps the text the same whichever way
 the answer came: computed in this process, or by a running `memo serve`. A search's hits, a
-route's collections, `why` and `related` are the one rendering the MCP tools use too
-(server/render.py), in the CLI's `Face`; this module adds the colour and says what goes to
-stderr.
+route's collections, `why`, `related`, `status` and `index` are the one rendering the MCP tools
+use too (server/render.py), in the CLI's `Face`; this module adds the colour and says what goes
+to stderr.
 """
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import click
 
-from ..library import coverage_lines
 from ..printable import quoted, shown
 from ..roots import MARKER
 from ..server import render
@@ -28,6 +26,7 @@ CLI = render.Face(
     bold=lambda s: click.style(s, bold=True),
     indent="  ",
     json_note=" (--json)",
+    index_detail=True,
 )
 CONFIDENCE_WORDS = {
     "high": "a good match",
@@ -91,108 +90,19 @@ def route(r: dict[str, Any]) -> None:
 
 
 def status(r: dict[str, Any]) -> None:
-    click.echo(f"root: {r['root']}")
-    colls = r["collections"]
-    if colls:
-        seen, scan = colls[0].get("watcher_last_seen"), colls[0].get("last_reconcile")
-        now = time.time()
-        click.echo(
-            "watcher: "
-            + (f"running (seen {now - seen:.0f} s ago)" if seen else "not running (memo watch)")
-            + (f", last full scan {now - scan:.0f} s ago" if scan else "")
-        )
-    for c in colls:
-        state = (
-            "not indexed"
-            if not c["indexed"]
-            else (
-                f"{c['files']} files, {c['chunks']} chunks, {c['stale']} changed since indexing, "
-                + vectors_state(c)
-                + f"embedder {c['embedder'] or 'none (lexical only)'}, "
-                + f"{c['size_bytes'] / 1e6:.1f} MB"
-                + (f", languages {c['languages']}" if c.get("languages") else "")
-            )
-        )
-        if c.get("drafted"):
-            state += ", description drafted by memo: review it"
-        if c.get("damaged"):
-            state = c["damaged"]
-        click.echo(f"{shown(c['path'])}  [{shown(c['collection'])}]  {state}")
-        for s in c.get("skipped", []):
-            click.echo(f"    skipped {s['path']}: {s['why']}")
-        for x in c.get("excluded", []):
-            n, why = x["notes"], shown(x["why"])
-            click.echo(f"    left out on purpose: {n} note{'s' if n != 1 else ''}, {why}")
-        for f in c.get("failed", []):
-            click.echo(f"    failed {f['path']}: {f['error']}")
-        for line in coverage_lines(c.get("indexed_files", [])):
-            click.echo(f"    {line}")
-    for b in r.get("broken", []):
-        click.echo(f"{b['path']}  [broken: not indexed]  {b['error']}")
-    if r.get("embed_cache"):
-        click.echo(embed_cache(r["embed_cache"]))
-    for w in r.get("warnings", []):
-        click.echo(f"warning: {w}", err=True)
-    for err in r["errors"]:
-        click.echo(f"error: {err}", err=True)
-
-
-def vectors_state(c: dict[str, Any]) -> str:
-    """The second stage of one collection's index: '' when every chunk has its vector."""
-    pending = c.get("pending") or 0
-    if not pending or not c.get("embedder"):
-        return ""
-    done = f"vectors {c['chunks'] - pending:,}/{c['chunks']:,} chunks"
-    by = c.get("embedding_by")
-    return done + (f" (being computed by memo pid {by}), " if by else " (run `memo index`), ")
-
-
-def embed_cache(c: dict[str, Any]) -> str:
-    """`memo status`'s line about the embedding cache (embed/cache.py)."""
-    if not c.get("enabled"):
-        return "embedding cache: off (MEMO_EMBED_CACHE_MB=0)"
-    size = f"{c['size_bytes'] / 2**20:.1f} MiB of {c['cap_bytes'] / 2**20:.0f} MiB"
-    rate = c.get("hit_rate")
-    looked = c["hits"] + c["misses"]
-    hits = (
-        f"hit rate {rate:.0%} ({c['hits']:,} of {looked:,} passages)"
-        if rate is not None
-        else "no lookups yet"
-    )
-    extra = f"; {c['error']}" if c.get("error") else ""
-    return f"embedding cache: {size}, {c['vectors']:,} vectors, {hits}{extra}"
-
-
-def _cached(r: dict[str, Any]) -> str:
-    n = r.get("chunks_cached") or 0
-    return f" ({n} from the cache)" if n else ""
+    head, blocks, tail = render.status_lines(r, CLI)
+    for line in head + blocks:
+        click.echo(line)
+    for line in tail:
+        click.echo(line, err=True)
 
 
 def index(r: dict[str, Any]) -> None:
-    for c in r["collections_detail"]:
-        for w in c["warnings"]:
-            click.echo(f"warning: {w}", err=True)
-    for err in r["errors"]:
-        click.echo(f"error: {err}", err=True)
-    broken = f"; {len(r['broken'])} broken, not indexed" if r.get("broken") else ""
-    if r["nothing_to_do"]:
-        skipped = f", {r['skipped']} skipped (above)" if r["skipped"] else ""
-        click.echo(
-            f"nothing to do: {r['collections']} collections, "
-            f"{r['unchanged']} files up to date{skipped}{broken} ({r['seconds']:.2f} s)"
-        )
-    else:
-        meanwhile = r.get("read_elsewhere", 0)
-        who = sorted({c["read_by"] for c in r["collections_detail"] if c.get("read_by")})
-        who = who if len(who) == 1 else ["other memo processes"]
-        by = f" (and {meanwhile} read meanwhile by {who[0]})" if meanwhile else ""
-        click.echo(
-            f"{r['collections']} collections: {r['new']} new{by}, {r['changed']} changed, "
-            f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped; "
-            f"{r['chunks_embedded']} chunks embedded{_cached(r)} in {r['seconds']:.1f} s{broken}"
-        )
-    for b in r.get("broken", []):
-        click.echo(f"broken: {b['path']}: {b['error']}")
+    head, blocks, tail = render.index_lines(r, CLI)
+    for line in tail:
+        click.echo(line, err=True)
+    for line in head + blocks:
+        click.echo(line)
 
 
 def init_plan(p: dict[str, Any]) -> None:

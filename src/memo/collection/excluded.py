@@ -1,27 +1,13 @@
 """What a library or a vault leaves out on purpose: the rules, read where people wrote them.
 
-memo never indexes (never reads) a note a rule excludes, and a sync drops the note from the
-index once a rule starts to exclude it; it comes back when the rule goes. The walk that lists
-a collection's notes (`files.note_files`) is the one place that asks, so `memo index`, the
-catch-up before a search and the watcher all follow the same rules. Sources:
-
-- `.memoignore` (gitignore syntax, parsed by `pathspec`'s `GitIgnoreSpec`): at the library
-  root (paths relative to the root) and in a collection folder (relative to that folder);
-- an Obsidian vault's own settings, in the `.obsidian/` of the nearest folder at or above the
-  collection, up to the library root (never above it); paths are relative to the vault:
-  - `app.json` `userIgnoreFilters` — Settings → Files and links → Excluded files. As Obsidian
-    reads them: an entry between slashes (`/^Archive\\//`) is a regular expression searched in
-    the note's path; any other entry is a prefix of the path (`Archive/`, `Daily/2023`);
-  - `app.json` `attachmentFolderPath` — the attachments folder (`Assets`; `./assets` is a
-    sub-folder of every note's folder; `/` and `./` are the notes' own folders: nothing);
-  - `templates.json` `folder` — the core Templates plugin's folder, and the Templater
-    plugin's `plugins/templater-obsidian/data.json` `templates_folder`: templates are
-    skeletons (`{{title}}`), not notes.
-
-A folder a rule excludes is excluded whole, as in git: nothing below it is read, and a later
-`!pattern` cannot bring a note back from inside it. Each source file is parsed once and
-again only when its (mtime, size) changes; a source that cannot be read or parsed excludes
-nothing (memo says so in `problems`).
+memo never indexes (never reads) a note a rule excludes, and a sync drops the note from the index
+once a rule starts to exclude it; it comes back when the rule goes. The walk that lists a
+collection's notes (`files.note_files`) is the one place that asks, so `memo index`, the catch-up
+and the watcher follow the same rules. Sources: `.memoignore` (gitignore syntax) at the root and
+in a collection folder, and the nearest vault's `.obsidian/` (excluded files, attachments and
+templates folders; each read as Obsidian reads it: docs/design.md). A folder excluded is excluded
+whole, as in git. A source is parsed again only when its (mtime, size) changes; one that cannot
+be read or parsed excludes nothing (memo says so in `problems`).
 """
 
 from __future__ import annotations

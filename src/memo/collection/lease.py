@@ -1,18 +1,13 @@
 """Who computes a collection's vectors: one process at a time, by a lease a crash releases.
 
-The lease is an advisory lock (`flock`) on `embed.lock` beside the index: the kernel releases
-it when its holder exits, however it exits (kill -9 included), so no stale lease outlives a
-crash. The holder writes who it is and how fast it goes into the file, so a process that
-finds the lease taken can say who is computing the vectors and about how long it will take.
-Two threads of one process open the file separately and exclude each other the same way.
-Where `fcntl` does not exist (Windows) every lease is granted: one process embeds twice at
-worst, the index stays right.
-
-Reading a collection's changed notes (the text stage) has a lease of its own, `text.lock`, the
-same way: one process reads them at a time, and the others wait for it (seconds), then find
-them read. A pass over the library (`memo index`) takes both leases of every collection it
-will do before it starts (`ahead`), so a search meanwhile neither reads those notes itself
-nor waits for them: it answers from what is indexed and says who is reading and computing.
+The lease is a `flock` on `embed.lock` beside the index: the kernel releases it however its holder
+exits (kill -9 included), so no stale lease outlives a crash. The holder writes who it is and how
+fast it goes there, so others can say who computes the vectors and about how long it will take.
+Threads of one process exclude each other the same way; without `fcntl` (Windows) every lease is
+granted (one process embeds twice at worst, the index stays right). Reading changed notes (the
+text stage) has its own lease, `text.lock`. A pass over the library takes both leases of every
+collection it will do before it starts (`ahead`), so a search meanwhile neither reads those notes
+nor waits for them: it answers from what is indexed and says who is at work.
 """
 
 from __future__ import annotations

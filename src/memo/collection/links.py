@@ -1,27 +1,12 @@
 """A note's links as Obsidian reads them, and where an index keeps them (issue 45).
 
-Extraction is pure and runs in the text stage (the chunker's pass over a note, no model): every
-wikilink `[[Note#Heading|shown]]`, embed `![[Note]]`, markdown link `[shown](Folder/Note.md)`
-and wikilink in a frontmatter value (`up: "[[Parent]]"`, Obsidian's property links), with its
-1-based line, kind, target as written (percent-decoded for a markdown link) and subpath (`A#B`
-for a heading, `^id` for a block); the words it shows are the line's (its backlink shows the
-line). A link is seen only where Obsidian interprets
-syntax (markdown.py): never inside fenced code, math, inline code or inline math, and, as
-memo's index reads a note, never inside a `%%` comment (Obsidian's own link cache does count a
-link inside a comment: a departure, so that a link a reader cannot see is no edge).
-
-`[[#Heading]]` and `[x](#Heading)` link to the note's own heading (target ''). Not a link to a
-note: an attachment (`![[image.png]]`,
-`[[Figure 1.pdf]]`: a known file extension), a URL (`[x](https://…)`, any scheme), a markdown
-destination with a literal space (Obsidian reads none either).
-
-The index keeps each note's links raw, and never resolves them (library/linkgraph.py does, at
-read time, against every collection's notes, so a note added elsewhere resolves links written
-before it): `links` (path, line, kind, target, sub, name) with `name` the casefolded
-last segment of the target (what a backlink is looked up by), `aliases` (path, alias, name)
-from the frontmatter. Both are written in the transaction that writes the note's chunks
-(`store_links`), and a trigger on `files` deletes them with the note's row, so they are never older
-or newer than the chunks.
+Extraction is pure and runs in the text stage: every wikilink, embed, markdown link and wikilink
+in a frontmatter value, with its line, kind, target as written and subpath, seen only where
+Obsidian interprets syntax (markdown.py) and never inside a `%%` comment. An attachment, a URL or
+a destination with a literal space is no link to a note. The index keeps the links raw (`links`,
+`aliases`), never resolved: library/linkgraph.py resolves them at read time. They are written in
+the transaction that writes the note's chunks (`store_links`) and a trigger on `files` deletes
+them with the note's row, so they are never older or newer than the chunks (docs/design.md).
 """
 
 from __future__ import annotations

@@ -4,11 +4,9 @@ The lexical leg reads statistics and postings, not FTS5's own `bm25()`: scores m
 with the statistics of every collection searched (search/bm25.py). The vector leg reads every
 stored vector once and scores them in memory while the index does not change (matrix.py): vec0
 stores them, its KNN is not used. Beside them, a note's chunks as `memo why` and `memo related`
-read them.
-
-Pure reads on an open `IndexStore`; healing a damaged index is the caller's business
-(`Collection.read`). A sub-path (`prefix`) and frontmatter filters narrow both legs inside
-their SQL, never by dropping hits afterwards (which would starve k).
+read them. Pure reads on an open `IndexStore`; healing a damaged index is the caller's business
+(`Collection.read`). A sub-path (`prefix`) and frontmatter filters narrow both legs inside their
+SQL, never by dropping hits afterwards (which would starve k).
 """
 
 from __future__ import annotations

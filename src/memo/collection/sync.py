@@ -1,15 +1,12 @@
 """Bringing one index in line with its notes, in two stages: the text first, vectors after.
 
-Stage one (`Syncer`) is what makes a note searchable: the index follows the files, never the
-other way round. A sync compares (path, mtime, size) with the `files` table (staleness.py),
-hashes only what differs, re-chunks only files whose hash changed, and writes each file's
-chunks, their FTS rows and the vectors of chunks whose text it already had (an edit of one
-section keeps the others' vectors) in one `BEGIN IMMEDIATE` transaction, so a reader never
-sees half a file and a crash (or Ctrl-C) leaves the previous state of that file. It never
-calls the model: a library of any size is searchable by the lexical leg in seconds.
-
-Stage two, every chunk still without a vector given one under the collection's lease, is
-embedding.py (`embed_pending`).
+Stage one (`Syncer`) makes a note searchable: the index follows the files, never the other way
+round. It compares (path, mtime, size) with the `files` table (staleness.py), hashes only what
+differs, re-chunks only files whose hash changed, and writes each file's chunks, FTS rows and the
+vectors of chunk texts it already had in one `BEGIN IMMEDIATE` transaction: a reader never sees
+half a file, and a crash (or Ctrl-C) leaves the file's previous state. It never calls the model,
+so any library is searchable by the lexical leg in seconds. Stage two, a vector for every chunk
+still without one, under the collection's lease, is embedding.py (`embed_pending`).
 """
 
 from __future__ import annotations

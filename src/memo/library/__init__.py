@@ -1,18 +1,6 @@
 """The library: a root folder of collections, and the operations on any path inside it.
 
-library.py      Library: the public face (index, sync, search, rank, route, why, read, status)
-targets.py      what a path names: confinement to the root, the collections it covers
-collections.py  the registry kept fresh, one Collection object per folder
-upkeep.py       the one way indexes follow the notes (index, catch-up, watcher)
-freshness.py    a search's catch-up and the receipt it returns
-evidence.py     a route's candidates re-ranked by the search itself (its evidence)
-adopt.py        `memo init`: collections proposed from the folders a vault has
-plan.py         the work an index pass will do, counted first
-why.py          `memo why`: where a note ranks for a question, or why it is absent
-related.py      `memo related`: a note's links, backlinks and nearest notes
-linkgraph.py    the links of every collection, resolved as Obsidian resolves them
-status.py       `memo status`: every collection's index and what is wrong
-
+Its modules, one line each: docs/design.md's map; library.py's `Library` is the public face.
 How a search ranks is search/ (legs, fusion, ranking); the library resolves the path, catches
 the indexes up and hands search/ the scope.
 """
@@ -23,7 +11,6 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ..collection.coverage import coverage_lines
     from ..collection.files import file_identity
     from ..collection.links import ATTACHMENTS, link_key
     from ..collection.matching import QueryTerms, runs, terms_of
@@ -38,9 +25,8 @@ if TYPE_CHECKING:
     from .upkeep import IndexReport
 
 # where each name lives, imported when a driver first asks for it: a delegated `memo search`
-# renders a server's answer with coverage_lines and must not load SQLite or numpy to do so
+# must not load SQLite or numpy to render a server's answer
 _HOMES = {
-    "coverage_lines": "..collection.coverage",
     "file_identity": "..collection.files",
     "ATTACHMENTS": "..collection.links",
     "link_key": "..collection.links",
@@ -79,7 +65,6 @@ __all__ = [
     "StatusReport",
     "SyncProgress",
     "SyncReport",
-    "coverage_lines",
     "create_collection",
     "file_identity",
     "file_kind",

@@ -1,30 +1,13 @@
 """`memo init`: an existing tree of notes proposed as collections, each described by its notes.
 
-People arrive with a vault (Obsidian, Logseq, a folder of markdown in a repository), not with
-`_meta.yaml` files. A plan follows the design's shape of a library:
-
-- each top-level folder holding notes is a collection (its sub-folders belong to it);
-- a folder far past the design's largest collection (SPLIT_ABOVE notes, twice its ~300) is
-  split by its sub-folders instead, and keeps its own loose notes as a collection of its own
-  (nested collections own their files);
-- notes lying loose at the top stay searchable: the root itself becomes a collection, which
-  holds only them;
-- folders that are collections already are kept as they are.
-
-Each description is drafted from the folder's own content, in its notes' language: its name,
-its notes' titles (the index's own, collection/markdown.py `note_title`; the larger notes
-first) and the words that set it apart from the other folders (BM25-like weight: frequent
-here, rare elsewhere). It is in Russian when Cyrillic dominates the notes (collection/lexical.py
-`dominant`, the rule every language decision uses), else in English. It is marked
-`drafted: true`, which `memo status` and the library page show as "drafted by memo: review it"
-until the line is deleted.
-
-What the library or its vault leaves out (`collection/excluded.py`: `.memoignore`, Obsidian's
-excluded files, its templates and attachments folders) is left out of the plan too, and the
-plan lists each rule it read with the notes it leaves out (`left_out`).
-
-A plan writes only `_meta.yaml` files (never over an existing one) and the root's marker;
-never a note.
+Each top-level folder holding notes is a collection (one past SPLIT_ABOVE notes is split by its
+sub-folders instead and keeps its loose notes as a collection of its own); notes loose at the
+top make the root a collection holding only them; folders that are collections stay as they are.
+Each description is drafted from the folder's own content, in its notes' language, and marked
+`drafted: true` until a person deletes the line. What the library leaves out
+(collection/excluded.py) is left out of the plan, which lists each rule with the notes it leaves
+out (`left_out`). A plan writes only `_meta.yaml` files (never over an existing one) and the
+root's marker; never a note. How a draft is made: docs/design.md, "library/adopt.py".
 """
 
 from __future__ import annotations

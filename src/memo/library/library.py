@@ -2,16 +2,10 @@
 
 This is the public face of memo's core. Each operation takes a request (requests.py) or the
 same arguments as keywords, and returns a typed result whose `to_dict()` is what the CLI's
-`--json`, the HTTP API and the MCP tools print:
-
-    with Library.from_env("~/notes/memo") as lib:
-        lib.index()
-        for hit in lib.search("work", "policy based routing", k=5).hits:
-            print(f"{hit.path}:{hit.line}", hit.heading)
-
-Where the work is done: targets.py (what a path names), upkeep.py (indexes follow notes),
-collections.py (the registry and the Collection objects), evidence.py (a route's evidence);
-the ranking itself is search/. Warnings travel in the results, never in shared state.
+`--json`, the HTTP API and the MCP tools print (an example: memo/__init__.py). The work is done
+in targets.py (what a path names), upkeep.py (indexes follow notes), collections.py (the
+registry and the Collection objects) and evidence.py (a route's evidence); the ranking itself
+is search/. Warnings travel in the results, never in shared state.
 """
 
 from __future__ import annotations

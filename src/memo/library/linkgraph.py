@@ -2,33 +2,12 @@
 
 Each index keeps its notes' links as written (collection/links.py); they are resolved here, at
 read time, against the notes of every collection, so a note added anywhere resolves the links
-written before it without touching the notes that hold them.
-
-How Obsidian resolves a link (`getFirstLinkpathDest`, observed on Obsidian 1.13.7 by the
-markdown-vault-mcp project, and its help: Linking notes and files/Internal links.md), and what
-memo does:
-
-- names are compared as Obsidian compares them: case-insensitively (`[[log]]` opens `Log.md`),
-  Unicode NFC, `.md` optional in any case; a markdown link's destination is percent-decoded
-  and looked up like a wikilink (vault-wide, not beside the linking note);
-- `[[#Heading]]`: the linking note itself (Obsidian counts it as a link to itself too);
-- `./x`, `../x`: relative to the linking note's folder, that exact path only;
-- otherwise, in order: (1) the exact path from the vault's root (`[[Folder/Note]]`,
-  `[[Note]]` for a note at the root); (2) among the notes whose path ends with the target
-  (`[[b/Note]]` finds `a/b/Note.md`), one in the linking note's own folder (an ancestor
-  folder counts for nothing); (3) the shortest path. Equal lengths, which Obsidian breaks in
-  no stable order, go to the path sharing the most folders with the linking note, then the
-  first alphabetically: a library holding one vault per language (the Obsidian Help vault's
-  `en/` and `ru/`) resolves each vault's links inside it;
-- a vault is the nearest folder holding `.obsidian/` (at or below the library root), else the
-  library root: candidates in the linking note's vault come first. A library without that
-  mark above a note may hold several vaults (the Obsidian Help vault's `en/` and `ru/`, each
-  a collection, both holding `Obsidian Headless.md`), which memo cannot tell apart from one:
-  there the linking note's collection comes first (Obsidian, in one vault, would take the
-  shortest path of all; the two differ only for a name held in two collections);
-- aliases: Obsidian never resolves a link by an alias (`[[AI]]` with `aliases: [AI]` is an
-  unresolved link there; the alias only suggests `[[Artificial Intelligence|AI]]`). memo does,
-  when no note has that path or name, and says so (`by: alias`): the writer meant that note.
+written before it without touching the notes that hold them. Names compare as Obsidian compares
+them (case-insensitively, NFC, `.md` optional); `./x` is relative to the linking note; otherwise
+the exact path from the vault's root, then a note whose path ends with the target in the linking
+note's folder, then the shortest such path (ties: most folders shared, then alphabetical), the
+linking note's vault (or collection) first. Unlike Obsidian, memo resolves an alias when nothing
+else matches, and says so (`by: alias`). The rules in full: docs/design.md, "library/linkgraph.py".
 """
 
 from __future__ import annotations

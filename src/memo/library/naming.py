@@ -1,17 +1,12 @@
 """How a library names its notes, read from the names it has: the rule `memo skill` states and
 the folder names `memo new` accepts.
 
-A library memo starts has none yet, and gets memo's: lowercase ASCII slugs
-(`kafka-consumer-lag.md`), names agents and shells handle without quoting. An adopted vault
-has its own: Obsidian titles a note by its file name, so a vault holds `Sync your notes.md`,
-`Home Lab/`, `Настройка синхронизации.md`, and telling its agent to write slugs there (or
-refusing `memo new "Home Lab"`) breaks the vault's order (issue 50, item 6).
-
-    read(root) -> Naming   what up to SAMPLE note names below the root have in common
-
-The rule stated is what most names do (MOST: their separator, their case, their alphabet); a
-name `memo new` makes may do what some of them do (SOME: spaces, capitals, other alphabets),
-and a slug is always accepted. Never a name a shell, Windows or a wikilink breaks on.
+A library memo starts gets memo's rule, lowercase ASCII slugs (`kafka-consumer-lag.md`); an
+adopted vault keeps its own (Obsidian titles a note by its file name: `Sync your notes.md`,
+`Home Lab/`), which `read(root) -> Naming` finds in up to SAMPLE note names. The rule stated is
+what most names do (MOST: their separator, case, alphabet); a name `memo new` makes may do what
+some of them do (SOME: spaces, capitals, other alphabets), and a slug is always accepted. Never a
+name a shell, Windows or a wikilink breaks on. Why: docs/design.md, "library/naming.py".
 """
 
 from __future__ import annotations

@@ -1,14 +1,12 @@
 """Counting the work of a sync before it starts, so progress can say how long it will take.
 
-    plan(parts, full) -> list[PlannedPart]   per part: the notes a sync will (re)index, sizes
-
-A sync reindexes the notes whose (mtime, size) differ from what its index holds
-(collection/staleness.py, the one rule); this says which, with their sizes, by the same stat
-walk and one read-only look at each index's `files` table, without reading a note. It is an
-estimate for people (a note touched but unchanged is counted as work): nothing decides
-anything by it, and it never writes (a damaged index counts as empty; the sync heals it).
-Only `memo index` asks (a driver sets `SyncProgress.wants_plan`), and only up to PLAN_MAX
-collections: past that, counting would cost more than it tells.
+`plan(parts, full)` lists, per part, the notes a sync will (re)index and their sizes: those whose
+(mtime, size) differ from what the index holds (collection/staleness.py, the one rule), found by
+the same stat walk and one read-only look at each index's `files` table, without reading a note.
+An estimate for people (a note touched but unchanged counts as work): nothing decides anything by
+it, and it never writes (a damaged index counts as empty; the sync heals it). Only `memo index`
+asks (`SyncProgress.wants_plan`), and only up to PLAN_MAX collections: past that, counting would
+cost more than it tells.
 """
 
 from __future__ import annotations

@@ -1,25 +1,13 @@
 """The one way indexes are brought in line with the notes, whoever asks.
 
-Three callers, one rule set:
-
-- `memo index` (and `memo_reindex`): re-scan the registry, then sync every collection of the
-  target, thoroughly (SQLite's quick_check, every unindexable note reported);
-- the catch-up before each search: sync the searched scope, so an edit made just before the
-  call is found in it;
-- the watcher: re-scan the registry, then sync the collections that own the paths its events
-  named (a note, a folder, a `_meta.yaml`), or everything for its periodic reconcile.
-
-Every pass runs in two stages (collection/sync.py): the text of every changed note of every
-collection first, so the whole scope is searchable by the lexical leg in seconds, then the
-vectors, collection by collection, each under its lease (one process embeds an index at a
-time). How much of the second stage a caller does is its `Vectors` policy: `memo index` all of
-it (waiting for another process that holds a lease, so it ends with every vector made); the
-watcher all it can (an index another process embeds is left to it); a search's catch-up a
-budget of MEMO_SEARCH_EMBED_SECONDS (`catch_up`), so no answer waits for the model (what is
-left is said in the answer's freshness receipt and warnings).
-
-Every sync that changed an index tells the registry what the collection holds now (the router
-reads it). One collection failing never stops the others: its error goes into the report.
+Three callers, one rule set: `memo index` (re-scan the registry, sync the target thoroughly), the
+catch-up before each search (sync the searched scope) and the watcher (re-scan, then sync what
+its events named, or everything to reconcile). Every pass runs in two stages
+(collection/sync.py): the text of every changed note of every collection first, then the
+vectors, collection by collection, each under its lease; how much of the second stage a caller
+does is its `Vectors` policy (`memo index` all, the watcher all it can, a search's catch-up a
+budget of MEMO_SEARCH_EMBED_SECONDS). Every sync that changed an index tells the registry; one
+collection failing never stops the others. Each caller's part: docs/design.md.
 """
 
 from __future__ import annotations

@@ -1,18 +1,12 @@
 """`memo why NOTE QUERY`: where a note ranks for a question, and what stood above it; or why it
 is not there at all.
 
-The question is ranked by the very ranking a search of the same path, question, words and
-route reads its hits from (Library.why and Library.search share it: search/ranking.py), and a
-chunk's place is the one `search --explain` gives it (`Ranking.place`: by score, ties the newer
-file first): each of the note's chunks gets its rank in each leg and in the fused list, and the
-hits above its best chunk are named. A ranking of its own, deeper, would standardise each
-leg's scores over other candidates and give other scores and places (issue 50: 19th here, 11th
-in the search). A note that is no candidate at all gets the reasons memo can name, each
-checked, not guessed: outside the path searched, in no collection, left out by a rule (which,
-and where it is written), skipped (too large, binary...), not indexed yet, lines of it indexed
-nowhere (and why), vectors still being computed, no word of the question in it, its meaning
-farther than the last candidate's, its places in legs read deeper (WHY_DEPTH) than a search
-reads them; and with `route`, a collection the router did not choose.
+The question is ranked by the very ranking a search of the same path, question, words and route
+reads its hits from (Library.why and Library.search share it: search/ranking.py), and a chunk's
+place is the one `search --explain` gives it (`Ranking.place`): each of the note's chunks gets
+its rank in each leg and in the fused list, and the hits above its best chunk are named. A note
+that is no candidate at all gets the reasons memo can name, each checked, not guessed (the list,
+and why no deeper ranking of its own: docs/design.md, "library/why.py").
 """
 
 from __future__ import annotations

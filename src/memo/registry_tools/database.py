@@ -1,17 +1,13 @@
 """The router index on disk (`.memo/registry.db`): one row per collection, FTS, vectors.
 
-- `colls`: each collection's `_meta.yaml` fields, its file stamp, its index summary, and the
-  generation of its last change; `colls_gone` the rows deleted, with theirs (readers in other
-  processes catch up by generation instead of re-reading everything);
-- `colls_fts`: stems of name, path words, description, tags and headings (`lex`) and of the
-  collection's top content stems (`body`);
-- `colls_vec`: one e5 vector per description (float32); `colls_cvec`: one centroid of the
-  collection's chunk vectors (float16), by the index signature it came from.
-
-A database built with another schema or stemmer is void: it is deleted and rebuilt (whole:
-the next refresh reads every collection's summary again). Its vectors belong to one model
-(`meta.vectors_model`): a process with another model clears the vectors alone, and a process
-without a model leaves them as they are — it never throws the content summaries away.
+Tables: `colls` (each collection's `_meta.yaml` fields, file stamp, index summary and the
+generation of its last change; `colls_gone` the rows deleted, with theirs, so readers in other
+processes catch up by generation), `colls_fts` (stems of name, path words, description, tags and
+headings as `lex`, the collection's top content stems as `body`), `colls_vec` (one e5 vector per
+description, float32) and `colls_cvec` (one centroid of the chunk vectors, float16, by the index
+signature it came from). A database of another schema or stemmer is void: deleted and rebuilt
+whole. Its vectors belong to one model (`meta.vectors_model`): a process with another model
+clears them alone, one without a model leaves them; the content summaries are never thrown away.
 """
 
 from __future__ import annotations

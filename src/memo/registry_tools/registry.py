@@ -1,16 +1,11 @@
 """The registry: every collection of a library, its `_meta.yaml`, and the router index over them.
 
-Two caches, both rebuilt from the `_meta.yaml` files whenever they are missing:
-
-- `_registry.yaml` at the library root (export.py): the human-readable list. Written by
-  `memo registry rebuild`; kept current by later refreshes once it exists (memo does not drop
-  files into a notes tree unasked).
-- `.memo/registry.db` (database.py): one row per collection, FTS over its words, one e5 vector per
-  description and one centroid per indexed collection. The router reads it (router/).
-
-A refresh (scan.py) re-reads only the metas that changed; description vectors are computed for
-new or changed descriptions only, and `embed_limit` bounds that work inside a search call (the
-rest waits for an explicit rebuild, and the router says so). The rows live in memory in a
+Two caches, both rebuilt from the `_meta.yaml` files whenever they are missing: `_registry.yaml`
+at the root (export.py), the human-readable list, written by `memo registry rebuild` and kept
+current once it exists (memo drops no file into a notes tree unasked); and `.memo/registry.db`
+(database.py), which the router reads (router/). A refresh (scan.py) re-reads only the metas that
+changed and embeds only new or changed descriptions, `embed_limit` of them inside a search call
+(the rest wait for an explicit rebuild, and the router says so). The rows live in memory in a
 RegistryView (view.py), which follows other processes' changes in place.
 """
 

@@ -1,26 +1,12 @@
 """Routing: which collections should a question be searched in.
 
-The answer's shape follows the library's size (DESIGN "Routing"), chosen from the number of
-collections the prefix covers, or forced with `strategy=`:
-
-- `flat` (up to FLAT_MAX): the whole list; every collection is returned, the best first, so an
-  agent sees all names and descriptions at once.
-- `tree` (up to TREE_MAX): the prefix filter (`work/*`) narrows the name tree, the ranking
-  orders what is left, top k; the answer also lists the sub-folders below the prefix with
-  their collection counts, so the agent can narrow further.
-- `summary` (beyond): top k (called `hybrid` before; requests.py still reads that name).
-
-The shape is decided once, in library/evidence.py (`strategy_for` and `subtree` are its parts);
-this module ranks (`summary_rank`), with one score for all three: the lexical leg (lexical_leg.py:
-BM25 over the registry's words and content stems) and the vector leg (vector_leg.py: descriptions
-and chunk centroids), each cut at DEPTH, fused by plain RRF (search/fusion.py, k =
-SUMMARY_FUSION_K). A prefix is a range of the path-sorted registry (a bisect), so it costs
-nothing at any size.
-
-Why content: a description is one line somebody wrote; questions ask about details (names,
-numbers, events) that only the notes hold. On the xquad-dev question set (bench/router.py) the
-description+headings router put the right collection in the top 5 for 0.78 of the questions;
-with the content stems and centroids, 0.99 (docs/benchmarks.md, "Routing").
+The answer's shape follows the number of collections the prefix covers (or `strategy=`): `flat`
+(up to FLAT_MAX) every collection, the best first; `tree` (up to TREE_MAX) the top k under the
+prefix, with its sub-folders and their collection counts; `summary` (beyond) the top k. The shape
+is decided in library/evidence.py; this module ranks (`summary_rank`) with one score for all
+three: the lexical leg (lexical_leg.py) and the vector leg (vector_leg.py), each cut at DEPTH,
+fused by plain RRF (search/fusion.py, k = SUMMARY_FUSION_K). A prefix is a bisected range of the
+path-sorted registry, so it costs nothing at any size. Why content: docs/design.md.
 """
 
 from __future__ import annotations

@@ -1,55 +1,13 @@
 """Fusing the lexical and vector legs into one ranked list: standardised score fusion.
 
-Each leg's scores are standardised over its own candidates (z-scores: how many standard
-deviations a chunk stands above that leg's mean for this question), and a chunk's fused score
-is its vector z plus its lexical z weighted by what the lexical leg knows of the question:
-
-- the lexical leg sees Snowball stems (collection/lexical.py), which makes it a real leg in
-  Russian (BM25 MRR@10 on ru→ru: 0.878 unstemmed, 0.953 stemmed);
-- its weight is coverage², the share of the query's content stems present in the index (a
-  question in another language has few);
-- and 0.3 of that when the question's alphabet differs from that of the vector leg's best
-  chunk (an English question answered by a Russian note: the lexical leg can only match
-  names and code);
-- a chunk below a leg's candidates has what that leg's last candidate has (the vector leg: the
-  most it can have), or a BM25 of 0 (the lexical leg: it holds none of the question's words).
-  The lexical leg is standardised over as many chunks as the vector leg saw, those it did not
-  return at 0, so a rare word's one or two matches stand far out, as they should;
-- the hybrid score is exp of the sum, so the diversity cap's "comparable" (a ratio, 0.9) is a
-  difference of 0.1 standard deviations; only order and ratios mean anything;
-- ties break by file mtime, newer first.
-
-Why scores and not ranks: Reciprocal Rank Fusion (weighted, k=10, the rule before) hears only
-the order, so a chunk the vector leg puts far above everything else counts as much as one a
-hair above its neighbour, and the margin of a clear BM25 hit had to be put back by hand (a
-boost of 1 + 5·margin). On a real vault's paraphrased questions the legs often disagree, and
-what decides them is how far each leg's choice stands out: measured (docs/benchmarks.md,
-"Ranking on a real vault"), standardised fusion lifted every tune set of the vault and held
-xquad-dev-distract; lexical weights 0.5-1.5 all did, the value is the plain 1.
-
-A chunk whose vector is still being computed (two-stage indexing: collection/sync.py) is a
-candidate of the lexical leg only. It is not punished for what the vector leg has not seen:
-its lexical rank stands in for the vector rank it lacks (the vector z of the chunk the vector
-leg has at that rank), as far as the lexical leg knows the question (coverage², and the
-cross-lingual factor, taken of its lift over the vector leg's floor), so a pending chunk that
-holds the question's words ranks as if the legs agreed, and one matched across languages by a
-name gets little. A chunk with a vector keeps its score whoever else waits for theirs; with no
-chunk pending the rule is the plain one above.
-
-A chunk is also a section of a note, and the note as a whole is a witness of what it is
-about: a hybrid search adds a quarter of the chunk's note's z, the cosine of the note's mean
-vector (the mean of its chunks') standardised over the candidates' notes (`with_notes`). A
-question about links should find its answer among the sections of the note about links
-rather than in a near section of a note about something else; the note's vector is the
-weaker witness (most of its sections do not answer), hence a quarter. Measured
-(docs/benchmarks.md, "Ranking on a real vault"): at 0.25 recall@5 level or up on both halves
-of every vault set and on every xquad-dev-distract task, recall@1 within two questions either
-way; at 0.5 English questions lost. Its cost is a detail an article mentions in passing
-(xquad-dev without distractors, en→ru recall@5 .983 → .976): the note about the question's
-subject then outranks the note that holds the answer.
-
-A search of one leg (`lex`, `vec`, or hybrid before any vector exists) ranks by that leg alone,
-as plain RRF: 1 / (k + rank).
+Each leg's scores are standardised over its own candidates (z-scores), and a chunk's fused score
+is exp(z_vec + w · z_lex), w = coverage² (the share of the query's content stems the index
+holds), times 0.3 when the question's alphabet is not that of the vector leg's best chunk. A
+chunk below a leg's candidates has that leg's last z (vector) or a BM25 of 0 (lexical); a chunk
+still waiting for its vector takes the vector z at its lexical rank, as far as the lexical leg
+knows the question. A hybrid search adds a quarter of the chunk's note's z (`with_notes`); one leg
+alone ranks by plain RRF, 1 / (k + rank). Only order and ratios mean anything; ties go to the
+newer file. Why, with the figures: docs/design.md, "Search" and "search/fusion.py".
 """
 
 from __future__ import annotations

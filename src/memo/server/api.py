@@ -1,14 +1,11 @@
 """memo over HTTP: a FastAPI app with the REST endpoints and the MCP endpoint at `/mcp`.
 
 One process, one model: the REST endpoints and the streamable-HTTP MCP transport share a
-`Service` (and so the embedder). Every failure, whatever raised it, answers with one JSON shape:
-
-    {"error": {"code": "target_error", "message": "...", "hint": "..."}}
-
-With a token configured every request, `/mcp` and `/health` included, needs
-`Authorization: Bearer <token>`; without it the server refuses to listen beyond loopback. The
-web page's paths (web/auth.py) also take the session cookie its login form sets, and nothing else
-does.
+`Service` (and so the embedder). Every failure, whatever raised it, answers with one JSON shape,
+`{"error": {"code": "target_error", "message": "...", "hint": "..."}}`. With a token configured
+every request, `/mcp` and `/health` included, needs `Authorization: Bearer <token>`; without it
+the server refuses to listen beyond loopback. The web page's paths (web/auth.py) also take the
+session cookie its login form sets, and nothing else does.
 """
 
 from __future__ import annotations

@@ -1,23 +1,12 @@
 """The HTTP API's endpoints: each builds a request (requests.py) and hands it to the Service.
 
-Each operation's endpoints are the ones its request declares (`Operation.http`: method and
-path); the checked request is `sent_to` the Service, which answers it. Nothing here spells a
-path, a field or a method name.
-
-Every body and query model is the request's declaration (server/schemas.py): the same fields,
-bounds, help and aliases as the CLI and the MCP tools (tests/test_requests.py walks them).
-JSON bodies are validated strictly, as `Request.make` checks them: `"k": "5"` or `"full": 0`
-is refused, not coerced (query strings are text, so GET parameters are read as usual). An
-argument given twice (`?k=1&k=50`, `{"query": …, "q": …}`) is refused too, not resolved by
-keeping one of them.
-
-OpenAPI tells what each endpoint answers: its result is the operation's output model
-(server/schemas.py `OUTPUTS`, which the MCP tools publish too: the two servers cannot drift
-apart), and every error it can give has the one
-shape `{"error": {"code", "message", "hint"}}` (`ErrorOut`). Results are returned as built,
-not re-serialised through the models (`response_model=None`), so the CLI's delegated output
-stays byte-identical to its own; `.ci/schemathesis-probe` checks every response against the
-published schema.
+Each operation's endpoints are the ones its request declares (`Operation.http`); the checked
+request is `sent_to` the Service. Nothing here spells a path, a field or a method name. Every
+body and query model is the request's declaration (server/schemas.py); JSON bodies are validated
+as strictly as `Request.make` checks (`"k": "5"` refused, not coerced), and an argument given
+twice is refused. An endpoint's result is its operation's output model (`OUTPUTS`, which the MCP
+tools publish too) and every error has one shape (`ErrorOut`); results are returned as built
+(`response_model=None`), so the CLI's delegated output stays byte-identical to its own.
 """
 
 from __future__ import annotations

@@ -1,17 +1,13 @@
 """What MCP hosts ask of a server in their own shapes, beside memo's tools (issue 45):
 
-- `search(query)` and `fetch(id)`, the two tools ChatGPT's deep research and connectors call
-  (OpenAI, platform.openai.com/docs/mcp, "search" and "fetch"; gbrain #4039, basic-memory's
-  ChatGPT tools): each answers exactly one text block holding a JSON object,
-  `{"results": [{"id", "title", "url", "text"}]}` and `{"id", "title", "text", "url",
-  "metadata"}`. A result's `id` is its hit's `path:line-end`, and `fetch` reads any location
-  memo prints (`path`, `path:line-end`, a note's URI), so the ids round-trip: `fetch` of a
-  result's id returns the lines that hit cited, with their `cite`; of a note's path, the note.
-  `url` is the note's `memo://` URI, which `resources/read` answers (ChatGPT cites a result
-  only when its url is a non-empty string);
-- each note as a resource, `memo://{+path}` (a resource template; text/markdown), and
-  `resources/list` a page of 200 notes at a time (`nextCursor`), walked from the disk as sync
-  walks it, so a library of 10,000 notes is listed in 50 pages, never in one answer.
+- `search(query)` and `fetch(id)`, the two tools ChatGPT's deep research and connectors call:
+  each answers one text block holding a JSON object. A result's `id` is its hit's
+  `path:line-end`, which `fetch` reads back (the ids round-trip), and its `url` the note's
+  `memo://` URI, which `resources/read` answers;
+- each note as a resource, `memo://{+path}` (text/markdown), `resources/list` a page of 200
+  notes at a time (`nextCursor`), walked from the disk as sync walks it.
+
+The shapes in full, and where they come from: docs/design.md, "server/mcp_hosts.py".
 """
 
 from __future__ import annotations

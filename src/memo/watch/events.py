@@ -1,19 +1,11 @@
 """Filesystem events -> work keys. An event is a trigger, never the truth: the hash decides.
 
-A key names what to look at again once its burst of events has been quiet:
-
-- ("file", path): one note (created, written, renamed to or from, deleted);
-- ("dir", path): a folder created, deleted or moved (its subtree, and collections in it);
-- ("meta", folder): a `_meta.yaml` created, edited or deleted (a collection appears,
-  changes or disappears);
-- ("reconcile",): a full (path, mtime, size) scan of the library; also when a file that rules
-  are read from changes (`.memoignore`, `.obsidian/app.json`, `templates.json`: excluded.py),
-  since a rule may leave out or bring back notes anywhere below it.
-
-Ignored: hidden paths (`.memo/` with the indexes, `.git/`, vim's `.note.md.swp`, editors' dot
-temp files), names starting with `~`, anything that is not a note (vim's `4913` probe, `note.md~`
-backups, sed's `sedXXXXXX` temp files), folder "modified" events (a child changed: the child's own
-event says which), opens and read-only closes.
+A key names what to look at again once its burst of events has been quiet: ("file", path) a
+note; ("dir", path) a folder created, deleted or moved; ("meta", folder) a `_meta.yaml`;
+("reconcile",) a full (path, mtime, size) scan of the library, also when a file rules are read
+from changes (excluded.py). Ignored: hidden paths, names starting with `~`, anything that is not
+a note (editors' and tools' temporary files), folder "modified" events (a child's own event says
+which) and opens and read-only closes. Examples of each: docs/design.md, "watch/events.py".
 """
 
 from __future__ import annotations

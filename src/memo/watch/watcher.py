@@ -1,21 +1,13 @@
 """`memo watch`: keep every index of a library in line with its notes, by itself.
 
-Threads (all daemons; `stop()` ends them):
-
-- watchdog's observer (inotify, or polling for FUSE/sshfs/SMB) turns filesystem events into
-  keys (`events.py`) pushed into a per-key debounce queue (`debounce.py`);
-- the *worker*, the only thread that touches the index: it pops keys whose burst has been quiet
-  for `debounce` seconds and hands their paths to `Library.sync` (which finds the owning
-  collections and syncs just those notes or folders: stat, then hash; only new chunk texts are
-  embedded). It also runs the reconcile scan (`Library.sync()` of everything: every
-  `reconcile_every` seconds, on start, and after an inotify overflow);
-- the *heartbeat*: every few seconds it writes the library's heartbeat file (read by
-  `memo status`) and checks that the root and the observer are still there.
-
-The watcher owns its own `Library`, hence its own SQLite connections: a server in the same
-process keeps its own, so no apsw connection is ever shared across threads. It may share the
-embedder (thread-safe). Every failure is logged and retried later with a backoff; nothing but
-`stop()` ends the worker.
+Three daemon threads (`stop()` ends them): watchdog's observer turns filesystem events into keys
+(`events.py`) in a per-key debounce queue (`debounce.py`); the *worker*, the only thread that
+touches the index, hands the paths of keys quiet for `debounce` seconds to `Library.sync` and
+runs the reconcile scan (on start, every `reconcile_every` seconds, after an inotify overflow);
+the *heartbeat* writes the library's heartbeat file and checks that the root and the observer are
+still there. The watcher owns its `Library`, so no apsw connection is shared across threads (the
+embedder may be). Every failure is logged and retried later with a backoff; nothing but `stop()`
+ends the worker.
 """
 
 from __future__ import annotations

@@ -1,18 +1,11 @@
 """Who may see the page: a login form for servers with a token, loopback hosts for the rest.
 
-With a token (`memo serve --token T`), the API and /mcp accept only `Authorization: Bearer T`
-(api.BearerToken). A browser cannot send that header from a link or a form, so the page asks
-for the token once and sets a cookie; the cookie opens the page and nothing else:
-
-- The cookie holds an HMAC of the token, not the token: a cookie read from a browser profile
-  cannot be replayed as a bearer token against the API.
-- It is HttpOnly (no script reads it) and SameSite=Strict (no other site's link, form or
-  fetch carries it), so a malicious page can neither read results nor make the browser search.
-- Pages are GET-only; the one POST (the login) compares the token in constant time.
-
-Without a token the server listens on loopback only (run.py refuses otherwise); the pages then
-also check the `Host` header is a loopback name, which defeats DNS rebinding (a hostile site
-resolving its own name to 127.0.0.1 to read the page).
+With a token (`memo serve --token T`) the API and /mcp accept only `Authorization: Bearer T`
+(api.BearerToken); a browser cannot send it from a link or a form, so the page asks for the token
+once and sets a cookie that opens the page and nothing else: an HMAC of the token, HttpOnly and
+SameSite=Strict. Pages are GET-only; the one POST (the login) compares the token in constant
+time. Without a token the server listens on loopback only (run.py refuses otherwise), and the
+pages also check that the `Host` header is a loopback name. Why each: docs/design.md.
 """
 
 from __future__ import annotations

@@ -1,25 +1,12 @@
 """A note's lines as written, each decorated for reading: the note page's view of a note.
 
-The page shows the file, not the index's reading of it (collection/markdown.py reads
-wikilinks as their words, callouts without their markers, comments and embedded images as
-nothing): every character of every line is on the page, in order, as `memo show` prints it,
-and `path:line` lands on that line. Markup is kept and marked up, never removed:
-
-- a wikilink `[[Note#Heading|shown]]` is a link to the note it opens (as `memo related`
-  resolved it: `Targets`), its brackets and target dimmed, its shown words as they are;
-  a markdown link to a note likewise, one to an http(s) address opens it;
-- an embed `![[x.jpg#outline]]`, `![alt](pic.png)` is its source text, labelled by what it
-  embeds (image, audio, video, file); a note embedded (`![[Other note]]`) links to that note;
-- a callout (`> [!tip]- Title` and the quoted lines after it) is a box of its type, its
-  `[!tip]-` marker a badge; a quote's `>` markers are dimmed;
-- `%%…%%` and `<!-- … -->` comments are dimmed, over several lines too; frontmatter, fenced
-  code, block math, tables and headings are set as such; block ids (`^id`) dimmed;
-- a line the index reads as nothing says why in its tooltip (markdown.read_lines' reasons).
-
-Decoration only wraps text in elements (labels are CSS-generated, outside the text): the
-text of a line's element is exactly the file's line (tests/test_web.py checks it in
-Chromium, line by line). Syntax is decorated only where Obsidian interprets it: never in
-fenced code, block math, inline code or inline math. Every piece is escaped (`Markup`).
+The page shows the file, not the index's reading of it: every character of every line is on the
+page, in order, as `memo show` prints it, and `path:line` lands on that line. Markup is kept and
+marked up, never removed (links open their notes, embeds are labelled, callouts boxed, comments
+dimmed; a line the index reads as nothing says why in its tooltip). Decoration only wraps text in
+elements, so a line's element text is exactly the file's line (tests/test_web.py checks it in
+Chromium); syntax is decorated only where Obsidian interprets it, never in code or math, and
+every piece is escaped (`Markup`). Each construct: docs/design.md, "server/web/source.py".
 """
 
 from __future__ import annotations

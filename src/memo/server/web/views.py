@@ -16,13 +16,14 @@ from urllib.parse import urlencode
 
 from markupsafe import Markup
 
-from ...library import Entry, StatusReport, coverage_lines
+from ...library import Entry, StatusReport
 from ...library.related import RelatedResult
 from ...requests import MAX_LINES
 from ...router.route import RouteResult
 from ...search.excerpt import Excerpt
 from ...search.results import Hit, SearchResult, best_lines, snippet
 from ..render import _ago as ago
+from ..render import coverage_lines
 from .highlight import marked
 from .source import Targets, source_lines
 

@@ -1,0 +1,50 @@
+"""`memo status` and `memo index` say each fact in the same words to a person (the CLI) and to
+a model (memo_status, memo_reindex): one rendering (server/render.py), as search, why and
+route have (issue 49, item 3). The person is told more of each index; never other words."""
+
+from __future__ import annotations
+
+from memo.cli import text
+from memo.config import Settings
+from memo.library import Library
+from memo.printable import shown
+from memo.server import render
+
+
+def test_index_says_what_the_pass_did_in_one_sentence_everywhere(notes, capsys):
+    with Library(notes, None, Settings(embedder="none")) as lib:
+        first, again = lib.index("work").to_dict(), lib.index("work").to_dict()
+    for r in (first, again):
+        text.index(r)
+        person = capsys.readouterr().out.splitlines()
+        assert render.reindex_text(r).splitlines()[0] == person[0]
+    assert person[0].startswith("nothing to do: 2 collections, ")
+
+
+def test_status_says_each_collection_alike_and_tells_a_person_more(notes, capsys):
+    with Library(notes, None, Settings(embedder="none")) as lib:
+        lib.index("work")
+        r = lib.status().to_dict()
+    r["collections"][-1]["excluded"] = [{"notes": 2, "why": "a rule\nover two lines"}]
+    broken = "index unreadable (file is not a database); rebuilt on the next index or search"
+    r["collections"][-1]["damaged"] = broken
+    text.status(r)
+    person = capsys.readouterr().out.splitlines()
+    model = render.status_text(r).splitlines()
+    assert person[0] == model[0] == f"root: {r['root']}"
+    assert person[1].startswith("watcher: ") and not any(m.startswith("watcher") for m in model)
+    cooking = [line for line in person + model if line.startswith("home/cooking ")]
+    assert cooking == [
+        "home/cooking  [cooking]  not indexed yet (1 note)",
+        "home/cooking  not indexed yet (1 note)",
+    ]
+    c = next(c for c in r["collections"] if c["path"] == "work/jira")
+    counts = f"{c['files']} files, {c['chunks']} chunks, {c['stale']} changed since indexing, "
+    told = next(line for line in person if line.startswith("work/jira "))
+    assert told.startswith(f"work/jira  [jira]  {counts}embedder none (lexical only), ")
+    said = next(line for line in model if line.startswith("work/jira "))
+    assert said.startswith(f"work/jira  {counts}last indexed ")
+    last = shown(r["collections"][-1]["path"])
+    assert f"{last}  {broken}" in model and any(p.endswith(f"]  {broken}") for p in person)
+    left = "    left out on purpose: 2 notes, a rule\\nover two lines"
+    assert left in person and left in model  # one line each, its newline shown
