@@ -48,3 +48,13 @@ def test_status_says_each_collection_alike_and_tells_a_person_more(notes, capsys
     assert f"{last}  {broken}" in model and any(p.endswith(f"]  {broken}") for p in person)
     left = "    left out on purpose: 2 notes, a rule\\nover two lines"
     assert left in person and left in model  # one line each, its newline shown
+
+
+def test_a_note_that_lost_lines_is_named_with_its_count():
+    one = {"path": "a.md", "dropped": [{"first": 7, "last": 7, "why": "binary", "lost": True}]}
+    many = {"path": "b.md", "dropped": [{"first": 2, "last": 9, "why": "a table", "lost": False}]}
+    few = {"path": "c.md", "dropped": [{"first": 2, "last": 3, "why": "a table", "lost": False}]}
+    assert render.coverage_lines([one, many, few]) == [
+        "not indexed: 1 line of a.md (lines 7 binary)",
+        "not indexed: 8 lines of b.md (lines 2-9 a table)",
+    ]

@@ -278,7 +278,8 @@ def coverage_lines(files: list[dict[str, Any]]) -> list[str]:
                 else f"{d['first']} {d['why']}"
                 for d in runs[:3]
             ) + ("; …" if len(runs) > 3 else "")
-            out.append(f"not indexed: {n} lines of {f['path']} (lines {whys})")
+            noun = "line" if n == 1 else "lines"
+            out.append(f"not indexed: {n} {noun} of {f['path']} (lines {whys})")
     return out
 
 
