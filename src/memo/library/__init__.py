@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from .library import Library
     from .status import StatusReport
     from .targets import file_kind
-    from .upkeep import IndexReport
+    from .upkeep import IndexDone, IndexReport
 
 # where each name lives, imported when a driver first asks for it: a delegated `memo search`
 # renders a server's answer with coverage_lines and must not load SQLite or numpy to do so
@@ -55,6 +55,7 @@ _HOMES = {
     "Library": ".library",
     "StatusReport": ".status",
     "file_kind": ".targets",
+    "IndexDone": ".upkeep",
     "IndexReport": ".upkeep",
 }
 
@@ -73,6 +74,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ATTACHMENTS",
     "Entry",
+    "IndexDone",
     "IndexReport",
     "Library",
     "QueryTerms",
