@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import anyio
 import pytest
@@ -112,25 +113,33 @@ def test_every_field_of_every_request_reaches_every_driver(kind):
             assert f.description == p.help
             if not p.required:
                 assert f.default == (None if p.default == () else p.default)
-            for alias in p.aliases:  # an alias fills its field
-                probe = {
-                    q.name: "x" if q.kind in ("query", "location") else None
-                    for q in params.values()
-                    if q.required
-                }
-                value = {
-                    "int": p.low or 1,
-                    "bool": True,
-                    "tags": ["a"],
-                    "phrasings": ["a"],
-                    "keywords": ["a"],
-                    "locations": ["a.md"],
-                }.get(p.kind, "v")
-                if p.kind == "choice":
-                    value = p.choices[-1]
-                probe = {k: v for k, v in probe.items() if k != p.name}
-                got = http_model.model_validate({**probe, alias: value})
-                assert getattr(got, p.name) == value, (name, alias)
+    # HTTP: what it reads (a JSON body, a query string), an alias filling its field
+    for p in params.values():
+        for alias in p.aliases:
+            probe = {q.name: "x.md" for q in params.values() if q.required and q.name != p.name}
+            value = {
+                "int": p.low or 1,
+                "bool": True,
+                "tags": ["a"],
+                "phrasings": ["a"],
+                "keywords": ["a"],
+                "locations": ["a.md"],
+            }.get(p.kind, "v.md")
+            if p.kind == "choice":
+                value = p.choices[-1]
+            body = endpoints.body_arguments(
+                json.dumps({**probe, alias: value}).encode(), "application/json"
+            )
+            text = [
+                (k, str(v).lower() if isinstance(v, bool) else str(v)) for k, v in probe.items()
+            ]
+            text += (
+                [(alias, v) for v in value] if isinstance(value, list) else [(alias, str(value))]
+            )
+            for arguments in (body, endpoints.query_arguments(request, text)):
+                got = request.make_exact(arguments)
+                want = tuple(value) if isinstance(value, list) else value
+                assert getattr(got, p.name) == want, (alias, arguments)
     # MCP
     schema = _MCP[op.tool]
     assert set(schema["properties"]) == set(params)

@@ -13,11 +13,11 @@ Pure standard library, like requests.py.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, Self, TypeVar, dataclass_transform
 
-from .params import Param, RequestError, check, param, params_of
+from .params import ArgumentError, Param, RequestError, check, param, params_of
 
 
 # ---------------------------------------------------------------------- who answers
@@ -75,21 +75,40 @@ class _Request:
         """A checked request from positional arguments (in declaration order) and keywords
         (names or their aliases); RequestError names the first bad argument."""
         names = [p.name for p in cls.PARAMS]
-        takes = f"The arguments are {', '.join(names)}."
         if len(args) > len(names):
-            raise RequestError(f"too many arguments ({len(args)})", takes)
-        values = dict(zip(names, args, strict=False))
-        given = {n: n for n in values}  # field -> the name it was given by
+            raise RequestError(f"too many arguments ({len(args)})", cls._takes())
+        return cls._made([*zip(names, args, strict=False), *kwargs.items()], exact=False)
+
+    @classmethod
+    def make_exact(cls, arguments: Iterable[tuple[str, Any]]) -> Self:
+        """A checked request from (name or alias, value) pairs, each value as the published
+        schemas state it (`check`'s `exact`: no lenient reading): what the HTTP API reads."""
+        return cls._made(list(arguments), exact=True)
+
+    @classmethod
+    def _takes(cls) -> str:
+        return f"The arguments are {', '.join(p.name for p in cls.PARAMS)}."
+
+    @classmethod
+    def _made(cls, arguments: list[tuple[str, Any]], exact: bool) -> Self:
+        """Every argument named once (ArgumentError for a name no field has, RequestError for
+        one given twice), then each checked; the request built from them."""
+        names = [p.name for p in cls.PARAMS]
         aliases = cls.aliases()
-        for key, value in kwargs.items():
+        values: dict[str, Any] = {}
+        given: dict[str, str] = {}  # field -> the name it was given by
+        for key, value in arguments:
             name = key if key in names else aliases.get(key)
             if name is None:
-                raise RequestError(f"unknown argument {key!r}", takes)
+                raise ArgumentError(f"unknown argument {key!r}", cls._takes())
             if name in values:
                 also = f" (as {given[name]} and {key})" if given[name] != key else ""
-                raise RequestError(f"{name} given twice{also}", takes)
+                raise RequestError(f"{name} given twice{also}", cls._takes())
             values[name], given[name] = value, key
-        checked = {p.name: check(p, values.get(p.name)) for p in cls.PARAMS}
+        checked = {
+            p.name: check(p, values[p.name], exact) if p.name in values else check(p, None)
+            for p in cls.PARAMS
+        }
         said = [
             f"{p.name} '{old}' is now called '{new}': send {p.name}='{new}'"
             for p in cls.PARAMS

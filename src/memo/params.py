@@ -28,6 +28,9 @@ same); one equal to another after casefolding is dropped. A word of punctuation 
 `[[##`: markdown an agent rightly names) is taken, then left out of the search with a warning
 (words.py `drop_unsearchable`): the index holds words, not syntax.
 
+The CLI and the MCP tools are read leniently, as the table says; the HTTP API `exact`ly, as the
+published schemas state each field (`lenient` names what differs), its refusals ArgumentError.
+
 Pure standard library: the CLI imports this on its fast path.
 """
 
@@ -51,6 +54,12 @@ class RequestError(MemoError):
     hint = "Check the arguments against the request's declaration (`--help`, /docs)."
 
 
+class ArgumentError(RequestError):
+    """One argument outside its declaration: a name no field has, a required one missing, a
+    value of another type, beyond its bounds or not of its form (what a published schema
+    refuses; over HTTP an `invalid_request`)."""
+
+
 KINDS = (
     *("path", "location", "locations", "query", "text", "int", "bool", "choice", "tags"),
     *("phrasings", "keywords", "answer"),
@@ -58,11 +67,12 @@ KINDS = (
 WORDS = ("phrasings", "keywords", "answer")  # the agent's words: normalised, deduplicated
 LISTS = ("tags", "phrasings", "keywords", "locations")  # sent as a list (or one string)
 BLANK_IS_DEFAULT = ("path", "choice", *LISTS, "answer")  # '' for these: not given
+BLANK_IS_PATH = ("path",)  # ... as the schemas publish them: '' is a path (the default)
 META = "memo"  # the key of the declaration in a field's metadata
 
-# The forms `check` accepts, as regular expressions Python, JSON Schema (ECMA-262) and
-# pydantic's Rust engine read the same way: `check` full-matches them and the schemas publish
-# them anchored (`published`), but for the SEARCHED kinds, whose pattern need only occur.
+# The forms `check` accepts, as regular expressions Python and JSON Schema (ECMA-262) read the
+# same way: `check` full-matches them and the schemas publish them anchored (`published`), but
+# for the SEARCHED kinds, whose pattern need only occur.
 MAX_NAME_CHARS = 255  # one folder or file name (NAME_MAX is 255 bytes on Linux and macOS)
 _NAME = f"[^/\\x00]{{0,{MAX_NAME_CHARS}}}"
 PATH_PATTERN = f"(?:{_NAME}/)*{_NAME}"  # no NUL, no name longer than MAX_NAME_CHARS
@@ -150,9 +160,14 @@ class Param:
     def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
 
-    def refused(self, message: str) -> RequestError:
+    def refused(self, message: str, error: type[RequestError] = ArgumentError) -> RequestError:
         """The error for a value of this field: the message, and what to send."""
-        return RequestError(message, self.hint or f"{self.name}: {self.help}")
+        return error(message, self.hint or f"{self.name}: {self.help}")
+
+    @property
+    def nullable(self) -> bool:
+        """Whether null is a value the published schemas take (it stands for the default)."""
+        return self.default in (None, ()) and not self.required
 
     @property
     def tool_help(self) -> str:
@@ -211,15 +226,40 @@ def published(p: Param) -> str | None:
     return f"^(?:{pattern})$"
 
 
-def check(p: Param, value: Any) -> Any:
-    """One argument checked against its declaration (None: the default)."""
-    if value is None or (value == "" and p.kind in BLANK_IS_DEFAULT):
+def check(p: Param, value: Any, exact: bool = False) -> Any:
+    """One argument checked against its declaration (None: the default). `exact`: as the
+    published schemas state it, without the readings a model or a shell is allowed (`lenient`)."""
+    if (value is None and (p.nullable or p.required or not exact)) or (
+        value == "" and p.kind in (BLANK_IS_DEFAULT if not exact else BLANK_IS_PATH)
+    ):
         if p.required:
             raise p.refused(f"{p.name} is required")
         if p.kind in LISTS:
             return p.default or ()
         return p.default
-    return CHECKS[p.kind](p, value)
+    if exact:
+        lenient(p, value)
+    out = CHECKS[p.kind](p, value)
+    if exact and p.kind in LISTS and p.high is not None and len(value) > p.high:
+        raise p.refused(f"{p.name} holds {len(value)} items; at most {p.high}")
+    return out
+
+
+def lenient(p: Param, value: Any) -> None:
+    """ArgumentError for what `check` reads leniently, for a model or a shell, and the
+    published schemas refuse: null for a field that is never null, one string for a list,
+    '' for a choice or an answer, a query beyond its bound (cut and said otherwise), an empty
+    location. (And, checked after it, more items in a list than its bound, repeats counted.)"""
+    if value is None:
+        raise p.refused(f"{p.name} must not be null")
+    if p.kind in LISTS and isinstance(value, str):
+        raise p.refused(f"{p.name} must be a list, not one string")
+    if p.kind == "query" and isinstance(value, str) and p.high and len(value) > p.high:
+        raise p.refused(f"{p.name} is {len(value)} characters long; the limit is {p.high}")
+    if p.kind == "location" and value == "":
+        raise p.refused(f"{p.name} is empty: give a note's path")
+    if p.kind == "locations" and isinstance(value, list) and "" in value:
+        raise p.refused(f"{p.name}[{value.index('')}] is empty: give a note's path")
 
 
 def _string(p: Param, value: Any) -> str:

@@ -9,7 +9,8 @@ tool, the HTTP method and path, the web page), and `sent_to`, the one method of 
 answers it (`Answers`: `Library`, the servers' `Service`) that it calls: a reader greps
 `.search(` and finds every caller. Every driver is derived from them:
 
-- `make()` checks any client's arguments (RequestError, a MemoError that says what to send);
+- `make()` checks any client's arguments (RequestError, a MemoError that says what to send),
+  `make_exact()` the HTTP API's, as the published schemas state them: the one check of each;
 - the CLI commands and options (cli/queries.py, cli/options.py), the HTTP endpoints, bodies and
   query models (server/endpoints.py, server/schemas.py), the MCP tools (server/mcp_tools.py) and
   the web pages and form bounds (server/web/pages.py) are built from the requests' `PARAMS`

@@ -14,7 +14,7 @@ from functools import reduce
 from types import UnionType
 from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from ..library import IndexDone, StatusReport
 from ..library.related import RelatedResult
@@ -22,18 +22,15 @@ from ..library.why import WhyResult
 from ..outputs import Published, default_of, doc_of
 from ..params import LISTS, WORDS, published
 from ..requests import (
-    REQUESTS,
     IndexRequest,
     Param,
     ReadRequest,
     RelatedRequest,
-    RequestError,
     RouteRequest,
     SearchRequest,
     StatusRequest,
     WhyRequest,
     _Request,
-    check,
 )
 from ..router.route import RouteResult
 from ..search.excerpt import Excerpt
@@ -53,8 +50,7 @@ def annotation(p: Param) -> Any:
         base = list[_item(p)]  # type: ignore[misc]  # an item type built from the declaration
     else:
         base = str
-    optional = p.default in (None, ()) and not p.required
-    return base | None if optional else base
+    return base | None if p.nullable else base
 
 
 def _item(p: Param) -> Any:
@@ -66,10 +62,10 @@ def _item(p: Param) -> Any:
     return Annotated[str, Field(max_length=p.longest, pattern=published(p))]
 
 
-def field(p: Param, *, alias: bool = True, with_default: bool = True, brief: bool = False) -> Any:
+def field(p: Param, *, with_default: bool = True, brief: bool = False) -> Any:
     """The pydantic Field of one Param: default, every bound `check` applies (the JSON Schema
     publishes them: a schema-valid request is never refused for its form), help (`brief`: the
-    MCP tool list's, read every turn), and (for HTTP) its aliases."""
+    MCP tool list's, read every turn). The aliases are `make`'s to read, never published."""
     kw: dict[str, Any] = {"description": p.tool_help if brief else p.help}
     if with_default:
         kw["default"] = default(p)
@@ -81,8 +77,6 @@ def field(p: Param, *, alias: bool = True, with_default: bool = True, brief: boo
         high = p.high if p.kind not in WORDS else p.longest
         kw.update(max_length=high, min_length=1 if p.kind == "location" else None)
         kw["pattern"] = published(p)
-    if alias and p.aliases:
-        kw["validation_alias"] = AliasChoices(p.name, *p.aliases)
     return Field(**{k: v for k, v in kw.items() if v is not None or k == "default"})
 
 
@@ -91,11 +85,11 @@ def default(p: Param) -> Any:
 
 
 def model(request: type[_Request], name: str) -> type[BaseModel]:
-    """The request as an HTTP body or query model: unknown names refused, aliases accepted."""
+    """The request as OpenAPI publishes an HTTP body or query model: unknown names refused."""
     fields = {}
     for p in request.PARAMS:
         fields[p.name] = (annotation(p), field(p))
-    config = ConfigDict(extra="forbid", populate_by_name=True)
+    config = ConfigDict(extra="forbid")
     return create_model(name, __config__=config, **fields)  # type: ignore[call-overload]  # fields built at run time
 
 
@@ -114,32 +108,10 @@ def tool_signature(request: type[_Request], returns: Any) -> inspect.Signature:
                 p.name,
                 inspect.Parameter.KEYWORD_ONLY,
                 default=given,
-                annotation=Annotated[kind, field(p, alias=False, with_default=False, brief=True)],
+                annotation=Annotated[kind, field(p, with_default=False, brief=True)],
             )
         )
     return inspect.Signature(params, return_annotation=returns)
-
-
-# every field of every request, by name (a name means one thing in every request that has it)
-PARAMS: dict[str, Param] = {p.name: p for r in REQUESTS.values() for p in r.PARAMS}
-
-
-def explain(err: Any, where: str) -> str:
-    """One pydantic error about an argument as a sentence: the declaration's own (`check`) when
-    it refuses the value too, else pydantic's message with the argument's name."""
-    if err["type"] == "extra_forbidden":
-        return f"unknown argument {where!r}"
-    name, _, index = where.partition(".")
-    if name in PARAMS:
-        p = PARAMS[name]
-        try:
-            check(
-                p, [err.get("input")] if index.isdigit() and p.kind in LISTS else err.get("input")
-            )
-        except RequestError as refused:
-            return str(refused).replace(f"{name}[0]", f"{name}[{index}]")
-    msg = str(err.get("msg", "not valid"))
-    return f"{where}: {msg[:1].lower()}{msg[1:]}"
 
 
 # ---------------------------------------------------------------------- what each one answers
