@@ -105,9 +105,7 @@ class ReadRequest(_Request):
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
         at = cls.param("path")
         if not checked["path"]:
-            raise at.refused(
-                "path is required: a note's path, e.g. from a search hit", RequestError
-            )
+            raise at.refused(REQUIRED, RequestError)
         path, line, lines = cls._where(at, checked["path"], checked["line"], checked["lines"])
         for other in checked["paths"]:
             cls._where(cls.param("paths"), other, None, None)  # refused now, not half-way
@@ -205,9 +203,7 @@ class RelatedRequest(_Request):
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
         at = cls.param("path")
         if not checked["path"]:
-            raise at.refused(
-                "path is required: a note's path, e.g. from a search hit", RequestError
-            )
+            raise at.refused(REQUIRED, RequestError)
         path, line, _ = located(at, checked["path"], checked["line"])
         return cls(
             path=path, line=line, k=checked["k"], max_tokens=checked["max_tokens"], said=tuple(said)

@@ -17,7 +17,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, Self, TypeVar, dataclass_transform
 
-from .params import ArgumentError, Param, RequestError, check, param, params_of
+from .params import (
+    ArgumentError,
+    Param,
+    RequestError,
+    check,
+    group,
+    grouped,
+    param,
+    params_of,
+    ungrouped,
+)
 
 
 # ---------------------------------------------------------------------- who answers
@@ -119,7 +129,13 @@ class _Request:
 
     @classmethod
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
-        return cls(**checked, said=tuple(said))
+        return cls._of(checked, said=tuple(said))
+
+    @classmethod
+    def _of(cls, checked: dict[str, Any], **own: Any) -> Self:
+        """The request made of its checked arguments (a group's members as the group's one
+        value: `grouped`) and its own fields."""
+        return cls(**grouped(cls, checked), **own)
 
     def warnings(self) -> list[str]:
         """What the request itself has to say to the reader of the result."""
@@ -131,7 +147,7 @@ class _Request:
 
     def to_dict(self) -> dict[str, Any]:
         """The request as the HTTP API reads it (a body or query; the CLI's delegation)."""
-        fields = dataclasses.asdict(self)
+        fields = ungrouped(self)
         out = {p.name: fields[p.name] for p in self.PARAMS}
         out = {k: (list(v) or None) if isinstance(v, tuple) else v for k, v in out.items()}
         return {k: v for k, v in out.items() if v is not None}
@@ -140,7 +156,7 @@ class _Request:
 R = TypeVar("R", bound=_Request)
 
 
-@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(param,))
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(param, group))
 def declared(operation: Operation) -> Callable[[type[R]], type[R]]:
     """A request class as a frozen, keyword-only dataclass, named by `operation`, its PARAMS
     read off the fields `param()` declares."""

@@ -69,6 +69,7 @@ LISTS = ("tags", "phrasings", "keywords", "locations")  # sent as a list (or one
 BLANK_IS_DEFAULT = ("path", "choice", *LISTS, "answer")  # '' for these: not given
 BLANK_IS_PATH = ("path",)  # ... as the schemas publish them: '' is a path (the default)
 META = "memo"  # the key of the declaration in a field's metadata
+GROUP = "memo.group"  # ... of a field's members, declared each with its own (`group`)
 
 # The forms `check` accepts, as regular expressions Python and JSON Schema (ECMA-262) read the
 # same way: `check` full-matches them and the schemas publish them anchored (`published`), but
@@ -189,16 +190,48 @@ def param(default: Any = MISSING, **declared: Any) -> Any:
     return dataclasses.field(default=default, metadata=meta)
 
 
+def group(value: Any, **members: Any) -> Any:
+    """A request's field that is several to a client (the agent's words: `also`, `keywords`,
+    `answer`), each member declared with `param()`: one field of the request, its value
+    `value`'s type made of the members' values (`grouped`), and a field of every driver each."""
+    return dataclasses.field(default=value, metadata={GROUP: members})
+
+
 def params_of(cls: type) -> tuple[Param, ...]:
-    """Every declared field of a request class, in declaration order."""
+    """Every declared field of a request class, in declaration order (a group's members in
+    its place)."""
     out = []
     for f in dataclasses.fields(cls):
-        if META not in f.metadata:
-            continue
-        required = f.default is MISSING
-        default = None if required else f.default
-        out.append(Param(f.name, default=default, required=required, **f.metadata[META]))
+        for name, declared in f.metadata.get(GROUP, {f.name: f}).items():
+            if META in declared.metadata:
+                required = declared.default is MISSING
+                default = None if required else declared.default
+                out.append(
+                    Param(name, default=default, required=required, **declared.metadata[META])
+                )
     return tuple(out)
+
+
+def grouped(cls: type, checked: dict[str, Any]) -> dict[str, Any]:
+    """A request's checked arguments as its fields: each group's members as its one value."""
+    out = dict(checked)
+    for f in dataclasses.fields(cls):
+        if GROUP in f.metadata:
+            kind: Any = type(f.default)  # the group's value: its own type, of its members
+            out[f.name] = kind(**{n: out.pop(n) for n in f.metadata[GROUP]})
+    return out
+
+
+def ungrouped(request: Any) -> dict[str, Any]:
+    """A request's fields as its arguments, each group's members one by one."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(request):
+        value = getattr(request, f.name)
+        if GROUP in f.metadata:
+            out |= {n: getattr(value, n) for n in f.metadata[GROUP]}
+        else:
+            out[f.name] = value
+    return out
 
 
 def pattern_of(p: Param) -> str | None:

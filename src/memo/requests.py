@@ -45,7 +45,6 @@ from __future__ import annotations
 
 from typing import Any, Protocol, Self
 
-from . import words
 from .fields import (
     DEFAULT_K,
     DEFAULT_RELATED_K,
@@ -71,6 +70,7 @@ from .fields import (
     k_field,
     path_field,
     query_field,
+    words_field,
 )
 from .note_requests import NoteAnswers, ReadRequest, RelatedRequest, located
 from .operations import Answer, Operation, _Request, declared
@@ -93,7 +93,14 @@ from .params import (
     pattern_of,
     uri_location,
 )
-from .words import MAX_ALSO, MAX_ANSWER_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS
+from .words import (
+    AS_SEARCH,
+    MAX_ALSO,
+    MAX_ANSWER_CHARS,
+    MAX_KEYWORD_CHARS,
+    MAX_KEYWORDS,
+    AgentWords,
+)
 
 __all__ = [  # what the drivers read here of the modules the requests are made with
     "MODES",
@@ -207,11 +214,7 @@ class SearchRequest(_Request):
         brief="Cap hits per note (default: on for k >= 5).",
         flag="--diverse",
     )
-    also: tuple[str, ...] = words.also(
-        MAX_QUERY_CHARS
-    )  # other phrasings of the question, fused into one ranking
-    keywords: tuple[str, ...] = words.keywords()  # exact terms: the lexical leg's
-    answer: str | None = words.answer()  # a likely answer: the vector leg's
+    words: AgentWords = words_field()  # also, keywords, answer: the agent's own (words.py)
     explain: bool = param(
         False,
         kind="bool",
@@ -229,7 +232,7 @@ class SearchRequest(_Request):
     @classmethod
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
         cut_from = asked(checked, said)
-        return cls(**checked, cut_from=cut_from, said=tuple(said))
+        return cls._of(checked, cut_from=cut_from, said=tuple(said))
 
 
 @declared(
@@ -270,9 +273,7 @@ class RouteRequest(_Request):
     max_tokens: int | None = budget_field(
         "the collections and their best hits (the ones that do not fit left out)"
     )
-    also: tuple[str, ...] = words.also(MAX_QUERY_CHARS, words.AS_SEARCH)
-    keywords: tuple[str, ...] = words.keywords(words.AS_SEARCH)
-    answer: str | None = words.answer(words.AS_SEARCH)
+    words: AgentWords = words_field(AS_SEARCH)
     cut_from: int = 0
 
     def sent_to(self, to: Answers) -> Answer:
@@ -281,7 +282,7 @@ class RouteRequest(_Request):
     @classmethod
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
         cut_from = asked(checked, said)
-        return cls(**checked, cut_from=cut_from, said=tuple(said))
+        return cls._of(checked, cut_from=cut_from, said=tuple(said))
 
 
 @declared(
@@ -370,9 +371,7 @@ class WhyRequest(_Request):
         high=MAX_ROUTE_K,
         flag="--route",
     )
-    also: tuple[str, ...] = words.also(MAX_QUERY_CHARS, words.AS_SEARCH)
-    keywords: tuple[str, ...] = words.keywords(words.AS_SEARCH)
-    answer: str | None = words.answer(words.AS_SEARCH)
+    words: AgentWords = words_field(AS_SEARCH)
     cut_from: int = 0
 
     def sent_to(self, to: Answers) -> Answer:
@@ -382,7 +381,7 @@ class WhyRequest(_Request):
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
         cut_from = asked(checked, said)
         checked["path"], _, _ = located(cls.param("path"), checked["path"], None)
-        return cls(**checked, cut_from=cut_from, said=tuple(said))
+        return cls._of(checked, cut_from=cut_from, said=tuple(said))
 
 
 # operation name -> its request: every driver's table is read off this one

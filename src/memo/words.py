@@ -1,5 +1,5 @@
-"""The agent's words: what an agent adds to its question, declared once for the search and
-the route requests (requests.py) that carry them.
+"""The agent's words: what an agent adds to its question, declared once (`AgentWords`, a
+request's `words`: fields.py `words_field`) for the requests that carry them (requests.py).
 
 The strongest model in the loop is the agent's own: it knows that "ярлык" is "закладка" in the
 notes and that "the vertical strip of icons" is "the ribbon". It may send, beside the question:
@@ -18,6 +18,7 @@ costs a leg twice. The bounds are published in every schema, like every other bo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from .params import param, same
@@ -49,6 +50,16 @@ ALSO_BRIEF = "Other phrasings in the notes' language: a translation, their own t
 KEYWORDS_BRIEF = "Names, codes, exact terms the answer holds."
 ANSWER_BRIEF = "A likely answer, 1-3 sentences in the notes' language."
 AS_SEARCH = "As memo_search's."
+
+
+@dataclass(frozen=True, slots=True)
+class AgentWords:
+    """The agent's words of a request (its `words`: fields.py `words_field`), each a field of
+    its own to every driver."""
+
+    also: tuple[str, ...] = ()  # other phrasings of the question, fused into one ranking
+    keywords: tuple[str, ...] = ()  # exact terms: the lexical leg's
+    answer: str | None = None  # a likely answer: the vector leg's
 
 
 def also(longest: int, brief: str = ALSO_BRIEF) -> Any:

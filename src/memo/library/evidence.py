@@ -83,8 +83,8 @@ def route_by_evidence(
     if total == 0:
         where = f" under {req.prefix}" if req.prefix else ""
         warnings.insert(0, f"no collection{where}: a collection is a folder holding _meta.yaml")
-    if req.also and limit is not None:
-        more = [summary_rank(reg, q, mask, limit, vectors.get)[0] for q in req.also]
+    if req.words.also and limit is not None:
+        more = [summary_rank(reg, q, mask, limit, vectors.get)[0] for q in req.words.also]
         ranked = _union(ranked, more, limit)
     candidates = [c.path for c in ranked]
     # Only collections that have an index: a route never creates one (it only reads).
