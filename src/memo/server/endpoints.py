@@ -68,13 +68,9 @@ def _json_type(value: Any) -> str:
     """What a JSON value is, in words: an array, a string, a number, true, false, null."""
     if isinstance(value, bool) or value is None:
         return json.dumps(value)
-    return (
-        "an array"
-        if isinstance(value, list)
-        else "a string"
-        if isinstance(value, str)
-        else "a number"
-    )
+    if isinstance(value, list):
+        return "an array"
+    return "a string" if isinstance(value, str) else "a number"
 
 
 def _is_json(content_type: str | None) -> bool:
