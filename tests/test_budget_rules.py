@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memo.embed.tokens import estimate_tokens as count
-from memo.router.route import Candidate
+from memo.router.route import Candidate, Evidence
 from memo.search.budget import ELLIPSIS, MIN_PIECE, fit, fit_lines, fit_route, hit_cost_text
 from memo.search.results import Hit
 
@@ -118,18 +118,13 @@ def test_the_budget_is_never_exceeded_and_accounts_for_every_hit(ts: list[str], 
 
 
 def candidate(name: str, evidence: list[str]) -> Candidate:
-    ev = [
-        {"path": f"{name}/n{i}.md", "line": 1, "heading": "H", "text": t}
-        for i, t in enumerate(evidence)
-    ]
+    ev = [Evidence(f"{name}/n{i}.md", 1, "H", t) for i, t in enumerate(evidence)]
     return Candidate(name, name, f"notes about {name}", (), 1.0, evidence=ev)
 
 
 def route_cost(c: Candidate, n: int | None = None) -> int:
     head = count(f"{c.path} {c.name} {c.description}")
-    return head + sum(
-        count(f"{h['path']}:{h['line']} {h['heading']}\n{h['text']}") for h in c.evidence[:n]
-    )
+    return head + sum(count(f"{h.path}:{h.line} {h.heading}\n{h.text}") for h in c.evidence[:n])
 
 
 def test_a_route_keeps_collections_in_order_while_they_fit() -> None:

@@ -140,8 +140,12 @@ def test_the_words_on_the_command_line(notes):
         queries.answer = real
     assert out.exit_code == 0, out.output
     (req,) = seen
-    assert req.also == ("VLAN на Linux",) and req.keywords == ("802.1Q", "trunk", "eth0")
-    assert req.answer == "Интерфейс создаётся командой ip link."
+    assert req.words.also == ("VLAN на Linux",) and req.words.keywords == (
+        "802.1Q",
+        "trunk",
+        "eth0",
+    )
+    assert req.words.answer == "Интерфейс создаётся командой ip link."
     bad = _run(notes, "route", "vlan", "--keywords", " ")
     assert bad.exit_code == 1 and "keywords[0] is empty" in bad.output
     left = _run(notes, "route", "vlan", "--keywords", "!!")

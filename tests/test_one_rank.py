@@ -50,13 +50,13 @@ def test_why_places_each_note_where_search_explain_does(lib, question, words):
     for hit in _firsts(res.hits):
         why = lib.why(hit.path, question, **words)
         best = why.chunks[0]
-        assert (why.rank, best["line"], best["score"]) == (
+        assert (why.rank, best.line, best.score) == (
             hit.explain["fused_rank"],
             hit.line,
             hit.score,
         )
         above = [(h.path, h.line) for h in res.hits[: why.rank - 1]][:5]
-        assert [(a["path"], a["line"]) for a in why.above] == above
+        assert [(a.path, a.line) for a in why.above] == above
 
 
 @pytest.mark.parametrize("question", ties.QUESTIONS[:2])
@@ -93,7 +93,7 @@ def test_why_with_a_route_places_a_note_as_the_routed_search_does(lib):
     assert len(routed) == 1
     for hit in _firsts(hits)[:10]:
         why = lib.why(hit.path, question, route=1)
-        assert (why.rank, why.chunks[0]["score"]) == (hit.explain["fused_rank"], hit.score)
+        assert (why.rank, why.chunks[0].score) == (hit.explain["fused_rank"], hit.score)
     other = next(c for c in ties.COLLECTIONS if c not in routed)
     out = lib.why(f"{other}/{other}-000.md", question, route=1)
     assert not out.found and "was not routed" in out.reasons[0]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import anyio
 import pytest
@@ -12,6 +13,7 @@ from memo.cli import cli
 from memo.config import Settings
 from memo.errors import MemoError
 from memo.library import Library
+from memo.params import GROUP, ungrouped
 from memo.requests import ReadRequest, RequestError, RouteRequest, SearchRequest
 from memo.server import endpoints, mcp_tools
 from memo.server.mcp_tools import build_mcp
@@ -27,7 +29,11 @@ INTERNAL = {"said", "cut_from"}  # what a request says itself; no client sets it
 
 
 def _fields(request) -> set[str]:
-    return {f.name for f in dataclasses.fields(request)} - INTERNAL
+    """The request's fields, a group's (the agent's words) by its members."""
+    out = set()
+    for f in dataclasses.fields(request):
+        out |= set(f.metadata.get(GROUP, {f.name: f}))
+    return out - INTERNAL
 
 
 class _NoService(Service):  # schemas only: no library is opened
@@ -112,25 +118,29 @@ def test_every_field_of_every_request_reaches_every_driver(kind):
             assert f.description == p.help
             if not p.required:
                 assert f.default == (None if p.default == () else p.default)
-            for alias in p.aliases:  # an alias fills its field
-                probe = {
-                    q.name: "x" if q.kind in ("query", "location") else None
-                    for q in params.values()
-                    if q.required
-                }
-                value = {
-                    "int": p.low or 1,
-                    "bool": True,
-                    "tags": ["a"],
-                    "phrasings": ["a"],
-                    "keywords": ["a"],
-                    "locations": ["a.md"],
-                }.get(p.kind, "v")
-                if p.kind == "choice":
-                    value = p.choices[-1]
-                probe = {k: v for k, v in probe.items() if k != p.name}
-                got = http_model.model_validate({**probe, alias: value})
-                assert getattr(got, p.name) == value, (name, alias)
+    # HTTP: what it reads (a JSON body, a query string), an alias filling its field
+    for p in params.values():
+        for alias in p.aliases:
+            probe = {q.name: "x.md" for q in params.values() if q.required and q.name != p.name}
+            value = {
+                "int": p.low or 1,
+                "bool": True,
+                "tags": ["a"],
+                "phrasings": ["a"],
+                "keywords": ["a"],
+                "locations": ["a.md"],
+            }.get(p.kind, "v.md")
+            if p.kind == "choice":
+                value = p.choices[-1]
+            body = endpoints.body_arguments(
+                json.dumps({**probe, alias: value}).encode(), "application/json"
+            )
+            given = value if isinstance(value, list) else [json.dumps(value).strip('"')]
+            text = [*probe.items(), *((alias, v) for v in given)]
+            for arguments in (body, endpoints.query_arguments(request, text)):
+                got = request.make_exact(arguments)
+                want = tuple(value) if isinstance(value, list) else value
+                assert ungrouped(got)[p.name] == want, (alias, arguments)
     # MCP
     schema = _MCP[op.tool]
     assert set(schema["properties"]) == set(params)

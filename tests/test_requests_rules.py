@@ -107,12 +107,12 @@ def test_an_integer_is_an_int_not_a_bool_a_string_or_a_float(bad):
 
 def test_defaults_apply_where_nothing_or_nothing_much_is_given():
     s = SearchRequest.make(None, "q", k=None, mode="", tags="", also="", since="", answer="")
-    assert (s.path, s.k, s.mode, s.tags, s.also, s.since) == (".", 8, "hybrid", (), (), None)
+    assert (s.path, s.k, s.mode, s.tags, s.words.also, s.since) == (".", 8, "hybrid", (), (), None)
     assert (s.route, s.max_tokens, s.diverse, s.until) == (None, None, None, None)
-    assert (s.keywords, s.answer) == ((), None)
+    assert (s.words.keywords, s.words.answer) == ((), None)
     r = RouteRequest.make("q", strategy="", prefix="", keywords="")
-    assert (r.k, r.strategy, r.prefix, r.also) == (rq.DEFAULT_ROUTE_K, "auto", None, ())
-    assert (r.keywords, r.answer) == ((), None)
+    assert (r.k, r.strategy, r.prefix, r.words.also) == (rq.DEFAULT_ROUTE_K, "auto", None, ())
+    assert (r.words.keywords, r.words.answer) == ((), None)
     assert StatusRequest.make().path == "." and StatusRequest.make("").path == "."
     assert IndexRequest.make().full is False and IndexRequest.make(".", True).full is True
     assert SearchRequest.make("   ", "q").path == "."  # blank: the whole library
@@ -209,15 +209,15 @@ def test_a_choice_a_flag_and_a_list_refuse_what_they_are_not():
 
 def test_phrasings_are_cleaned_and_bounded():
     s = SearchRequest.make(".", "q", also=["  kafka   lag ", "Kafka lag", "очередь"])
-    assert s.also == ("kafka lag", "очередь")  # spaces folded; a repeat in other case dropped
-    assert SearchRequest.make(".", "q", also="one phrasing").also == ("one phrasing",)
-    assert RouteRequest.make("q", also=("a", "b", "c")).also == ("a", "b", "c")
+    assert s.words.also == ("kafka lag", "очередь")  # spaces folded; a repeat in other case dropped
+    assert SearchRequest.make(".", "q", also="one phrasing").words.also == ("one phrasing",)
+    assert RouteRequest.make("q", also=("a", "b", "c")).words.also == ("a", "b", "c")
     assert _refused(SearchRequest.make, ".", "q", also=["a", "b", "c", "d"]) == (
         "also holds 4 different ones; at most 3"
     )
-    assert SearchRequest.make(".", "q", also=["a", "b", "c", "A"]).also == ("a", "b", "c")
+    assert SearchRequest.make(".", "q", also=["a", "b", "c", "A"]).words.also == ("a", "b", "c")
     longest = "x" * rq.MAX_QUERY_CHARS
-    assert SearchRequest.make(".", "q", also=[longest]).also == (longest,)
+    assert SearchRequest.make(".", "q", also=[longest]).words.also == (longest,)
     said = _refused(SearchRequest.make, ".", "q", also=["a", longest + "x"])
     assert said == "also[1] is 2001 characters long; the limit is 2000"
     said = _refused(SearchRequest.make, ".", "q", also=[1])
@@ -237,25 +237,25 @@ def test_the_words_are_normalised_and_repeats_of_the_query_dropped():
         keywords=["Pin", "pin", " PIN ", "how do i pin a tab"],
         answer="  Вкладку   закрепляют\nв её меню. ",
     )
-    assert s.also == ("закрепить вкладку", "\u00e9t\u00e9")  # NFC: the composed form
-    assert s.keywords == ("Pin",)
-    assert s.answer == "Вкладку закрепляют в её меню."
+    assert s.words.also == ("закрепить вкладку", "\u00e9t\u00e9")  # NFC: the composed form
+    assert s.words.keywords == ("Pin",)
+    assert s.words.answer == "Вкладку закрепляют в её меню."
     r = RouteRequest.make("vlan", also=["VLAN"], keywords="802.1Q, trunk,, vlan")
-    assert (r.also, r.keywords) == ((), ("802.1Q", "trunk"))
+    assert (r.words.also, r.words.keywords) == ((), ("802.1Q", "trunk"))
 
 
 def test_keywords_and_an_answer_are_bounded_as_published():
     eight = [f"k{i}" for i in range(rq.MAX_KEYWORDS)]
-    assert SearchRequest.make(".", "q", keywords=eight).keywords == tuple(eight)
+    assert SearchRequest.make(".", "q", keywords=eight).words.keywords == tuple(eight)
     said = _refused(SearchRequest.make, ".", "q", keywords=[*eight, "k9"])
     assert said == "keywords holds 9 different ones; at most 8"
     assert _refused(SearchRequest.make, ".", "q", keywords="a,b,c,d,e,f,g,h,i") == said
     longest = "k" * rq.MAX_KEYWORD_CHARS
-    assert SearchRequest.make(".", "q", keywords=[longest]).keywords == (longest,)
+    assert SearchRequest.make(".", "q", keywords=[longest]).words.keywords == (longest,)
     said = _refused(SearchRequest.make, ".", "q", keywords=[longest + "k"])
     assert said == "keywords[0] is 101 characters long; the limit is 100"
     answer = "a" * rq.MAX_ANSWER_CHARS
-    assert RouteRequest.make("q", answer=answer).answer == answer
+    assert RouteRequest.make("q", answer=answer).words.answer == answer
     said = _refused(RouteRequest.make, "q", answer=answer + ".")
     assert said == "answer is 1001 characters long; the limit is 1000"
     assert _refused(RouteRequest.make, "q", answer=["a"]) == "answer must be a string, got list"
@@ -283,7 +283,7 @@ def test_a_word_of_punctuation_alone_is_left_out_and_said():
     req = SearchRequest.make(
         ".", "q", also=["?!", "ok"], keywords=["%%", "«—»", "tag"], answer="..."
     )
-    assert req.also == ("ok",) and req.keywords == ("tag",) and req.answer is None
+    assert req.words.also == ("ok",) and req.words.keywords == ("tag",) and req.words.answer is None
     said = req.warnings()
     assert any("also '?!' has no letter or digit" in w for w in said)
     assert any("keywords '%%' has no letter or digit" in w for w in said)
@@ -345,7 +345,13 @@ def test_arguments_come_in_declaration_order_once_each_and_by_their_names():
     assert _refused(SearchRequest.make, ".", "q", query="again") == "query given twice"
     # the names models send instead (MCP hands them to `make` as they come)
     s = SearchRequest.make(q="vlan", collection="work", top_k=3, phrasings=["b"], terms="T")
-    assert (s.path, s.query, s.k, s.also, s.keywords) == ("work", "vlan", 3, ("b",), ("T",))
+    assert (s.path, s.query, s.k, s.words.also, s.words.keywords) == (
+        "work",
+        "vlan",
+        3,
+        ("b",),
+        ("T",),
+    )
     said = _refused(SearchRequest.make, query="a", q="b")
     assert said == "query given twice (as query and q)"
     assert SearchRequest.param("mode").choices == rq.MODES

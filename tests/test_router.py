@@ -473,7 +473,7 @@ def test_thousand_collections_pick_the_tree(lib1000):
     lib, _ = lib1000
     res = lib.route("sourdough bread recipes", k=5)
     assert res.strategy == "tree" and len(res.collections) == 5
-    assert {t["prefix"] for t in res.tree} >= {"work/*", "home/*"}
+    assert {t.prefix for t in res.tree} >= {"work/*", "home/*"}
 
 
 @pytest.mark.slow  # builds 1,000 collections
@@ -508,7 +508,7 @@ def test_thousand_collections_route_questions(lib1000):
     res = lib.route(qs[0].text, k=3)
     assert res.total == 1000 > evidence.SHORTLIST
     first = res.collections[0]
-    assert first.evidence and all(h["path"].startswith(first.path + "/") for h in first.evidence)
+    assert first.evidence and all(h.path.startswith(first.path + "/") for h in first.evidence)
 
 
 @pytest.mark.slow  # builds 1,000 collections

@@ -80,8 +80,8 @@ def test_the_question_goes_where_the_answer_is(lib: Library, question, home, not
     res = lib.route(question, k=3)
     first = res.collections[0]
     assert first.path == home, [c.path for c in res.collections]
-    assert first.evidence and first.evidence[0]["path"] == note
-    line = first.evidence[0]["line"]
+    assert first.evidence and first.evidence[0].path == note
+    line = first.evidence[0].line
     assert 1 <= line <= len((lib.root / note).read_text().splitlines())
 
 

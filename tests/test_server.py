@@ -654,6 +654,50 @@ def test_json_integers_may_be_written_as_whole_floats(api: Any) -> None:
     assert r.status_code == 200, r.text  # query strings are text: read as before
 
 
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"query": "x", "k": 0},
+        {"query": ""},
+        {"q": "x", "mode": "magic"},
+        {"query": "x", "bogus": 1},
+        {"query": "x", "also": [" "]},
+        {"query": "x", "since": "soon"},
+        {},
+    ],
+)
+def test_http_refuses_with_the_sentence_of_the_declaration(api: Any, body: dict) -> None:
+    """Issue 49: a request is checked once, by its declaration (`make_exact`), on every driver:
+    the HTTP API's 422 says what `make` says to the CLI and the MCP tools."""
+    from memo.requests import RequestError, SearchRequest
+
+    with pytest.raises(RequestError) as said:
+        SearchRequest.make(**body)
+    got = the_error(api.post("/search", json=body), 422, "invalid_request")
+    assert got["message"] == str(said.value)
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ({"query": "x", "tags": "a, b"}, "tags must be a list, not one string"),
+        ({"query": "x", "also": ["a", "a", "A", "a"]}, "also holds 4 items; at most 3"),
+        ({"query": "x" * 2001}, "query is 2001 characters long; the limit is 2000"),
+        ({"query": "x", "mode": ""}, "mode must be one of hybrid, lex, vec, got ''"),
+        ({"query": "x", "k": None}, "k must not be null"),
+        ({"query": "x", "answer": ""}, "answer is empty: it has no word to search for"),
+    ],
+)
+def test_http_takes_only_what_its_schema_publishes(api: Any, body: dict, message: str) -> None:
+    """What the CLI and the MCP tools read leniently (one string for a list, a repeat beyond
+    a list's bound, a query cut to its bound, '' or null for the default) the published schema
+    refuses, and so does the HTTP API: a schema-invalid request is never answered."""
+    from memo.requests import SearchRequest
+
+    SearchRequest.make(**body)  # lenient
+    assert the_error(api.post("/search", json=body), 422, "invalid_request")["message"] == message
+
+
 def test_a_body_that_is_not_json_is_one_422(api: Any) -> None:
     # FastAPI answered an undecodable body with its own 400 and bad JSON with 422
     for raw in (b"{not json", b"0Q\xb1f\xfe\xe0]3\x81\x82\x01", b"\xff\xfe"):

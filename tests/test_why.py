@@ -106,7 +106,7 @@ def test_why_says_when_only_the_vector_leg_reaches_a_note(lib):
     and the reason it is there only by meaning is said."""
     out = lib.why("home/cooking/sourdough.md", "BGP peers route exchange port")
     assert out.found and out.rank is not None and out.rank > 1
-    assert all(c["lex_rank"] is None for c in out.chunks)
+    assert all(c.lex_rank is None for c in out.chunks)
     assert any("holds no word of the question" in r for r in out.reasons), out.reasons
 
 

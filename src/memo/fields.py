@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import words
-from .params import DATE_FORM, DATE_HINT, DATE_PATTERN, param
+from .params import DATE_FORM, DATE_HINT, DATE_PATTERN, group, param
 
 MODES = ("hybrid", "lex", "vec")
 # the route's answer by the library's size; `summary` is the summary router's top k (BM25 and
@@ -103,6 +103,18 @@ def date_field(since: bool) -> Any:
         pattern=DATE_PATTERN,
         form=DATE_FORM,
         hint=DATE_HINT,
+    )
+
+
+def words_field(brief: str | None = None) -> Any:
+    """`words`: the agent's words (words.py), declared once for every request that takes
+    them: `also`, `keywords` and `answer` to a client; `brief`, what the MCP tool list says
+    of each (memo_search's own, else "as memo_search's": the same list holds both)."""
+    return group(
+        words.AgentWords(),
+        also=words.also(MAX_QUERY_CHARS, brief or words.ALSO_BRIEF),
+        keywords=words.keywords(brief or words.KEYWORDS_BRIEF),
+        answer=words.answer(brief or words.ANSWER_BRIEF),
     )
 
 

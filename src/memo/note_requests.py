@@ -18,7 +18,7 @@ from .fields import (
     k_field,
 )
 from .operations import Answer, Operation, _Request, declared
-from .params import Param, check, location, param, uri_location
+from .params import Param, RequestError, check, location, param, uri_location
 
 
 class NoteAnswers(Protocol):
@@ -105,7 +105,7 @@ class ReadRequest(_Request):
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
         at = cls.param("path")
         if not checked["path"]:
-            raise at.refused("path is required: a note's path, e.g. from a search hit")
+            raise at.refused(REQUIRED, RequestError)
         path, line, lines = cls._where(at, checked["path"], checked["line"], checked["lines"])
         for other in checked["paths"]:
             cls._where(cls.param("paths"), other, None, None)  # refused now, not half-way
@@ -134,6 +134,9 @@ class ReadRequest(_Request):
         return path, start, lines
 
 
+REQUIRED = "path is required: a note's path, e.g. from a search hit"
+
+
 def located(at: Param, given: str, line: int | None) -> tuple[str, int | None, int | None]:
     """A location read back (every form memo prints: path:line, path:line-end, shell-quoted,
     an MCP hit's place, a note's URI) as a note's path, its first line and the range's last
@@ -146,10 +149,10 @@ def located(at: Param, given: str, line: int | None) -> tuple[str, int | None, i
         return path, line, None
     path, start = m["path"], int(m["line"])
     if line is not None and line != start:
-        raise at.refused(f"line given twice: {path}:{start} and line={line}")
+        raise at.refused(f"line given twice: {path}:{start} and line={line}", RequestError)
     end = int(m["end"]) if m["end"] else None
     if start < 1 or (end is not None and end < start):
-        raise at.refused(f"{given} is not a line range of a note")
+        raise at.refused(f"{given} is not a line range of a note", RequestError)
     return path, start, end
 
 
@@ -200,7 +203,7 @@ class RelatedRequest(_Request):
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
         at = cls.param("path")
         if not checked["path"]:
-            raise at.refused("path is required: a note's path, e.g. from a search hit")
+            raise at.refused(REQUIRED, RequestError)
         path, line, _ = located(at, checked["path"], checked["line"])
         return cls(
             path=path, line=line, k=checked["k"], max_tokens=checked["max_tokens"], said=tuple(said)

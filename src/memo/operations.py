@@ -13,11 +13,21 @@ Pure standard library, like requests.py.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, Self, TypeVar, dataclass_transform
 
-from .params import Param, RequestError, check, param, params_of
+from .params import (
+    ArgumentError,
+    Param,
+    RequestError,
+    check,
+    group,
+    grouped,
+    param,
+    params_of,
+    ungrouped,
+)
 
 
 # ---------------------------------------------------------------------- who answers
@@ -75,21 +85,40 @@ class _Request:
         """A checked request from positional arguments (in declaration order) and keywords
         (names or their aliases); RequestError names the first bad argument."""
         names = [p.name for p in cls.PARAMS]
-        takes = f"The arguments are {', '.join(names)}."
         if len(args) > len(names):
-            raise RequestError(f"too many arguments ({len(args)})", takes)
-        values = dict(zip(names, args, strict=False))
-        given = {n: n for n in values}  # field -> the name it was given by
+            raise RequestError(f"too many arguments ({len(args)})", cls._takes())
+        return cls._made([*zip(names, args, strict=False), *kwargs.items()], exact=False)
+
+    @classmethod
+    def make_exact(cls, arguments: Iterable[tuple[str, Any]]) -> Self:
+        """A checked request from (name or alias, value) pairs, each value as the published
+        schemas state it (`check`'s `exact`: no lenient reading): what the HTTP API reads."""
+        return cls._made(list(arguments), exact=True)
+
+    @classmethod
+    def _takes(cls) -> str:
+        return f"The arguments are {', '.join(p.name for p in cls.PARAMS)}."
+
+    @classmethod
+    def _made(cls, arguments: list[tuple[str, Any]], exact: bool) -> Self:
+        """Every argument named once (ArgumentError for a name no field has, RequestError for
+        one given twice), then each checked; the request built from them."""
+        names = [p.name for p in cls.PARAMS]
         aliases = cls.aliases()
-        for key, value in kwargs.items():
+        values: dict[str, Any] = {}
+        given: dict[str, str] = {}  # field -> the name it was given by
+        for key, value in arguments:
             name = key if key in names else aliases.get(key)
             if name is None:
-                raise RequestError(f"unknown argument {key!r}", takes)
+                raise ArgumentError(f"unknown argument {key!r}", cls._takes())
             if name in values:
                 also = f" (as {given[name]} and {key})" if given[name] != key else ""
-                raise RequestError(f"{name} given twice{also}", takes)
+                raise RequestError(f"{name} given twice{also}", cls._takes())
             values[name], given[name] = value, key
-        checked = {p.name: check(p, values.get(p.name)) for p in cls.PARAMS}
+        checked = {
+            p.name: check(p, values[p.name], exact) if p.name in values else check(p, None)
+            for p in cls.PARAMS
+        }
         said = [
             f"{p.name} '{old}' is now called '{new}': send {p.name}='{new}'"
             for p in cls.PARAMS
@@ -100,7 +129,13 @@ class _Request:
 
     @classmethod
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
-        return cls(**checked, said=tuple(said))
+        return cls._of(checked, said=tuple(said))
+
+    @classmethod
+    def _of(cls, checked: dict[str, Any], **own: Any) -> Self:
+        """The request made of its checked arguments (a group's members as the group's one
+        value: `grouped`) and its own fields."""
+        return cls(**grouped(cls, checked), **own)
 
     def warnings(self) -> list[str]:
         """What the request itself has to say to the reader of the result."""
@@ -112,7 +147,7 @@ class _Request:
 
     def to_dict(self) -> dict[str, Any]:
         """The request as the HTTP API reads it (a body or query; the CLI's delegation)."""
-        fields = dataclasses.asdict(self)
+        fields = ungrouped(self)
         out = {p.name: fields[p.name] for p in self.PARAMS}
         out = {k: (list(v) or None) if isinstance(v, tuple) else v for k, v in out.items()}
         return {k: v for k, v in out.items() if v is not None}
@@ -121,7 +156,7 @@ class _Request:
 R = TypeVar("R", bound=_Request)
 
 
-@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(param,))
+@dataclass_transform(kw_only_default=True, frozen_default=True, field_specifiers=(param, group))
 def declared(operation: Operation) -> Callable[[type[R]], type[R]]:
     """A request class as a frozen, keyword-only dataclass, named by `operation`, its PARAMS
     read off the fields `param()` declares."""

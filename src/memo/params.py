@@ -3,10 +3,10 @@
 
 `param()` is `dataclasses.field` with the declaration (kind, bounds, help, aliases, CLI spelling)
 in its metadata, so the default is typed once, as the dataclass's own; `params_of` reads every
-declared field back as a `Param`, what the drivers publish and `check` applies. A field without
-`param()` is the request's own (`said`, `cut_from`): no client sets it. The agent's words are read
-alike: NFC, whitespace collapsed, a blank one refused, one equal to another after casefolding
-dropped. What each kind takes and gives: docs/design.md, "requests.py and params.py".
+declared field back as a `Param`, what the drivers publish and `check` applies. The CLI and the
+MCP tools are read leniently, the HTTP API `exact`ly, as the published schemas state each field
+(`lenient` names what differs), its refusals ArgumentError. What each kind takes and gives, and
+how the agent's words are read: docs/design.md, "requests.py and params.py".
 Pure standard library: the CLI imports this on its fast path.
 """
 
@@ -30,6 +30,12 @@ class RequestError(MemoError):
     hint = "Check the arguments against the request's declaration (`--help`, /docs)."
 
 
+class ArgumentError(RequestError):
+    """One argument outside its declaration: a name no field has, a required one missing, a
+    value of another type, beyond its bounds or not of its form (what a published schema
+    refuses; over HTTP an `invalid_request`)."""
+
+
 KINDS = (
     *("path", "location", "locations", "query", "text", "int", "bool", "choice", "tags"),
     *("phrasings", "keywords", "answer"),
@@ -37,11 +43,13 @@ KINDS = (
 WORDS = ("phrasings", "keywords", "answer")  # the agent's words: normalised, deduplicated
 LISTS = ("tags", "phrasings", "keywords", "locations")  # sent as a list (or one string)
 BLANK_IS_DEFAULT = ("path", "choice", *LISTS, "answer")  # '' for these: not given
+BLANK_IS_PATH = ("path",)  # ... as the schemas publish them: '' is a path (the default)
 META = "memo"  # the key of the declaration in a field's metadata
+GROUP = "memo.group"  # ... of a field's members, declared each with its own (`group`)
 
-# The forms `check` accepts, as regular expressions Python, JSON Schema (ECMA-262) and
-# pydantic's Rust engine read the same way: `check` full-matches them and the schemas publish
-# them anchored (`published`), but for the SEARCHED kinds, whose pattern need only occur.
+# The forms `check` accepts, as regular expressions Python and JSON Schema (ECMA-262) read the
+# same way: `check` full-matches them and the schemas publish them anchored (`published`), but
+# for the SEARCHED kinds, whose pattern need only occur.
 MAX_NAME_CHARS = 255  # one folder or file name (NAME_MAX is 255 bytes on Linux and macOS)
 _NAME = f"[^/\\x00]{{0,{MAX_NAME_CHARS}}}"
 PATH_PATTERN = f"(?:{_NAME}/)*{_NAME}"  # no NUL, no name longer than MAX_NAME_CHARS
@@ -129,9 +137,14 @@ class Param:
     def __post_init__(self) -> None:
         assert self.kind in KINDS, self.kind
 
-    def refused(self, message: str) -> RequestError:
+    def refused(self, message: str, error: type[RequestError] = ArgumentError) -> RequestError:
         """The error for a value of this field: the message, and what to send."""
-        return RequestError(message, self.hint or f"{self.name}: {self.help}")
+        return error(message, self.hint or f"{self.name}: {self.help}")
+
+    @property
+    def nullable(self) -> bool:
+        """Whether null is a value the published schemas take (it stands for the default)."""
+        return self.default in (None, ()) and not self.required
 
     @property
     def tool_help(self) -> str:
@@ -153,16 +166,48 @@ def param(default: Any = MISSING, **declared: Any) -> Any:
     return dataclasses.field(default=default, metadata=meta)
 
 
+def group(value: Any, **members: Any) -> Any:
+    """A request's field that is several to a client (the agent's words: `also`, `keywords`,
+    `answer`), each member declared with `param()`: one field of the request, its value
+    `value`'s type made of the members' values (`grouped`), and a field of every driver each."""
+    return dataclasses.field(default=value, metadata={GROUP: members})
+
+
 def params_of(cls: type) -> tuple[Param, ...]:
-    """Every declared field of a request class, in declaration order."""
+    """Every declared field of a request class, in declaration order (a group's members in
+    its place)."""
     out = []
     for f in dataclasses.fields(cls):
-        if META not in f.metadata:
-            continue
-        required = f.default is MISSING
-        default = None if required else f.default
-        out.append(Param(f.name, default=default, required=required, **f.metadata[META]))
+        for name, declared in f.metadata.get(GROUP, {f.name: f}).items():
+            if META in declared.metadata:
+                required = declared.default is MISSING
+                default = None if required else declared.default
+                out.append(
+                    Param(name, default=default, required=required, **declared.metadata[META])
+                )
     return tuple(out)
+
+
+def grouped(cls: type, checked: dict[str, Any]) -> dict[str, Any]:
+    """A request's checked arguments as its fields: each group's members as its one value."""
+    out = dict(checked)
+    for f in dataclasses.fields(cls):
+        if GROUP in f.metadata:
+            kind: Any = type(f.default)  # the group's value: its own type, of its members
+            out[f.name] = kind(**{n: out.pop(n) for n in f.metadata[GROUP]})
+    return out
+
+
+def ungrouped(request: Any) -> dict[str, Any]:
+    """A request's fields as its arguments, each group's members one by one."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(request):
+        value = getattr(request, f.name)
+        if GROUP in f.metadata:
+            out |= {n: getattr(value, n) for n in f.metadata[GROUP]}
+        else:
+            out[f.name] = value
+    return out
 
 
 def pattern_of(p: Param) -> str | None:
@@ -190,15 +235,40 @@ def published(p: Param) -> str | None:
     return f"^(?:{pattern})$"
 
 
-def check(p: Param, value: Any) -> Any:
-    """One argument checked against its declaration (None: the default)."""
-    if value is None or (value == "" and p.kind in BLANK_IS_DEFAULT):
+def check(p: Param, value: Any, exact: bool = False) -> Any:
+    """One argument checked against its declaration (None: the default). `exact`: as the
+    published schemas state it, without the readings a model or a shell is allowed (`lenient`)."""
+    if (value is None and (p.nullable or p.required or not exact)) or (
+        value == "" and p.kind in (BLANK_IS_DEFAULT if not exact else BLANK_IS_PATH)
+    ):
         if p.required:
             raise p.refused(f"{p.name} is required")
         if p.kind in LISTS:
             return p.default or ()
         return p.default
-    return CHECKS[p.kind](p, value)
+    if exact:
+        lenient(p, value)
+    out = CHECKS[p.kind](p, value)
+    if exact and p.kind in LISTS and p.high is not None and len(value) > p.high:
+        raise p.refused(f"{p.name} holds {len(value)} items; at most {p.high}")
+    return out
+
+
+def lenient(p: Param, value: Any) -> None:
+    """ArgumentError for what `check` reads leniently, for a model or a shell, and the
+    published schemas refuse: null for a field that is never null, one string for a list,
+    '' for a choice or an answer, a query beyond its bound (cut and said otherwise), an empty
+    location. (And, checked after it, more items in a list than its bound, repeats counted.)"""
+    if value is None:
+        raise p.refused(f"{p.name} must not be null")
+    if p.kind in LISTS and isinstance(value, str):
+        raise p.refused(f"{p.name} must be a list, not one string")
+    if p.kind == "query" and isinstance(value, str) and p.high and len(value) > p.high:
+        raise p.refused(f"{p.name} is {len(value)} characters long; the limit is {p.high}")
+    if p.kind == "location" and value == "":
+        raise p.refused(f"{p.name} is empty: give a note's path")
+    if p.kind == "locations" and isinstance(value, list) and "" in value:
+        raise p.refused(f"{p.name}[{value.index('')}] is empty: give a note's path")
 
 
 def _string(p: Param, value: Any) -> str:

@@ -3,18 +3,16 @@
 Each request (search, route, why, status, index here; read and related in note_requests.py; the
 fields they share in fields.py) is a frozen dataclass whose client-settable fields are declared
 once with `param()` (params.py), beside its `Operation`: what each driver calls it, and `sent_to`,
-the one method of whoever answers it (`Answers`). `make()` checks any client's arguments
-(RequestError); the CLI, HTTP, MCP and web drivers are built from the requests' `PARAMS` and
-`OPERATION`, and every bound `check` applies is published in their schemas, so a schema-valid
-request is never refused for its form. The bounds, one table: docs/design.md, "requests.py".
-Pure standard library: the CLI imports it on its fast path, without numpy, SQLite or the model.
+the one method of whoever answers it (`Answers`). `make()` checks any client's arguments,
+`make_exact()` the HTTP API's as its schemas state them: the one check of each (RequestError).
+The CLI, HTTP, MCP and web drivers are built from `PARAMS` and `OPERATION`; every bound is
+published in their schemas. The bounds, one table: docs/design.md, "requests.py".
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol, Self
 
-from . import words
 from .fields import (
     DEFAULT_K,
     DEFAULT_RELATED_K,
@@ -40,6 +38,7 @@ from .fields import (
     k_field,
     path_field,
     query_field,
+    words_field,
 )
 from .note_requests import NoteAnswers, ReadRequest, RelatedRequest, located
 from .operations import Answer, Operation, _Request, declared
@@ -62,7 +61,14 @@ from .params import (
     pattern_of,
     uri_location,
 )
-from .words import MAX_ALSO, MAX_ANSWER_CHARS, MAX_KEYWORD_CHARS, MAX_KEYWORDS
+from .words import (
+    AS_SEARCH,
+    MAX_ALSO,
+    MAX_ANSWER_CHARS,
+    MAX_KEYWORD_CHARS,
+    MAX_KEYWORDS,
+    AgentWords,
+)
 
 __all__ = [  # what the drivers read here of the modules the requests are made with
     "MODES",
@@ -176,11 +182,7 @@ class SearchRequest(_Request):
         brief="Cap hits per note (default: on for k >= 5).",
         flag="--diverse",
     )
-    also: tuple[str, ...] = words.also(
-        MAX_QUERY_CHARS
-    )  # other phrasings of the question, fused into one ranking
-    keywords: tuple[str, ...] = words.keywords()  # exact terms: the lexical leg's
-    answer: str | None = words.answer()  # a likely answer: the vector leg's
+    words: AgentWords = words_field()  # also, keywords, answer: the agent's own (words.py)
     explain: bool = param(
         False,
         kind="bool",
@@ -198,7 +200,7 @@ class SearchRequest(_Request):
     @classmethod
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
         cut_from = asked(checked, said)
-        return cls(**checked, cut_from=cut_from, said=tuple(said))
+        return cls._of(checked, cut_from=cut_from, said=tuple(said))
 
 
 @declared(
@@ -239,9 +241,7 @@ class RouteRequest(_Request):
     max_tokens: int | None = budget_field(
         "the collections and their best hits (the ones that do not fit left out)"
     )
-    also: tuple[str, ...] = words.also(MAX_QUERY_CHARS, words.AS_SEARCH)
-    keywords: tuple[str, ...] = words.keywords(words.AS_SEARCH)
-    answer: str | None = words.answer(words.AS_SEARCH)
+    words: AgentWords = words_field(AS_SEARCH)
     cut_from: int = 0
 
     def sent_to(self, to: Answers) -> Answer:
@@ -250,7 +250,7 @@ class RouteRequest(_Request):
     @classmethod
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
         cut_from = asked(checked, said)
-        return cls(**checked, cut_from=cut_from, said=tuple(said))
+        return cls._of(checked, cut_from=cut_from, said=tuple(said))
 
 
 @declared(
@@ -339,9 +339,7 @@ class WhyRequest(_Request):
         high=MAX_ROUTE_K,
         flag="--route",
     )
-    also: tuple[str, ...] = words.also(MAX_QUERY_CHARS, words.AS_SEARCH)
-    keywords: tuple[str, ...] = words.keywords(words.AS_SEARCH)
-    answer: str | None = words.answer(words.AS_SEARCH)
+    words: AgentWords = words_field(AS_SEARCH)
     cut_from: int = 0
 
     def sent_to(self, to: Answers) -> Answer:
@@ -351,7 +349,7 @@ class WhyRequest(_Request):
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
         cut_from = asked(checked, said)
         checked["path"], _, _ = located(cls.param("path"), checked["path"], None)
-        return cls(**checked, cut_from=cut_from, said=tuple(said))
+        return cls._of(checked, cut_from=cut_from, said=tuple(said))
 
 
 # operation name -> its request: every driver's table is read off this one

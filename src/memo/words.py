@@ -1,5 +1,5 @@
-"""The agent's words: what an agent adds to its question, declared once for the search and
-the route requests (requests.py) that carry them.
+"""The agent's words: what an agent adds to its question, declared once (`AgentWords`, a
+request's `words`: fields.py `words_field`) for the requests that carry them (requests.py).
 
 The strongest model in the loop is the agent's own; beside the question it may send `also` (up to
 MAX_ALSO other phrasings in the notes' language, each searched like the query), `keywords` (up to
@@ -11,6 +11,7 @@ costs a leg twice. The bounds are published in every schema. Why: docs/design.md
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from .params import param, same
@@ -42,6 +43,16 @@ ALSO_BRIEF = "Other phrasings in the notes' language: a translation, their own t
 KEYWORDS_BRIEF = "Names, codes, exact terms the answer holds."
 ANSWER_BRIEF = "A likely answer, 1-3 sentences in the notes' language."
 AS_SEARCH = "As memo_search's."
+
+
+@dataclass(frozen=True, slots=True)
+class AgentWords:
+    """The agent's words of a request (its `words`: fields.py `words_field`), each a field of
+    its own to every driver."""
+
+    also: tuple[str, ...] = ()  # other phrasings of the question, fused into one ranking
+    keywords: tuple[str, ...] = ()  # exact terms: the lexical leg's
+    answer: str | None = None  # a likely answer: the vector leg's
 
 
 def also(longest: int, brief: str = ALSO_BRIEF) -> Any:

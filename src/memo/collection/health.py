@@ -7,13 +7,14 @@ not read (a permission, an I/O error). The two are told apart by the skip's kind
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import apsw
 
 from .. import sqlite
 from ..errors import IndexError_, MemoError
+from ..outputs import EMPTY, Published, doc
 from ..printable import shown
 from . import lease
 from .chunker import LOST
@@ -28,42 +29,54 @@ from .summary import languages
 
 
 @dataclass(slots=True)
-class CollectionStatus:
+class CollectionStatus(Published):
     """One collection's index as `memo status` shows it."""
 
-    collection: str
-    path: str  # the folder, relative to the library root
-    description: str
-    index: str  # where its index.db is
-    indexed: bool  # an index exists
-    files_on_disk: int
-    files: int = 0
-    drafted: bool = False  # its description was drafted by `memo init`: review it
-    languages: str = ""  # share of its chunks per language, "ru:0.93 en:0.07" (summary.py)
-    chunks: int = 0
-    stale: int = 0  # notes changed since indexing (added, edited, removed): stage one owed
-    pending: int = 0  # chunks searchable lexically, their vectors still to come: stage two
-    embedding_by: int | None = None  # pid of the process computing those vectors now
-    lost: int = 0  # lines with words in no chunk that no rule dropped (a bug: say it)
-    # path, chunks, note, and `dropped`: [{first, last, why}] lines with words in no chunk
-    indexed_files: list[dict[str, Any]] = field(default_factory=list)
-    skipped: list[dict[str, str]] = field(default_factory=list)  # path, why
-    # notes left out on purpose (excluded.py), per rule: kind, source, pattern, why, notes
-    excluded: list[dict[str, Any]] = field(default_factory=list)
-    failed: list[dict[str, str]] = field(default_factory=list)  # path, error
-    last_indexed: float | None = None
-    embedder: str | None = None
-    current: bool = False  # built with this process's profile (schema, chunker, model)
-    size_bytes: int = 0
-    damaged: str = ""  # the index cannot be read: rebuilt on the next index or search
-    watcher_last_seen: float | None = None  # a running `memo watch`'s last heartbeat
-    last_reconcile: float | None = None  # its last full scan
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        if not self.damaged:
-            del out["damaged"]
-        return out
+    collection: str = doc("The collection's name.")
+    path: str = doc("Its folder, relative to the library root.")
+    description: str = doc("What its _meta.yaml says it holds.")
+    index: str = doc("Where its index.db is.")
+    indexed: bool = doc("An index exists.")
+    files_on_disk: int = doc("Its notes on disk.")
+    files: int = doc("Its notes in the index.", default=0)
+    drafted: bool = doc("Its description was drafted by `memo init`: review it.", default=False)
+    languages: str = doc(  # summary.py
+        "The share of its chunks per language: 'ru:0.93 en:0.07'.", default=""
+    )
+    chunks: int = doc("Chunks the index holds.", default=0)
+    stale: int = doc(
+        "Notes changed since indexing (added, edited, removed): their words are owed.", default=0
+    )
+    pending: int = doc("Chunks searchable by their words, their vectors still to come.", default=0)
+    embedding_by: int | None = doc("The process id computing those vectors now.", default=None)
+    lost: int = doc(
+        "Lines with words in no chunk that no rule dropped (a bug in memo: report it).", default=0
+    )
+    indexed_files: list[dict[str, Any]] = doc(
+        "Each indexed note: path, chunks, note, and `dropped`: [{first, last, why}], its lines "
+        "with words in no chunk.",
+        factory=list,
+    )
+    skipped: list[dict[str, str]] = doc("Notes not indexed: path, why.", factory=list)
+    excluded: list[dict[str, Any]] = doc(  # excluded.py
+        "Notes left out on purpose, per rule: kind, source, pattern, why, notes.", factory=list
+    )
+    failed: list[dict[str, str]] = doc("Notes that could not be read: path, error.", factory=list)
+    last_indexed: float | None = doc("Unix time of the last index write.", default=None)
+    embedder: str | None = doc("The model its vectors come from.", default=None)
+    current: bool = doc(
+        "Built with this process's profile (schema, chunker, model).", default=False
+    )
+    size_bytes: int = doc("The index's size on disk.", default=0)
+    damaged: str = doc(
+        "Why the index cannot be read: rebuilt on the next index or search.",
+        default="",
+        omit=EMPTY,
+    )
+    watcher_last_seen: float | None = doc(
+        "Unix time of a running `memo watch`'s last heartbeat.", default=None
+    )
+    last_reconcile: float | None = doc("Unix time of its last full scan.", default=None)
 
 
 def collection_status(site: Site) -> CollectionStatus:

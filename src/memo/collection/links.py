@@ -14,12 +14,12 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, cast
 from urllib.parse import unquote
 
 from .markdown import MARKDOWN_LINK, SCHEME, WIKILINK, interpreted, wikilink_parts
 
-KINDS = ("wikilink", "embed", "markdown", "property")
+LinkKind = Literal["wikilink", "embed", "markdown", "property"]
 # Obsidian's accepted formats that are not notes, and files people link that are not notes:
 # a target with one of these extensions is an attachment, not a link between notes
 ATTACHMENTS = frozenset(
@@ -59,7 +59,7 @@ class Link:
     """One link as written in a note."""
 
     line: int  # 1-based line it sits on
-    kind: str  # KINDS
+    kind: LinkKind
     target: str  # the link path as written (a markdown link's decoded), no subpath
     sub: str = ""  # the heading path (`A#B`) or block (`^id`) after the first `#`
 
@@ -81,7 +81,7 @@ def _attachment(target: str) -> bool:
     return "." in last and last.rsplit(".", 1)[-1].lower() in ATTACHMENTS
 
 
-def _wiki(line: int, embed: str, inner: str, kind: str | None = None) -> Link | None:
+def _wiki(line: int, embed: str, inner: str, kind: LinkKind | None = None) -> Link | None:
     """A wikilink's inner text as a Link (None: no link to a note)."""
     path, sub, _ = wikilink_parts(inner)
     path, sub = path.strip(), sub.strip()
@@ -184,7 +184,7 @@ def store_links(conn: Any, path: str, note: NoteLinks) -> None:
 
 
 def _row(r: tuple[Any, ...]) -> Link:
-    return Link(int(r[0]), str(r[1]), str(r[2]), str(r[3]))
+    return Link(int(r[0]), cast(LinkKind, str(r[1])), str(r[2]), str(r[3]))
 
 
 def of_note(conn: Any, path: str) -> list[Link]:

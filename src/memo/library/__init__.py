@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .library import Library
     from .status import StatusReport
     from .targets import file_kind
-    from .upkeep import IndexReport
+    from .upkeep import IndexDone, IndexReport
 
 # where each name lives, imported when a driver first asks for it: a delegated `memo search`
 # must not load SQLite or numpy to render a server's answer
@@ -41,6 +41,7 @@ _HOMES = {
     "Library": ".library",
     "StatusReport": ".status",
     "file_kind": ".targets",
+    "IndexDone": ".upkeep",
     "IndexReport": ".upkeep",
 }
 
@@ -59,6 +60,7 @@ def __getattr__(name: str) -> Any:
 __all__ = [
     "ATTACHMENTS",
     "Entry",
+    "IndexDone",
     "IndexReport",
     "Library",
     "QueryTerms",

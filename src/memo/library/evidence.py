@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from ..collection.collection import Collection
 from ..collection.filters import Filter
 from ..requests import RouteRequest
-from ..router.route import Candidate, RouteResult, strategy_for, subtree, summary_rank
+from ..router.route import Candidate, Evidence, RouteResult, strategy_for, subtree, summary_rank
 from ..search.fusion import CANDIDATES
 from ..search.legs import QueryVectors, Scope, Words
 from ..search.ranking import Ranking, rank
@@ -83,8 +83,8 @@ def route_by_evidence(
     if total == 0:
         where = f" under {req.prefix}" if req.prefix else ""
         warnings.insert(0, f"no collection{where}: a collection is a folder holding _meta.yaml")
-    if req.also and limit is not None:
-        more = [summary_rank(reg, q, mask, limit, vectors.get)[0] for q in req.also]
+    if req.words.also and limit is not None:
+        more = [summary_rank(reg, q, mask, limit, vectors.get)[0] for q in req.words.also]
         ranked = _union(ranked, more, limit)
     candidates = [c.path for c in ranked]
     # Only collections that have an index: a route never creates one (it only reads).
@@ -108,7 +108,14 @@ def route_by_evidence(
         hits = shown.get(path, []) if place < req.k else []
         score = 1.0 / (SHOWN_SCORE_OFFSET + place + 1)  # RRF-shaped: it falls with the place
         out.append(replace(c, score=score, evidence=hits))
-    res = RouteResult(req.query, strategy, out, prefix=req.prefix, total=total, warnings=warnings)
+    res = RouteResult(
+        query=req.query,
+        strategy=strategy,
+        collections=out,
+        prefix=req.prefix,
+        total=total,
+        warnings=warnings,
+    )
     if ranking is not None:
         res.warnings += [w for w in ranking.warnings if w not in res.warnings]
     if strategy == "tree":
@@ -133,20 +140,20 @@ def _order(candidates: list[str], ranking: Ranking | None, entry: Callable) -> l
     return order
 
 
-def _shown(ranking: Ranking) -> dict[str, list[dict]]:
-    """Each reached collection's best SHOWN hits, short: {path, line, heading, text}."""
+def _shown(ranking: Ranking) -> dict[str, list[Evidence]]:
+    """Each reached collection's best SHOWN hits, short."""
     best = ranking.by_collection(SHOWN)
     rows = ranking.reader.rows(k for _, keys in best for k in keys)
     out = {}
     for ci, keys in best:
         coll = ranking.scope.parts[ci][0]
         out[coll.rel] = [
-            {
-                "path": coll.root_path(rows[k].path),
-                "line": rows[k].line,
-                "heading": rows[k].heading,
-                "text": cut_text(" ".join(rows[k].text.split()), EXCERPT),
-            }
+            Evidence(
+                coll.root_path(rows[k].path),
+                rows[k].line,
+                rows[k].heading,
+                cut_text(" ".join(rows[k].text.split()), EXCERPT),
+            )
             for k in keys
             if k in rows
         ]

@@ -324,7 +324,7 @@ class Library:
         whole = {c.rel for c, p in scope.parts if not p}
         prefix = None if scope.target == "." else scope.target
         ask = RouteRequest.make(
-            req.query, k=req.route, prefix=prefix, strategy="summary", also=req.also
+            req.query, k=req.route, prefix=prefix, strategy="summary", also=req.words.also
         )
         caught: list[Caught] = []
 
@@ -401,9 +401,9 @@ class Library:
             req.within,
             req.query,
             route=req.route,
-            also=req.also,
-            keywords=req.keywords,
-            answer=req.answer,
+            also=req.words.also,
+            keywords=req.words.keywords,
+            answer=req.words.answer,
         )
         ranking, caught, routed, more = self._ranked(scope, ask, None)
         said = more + caught.warnings + ranking.warnings

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +21,13 @@ import numpy as np
 from ..collection import links
 from ..collection.chunker import SECTION_LEVELS, decode
 from ..collection.collection import Collection
+from ..collection.links import LinkKind
 from ..collection.markdown import around_link, heading_key, locate, section
 from ..collection.matrix import Matrix
 from ..errors import NotFoundError
+from ..outputs import Published, doc
 from ..requests import RelatedRequest
-from ..search.results import Budget
+from ..search.results import BUDGET, Budget
 from .collections import Collections
 from .freshness import Caught
 from .linkgraph import LinkGraph, Resolver
@@ -35,67 +37,61 @@ TEXT_CHARS = 300  # a backlink's line, cut around its link
 
 
 @dataclass(frozen=True, slots=True)
-class Outgoing:
-    path: str  # the note the link opens, relative to the library root
-    line: int  # the line it opens at: the heading's or block's, else 1
-    from_line: int  # the line of this note the (first such) link sits on
-    kind: str  # wikilink | embed | markdown | property
-    target: str  # as written
-    heading: str  # the heading path or ^block it names ('' for the whole note)
-    by: str  # how it resolved: path, name, relative, alias, self (linkgraph.py)
-    times: int = 1  # links of this note to that note and heading
+class Outgoing(Published):
+    path: str = doc("The note the link opens, relative to the library root.")
+    line: int = doc("The line it opens at: its heading's or block's, else 1.")
+    from_line: int = doc("The line of this note the (first such) link sits on.")
+    kind: LinkKind = doc("wikilink, embed, markdown or property.")
+    target: str = doc("The link's target as written.")
+    heading: str = doc("The heading path or ^block it names ('' : the note).")
+    by: str = doc(  # linkgraph.py
+        "How it resolved: path, name, relative, alias (Obsidian resolves none by an alias), "
+        "or self (a heading of this note)."
+    )
+    times: int = doc("Links of this note to that note and heading.", default=1)
 
 
 @dataclass(frozen=True, slots=True)
-class Backlink:
-    path: str  # the linking note
-    line: int  # the line of its first link here
-    text: str  # that line, stripped (cut around the link when long)
-    kind: str
-    heading: str  # the heading or ^block of this note it names
-    times: int = 1
+class Backlink(Published):
+    path: str = doc("A note linking to this one.")
+    line: int = doc("The line of its first link here.")
+    text: str = doc("That line (cut around the link when long).")  # stripped
+    kind: LinkKind = doc("wikilink, embed, markdown or property.")
+    heading: str = doc("The heading or ^block of this note it names.")
+    times: int = doc("Its links to this note and heading.", default=1)
 
 
 @dataclass(frozen=True, slots=True)
-class Similar:
-    path: str
-    line: int  # its chunk nearest this note (or section)
-    heading: str  # that chunk's heading path
-    score: float  # cosine of the two notes' mean vectors (or the section's vector)
+class Similar(Published):
+    path: str = doc("A note near this one in meaning.")
+    line: int = doc("Its section nearest this note.")  # or this section
+    heading: str = doc("That section's heading path.")
+    # or the section's vector
+    score: float = doc("Cosine of the two notes' mean vectors.")
 
 
 @dataclass(frozen=True, slots=True)
-class Unresolved:
-    path: str  # this note
-    line: int  # the line the link sits on
-    target: str
-    kind: str
-    heading: str
+class Unresolved(Published):
+    path: str = doc("This note.")
+    line: int = doc("The line the link sits on.")
+    target: str = doc("The link's target as written.")
+    kind: LinkKind = doc("wikilink, embed, markdown or property.")
+    heading: str = doc("The heading or ^block it names.")
 
 
 @dataclass(slots=True)
-class RelatedResult:
-    path: str
-    abs_path: str
-    line: int | None  # the line asked for, if any
-    section: tuple[int, int] | None  # the lines of its section, when a line was asked for
-    links: list[Outgoing] = field(default_factory=list)
-    backlinks: list[Backlink] = field(default_factory=list)
-    similar: list[Similar] = field(default_factory=list)
-    unresolved: list[Unresolved] = field(default_factory=list)
-    took_ms: float = 0.0
-    warnings: list[str] = field(default_factory=list)
-    budget: Budget | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {k: getattr(self, k) for k in ("path", "abs_path", "line")}
-        out["section"] = list(self.section) if self.section else None
-        for name in LISTS:
-            out[name] = [asdict(x) for x in getattr(self, name)]
-        out["took_ms"] = round(self.took_ms, 2)
-        out["warnings"] = self.warnings
-        out["budget"] = self.budget.to_dict() if self.budget else None
-        return out
+class RelatedResult(Published):
+    path: str = doc("The note, relative to the library root.")
+    abs_path: str = doc("Absolute path, for your file-reading tool.")
+    line: int | None = doc("The line asked for, if any.")
+    section: tuple[int, int] | None = doc("With a line: the lines of its section.")
+    links: list[Outgoing] = doc("The notes this note links to, in its order.", factory=list)
+    backlinks: list[Backlink] = doc("The notes linking to it.", factory=list)
+    similar: list[Similar] = doc("The notes nearest it in meaning.", factory=list)
+    unresolved: list[Unresolved] = doc("Its links that open no note.", factory=list)
+    took_ms: float = doc("Milliseconds the call took.", default=0.0, digits=2)
+    warnings: list[str] = doc(factory=list)
+    budget: Budget | None = doc(BUDGET, default=None)
 
 
 LISTS = ("links", "backlinks", "similar", "unresolved")
@@ -198,9 +194,7 @@ def _outgoing(
 
 
 def _times(o: Any, n: int) -> Any:
-    fields = asdict(o)
-    fields["times"] = n
-    return type(o)(**fields)
+    return replace(o, times=n)
 
 
 def _maybe_lines(path: Path) -> list[str] | None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +13,7 @@ from ..config import Settings
 from ..embed import Embedder
 from ..embed.cache import cache_status
 from ..errors import EmbedderUnavailableError
+from ..outputs import Published, doc
 from ..printable import shown
 from ..search.fusion import FUSION_VERSION
 from ..search.legs import Scope
@@ -22,30 +23,32 @@ from .collections import Collections
 from .upkeep import IndexReport
 
 
+@dataclass(frozen=True, slots=True)
+class VectorLeg(Published):
+    """Whether searches find by meaning too, or by words only."""
+
+    available: bool = doc("Searches find by meaning too.")
+    why: str | None = doc("Why they find by words only (null: the vector leg works).")
+
+
 @dataclass(slots=True)
-class StatusReport:
+class StatusReport(Published):
     """`memo status`: every collection at or below a path, and what is wrong."""
 
-    root: str
-    collections: list[CollectionStatus]
-    errors: list[str] = field(default_factory=list)  # broken _meta.yaml files, one line each
-    broken: list[dict[str, str]] = field(default_factory=list)  # {path, error}: not indexed
-    warnings: list[str] = field(default_factory=list)
-    fusion: str = FUSION_VERSION  # the rule search results come from
-    embed_cache: dict[str, Any] | None = None  # the user's embedding cache (embed/cache.py)
-    vector_leg: str | None = None  # why searches find by words only; None: meaning works too
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "root": self.root,
-            "collections": [c.to_dict() for c in self.collections],
-            "errors": self.errors,
-            "broken": self.broken,
-            "warnings": self.warnings,
-            "fusion": self.fusion,
-            "embed_cache": self.embed_cache,
-            "vector_leg": {"available": self.vector_leg is None, "why": self.vector_leg},
-        }
+    root: str = doc("The library root.")
+    collections: list[CollectionStatus] = doc("Each collection at or below the path.")
+    errors: list[str] = doc("Broken _meta.yaml files, one line each.", factory=list)
+    broken: list[dict[str, str]] = doc(
+        "Collections not indexed for a broken _meta.yaml: path, error.", factory=list
+    )
+    warnings: list[str] = doc(factory=list)
+    fusion: str = doc("The rule search results come from.", default=FUSION_VERSION)
+    embed_cache: dict[str, Any] | None = doc(  # embed/cache.py
+        "The user's embedding cache: where, how large, how often it served.", default=None
+    )
+    vector_leg: VectorLeg = doc(
+        "Whether searches find by meaning too.", default=VectorLeg(True, None)
+    )
 
 
 def vector_leg_missing(embedder: Embedder | None) -> str | None:
@@ -106,5 +109,5 @@ def library_status(
         report.broken,
         warnings,
         embed_cache=cache,
-        vector_leg=missing,
+        vector_leg=VectorLeg(missing is None, missing),
     )

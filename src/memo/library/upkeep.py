@@ -28,6 +28,7 @@ from ..collection.progress import SyncProgress, SyncStopped
 from ..collection.sync import SYNC_COUNTERS, SyncReport
 from ..config import Settings
 from ..errors import MemoError
+from ..outputs import Published, doc
 from ..printable import duration
 from .collections import Collections
 from .plan import PLAN_MAX, plan
@@ -81,26 +82,60 @@ class IndexReport:
     def broken_lines(self) -> list[str]:
         return [f"{_meta_path(b['path'])}: {b['error']}" for b in self.broken]
 
-    def totals(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: sum(getattr(r, k) for r in self.reports) for k in SYNC_COUNTERS}
-        out["chunks_cached"] = self.chunks_cached
-        out["collections"] = len(self.reports)
-        out["rebuilt"] = sum(1 for r in self.reports if r.rebuilt)
-        out["seconds"] = round(self.seconds, 3)
-        out["embed_seconds"] = round(sum(r.embed_seconds for r in self.reports), 3)
-        # a pass that only computed vectors, or found notes read meanwhile, did something
-        out["nothing_to_do"] = not any(
-            r.did_work or r.chunks_embedded or r.read_elsewhere for r in self.reports
+    def done(self) -> IndexDone:
+        """The pass as `memo index` answers it."""
+        sums = {k: sum(getattr(r, k) for r in self.reports) for k in SYNC_COUNTERS}
+        return IndexDone(
+            **sums,
+            chunks_cached=self.chunks_cached,
+            collections=len(self.reports),
+            rebuilt=sum(1 for r in self.reports if r.rebuilt),
+            seconds=self.seconds,
+            embed_seconds=sum(r.embed_seconds for r in self.reports),
+            # a pass that only computed vectors, or found notes read meanwhile, did something
+            nothing_to_do=not any(
+                r.did_work or r.chunks_embedded or r.read_elsewhere for r in self.reports
+            ),
+            collections_detail=[r.to_dict() for r in self.reports],
+            errors=self.errors,
+            broken=self.broken,
         )
+
+    def totals(self) -> dict[str, Any]:
+        """The pass's sums: its answer without each collection's report and the errors."""
+        out = self.to_dict()
+        for name in ("collections_detail", "errors", "broken"):
+            del out[name]
         return out
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.totals(),
-            "collections_detail": [r.to_dict() for r in self.reports],
-            "errors": self.errors,
-            "broken": self.broken,
-        }
+        return self.done().to_dict()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class IndexDone(Published):
+    """What `memo index` answers: the pass's sums over its collections (the counters of
+    collection/sync.py SYNC_COUNTERS first), each one's report, and what kept notes out."""
+
+    new: int = doc("Notes indexed for the first time.")
+    changed: int = doc("Notes re-indexed: their text changed.")
+    removed: int = doc("Notes gone from disk, taken out of the index.")
+    unchanged: int = doc("Notes already up to date.")
+    touched: int = doc("Notes whose time moved, their text the same: nothing re-embedded.")
+    skipped: int = doc("Notes not indexed (too large, binary...): `memo status` says why.")
+    chunks_embedded: int = doc("Vectors made (the embedding cache's included).")
+    chunks_reused: int = doc("Vectors kept from the index's own rows (text unchanged).")
+    chunks_pending: int = doc("Chunks still without a vector: computed in the background.")
+    read_elsewhere: int = doc("Notes another process indexed meanwhile (a search, the watcher).")
+    chunks_cached: int = doc("Of chunks_embedded, served by the embedding cache.")
+    collections: int = doc("Collections indexed.")
+    rebuilt: int = doc("Of them, rebuilt from scratch.")
+    seconds: float = doc("Seconds the pass took.", digits=3)
+    embed_seconds: float = doc("Of them, seconds spent computing vectors.", digits=3)
+    nothing_to_do: bool = doc("Every index was up to date: the pass changed nothing.")
+    collections_detail: list[dict[str, Any]] = doc("Each collection's counts, by the same names.")
+    errors: list[str] = doc("What kept notes out of the index: broken _meta.yaml, failures.")
+    broken: list[dict[str, str]] = doc("Collections whose _meta.yaml is broken: path, error.")
 
 
 def sync_parts(

@@ -12,13 +12,13 @@ and why no deeper ranking of its own: docs/design.md, "library/why.py").
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..collection.collection import Collection
 from ..collection.excluded import for_collection
 from ..collection.lexical import query_terms, terms
+from ..outputs import Published, doc
 from ..search.fusion import CANDIDATES
 from ..search.legs import Scope
 from ..search.ranking import Ranking
@@ -27,23 +27,45 @@ WHY_DEPTH = 1000  # candidates a leg read to place a note beyond a search's (CAN
 ABOVE = 5  # the hits above the note's best chunk that are named
 
 
+@dataclass(frozen=True, slots=True)
+class Placed(Published):
+    """One chunk of the note among the candidates: its place in each leg and in the fused list."""
+
+    line: int = doc("1-based line where the chunk's section starts.")
+    heading: str = doc("The section's heading path.")
+    fused_rank: int = doc("Its place in the fused list, as a search shows it (1-based).")
+    score: float = doc("Its fused score.")
+    lex_rank: int | None = doc("Its rank in the lexical leg (null: not a candidate there).")
+    bm25: float | None = doc("Its BM25 score there.")
+    vec_rank: int | None = doc("Its rank in the vector leg (null: not a candidate there).")
+    cosine: float | None = doc("Its cosine to the question there.")
+    pending: bool = doc("Its vector is still being computed.")
+
+
+@dataclass(frozen=True, slots=True)
+class Above(Published):
+    """A hit ranked above the note's best chunk."""
+
+    path: str = doc("Note path relative to the library root.")
+    line: int = doc("1-based line where the hit's section starts.")
+    heading: str = doc("The section's heading path.")
+    score: float = doc("Its fused score.")
+
+
 @dataclass(slots=True)
-class WhyResult:
+class WhyResult(Published):
     """Where a note ranks for a question (`memo why`), or why it is not a candidate."""
 
-    path: str  # the note, relative to the library root
-    query: str
-    within: str  # the path searched
-    collection: str | None = None
-    found: bool = False  # some chunk of it is a candidate
-    rank: int | None = None  # its best chunk's place in the fused list (1-based)
-    chunks: list[dict[str, Any]] = field(default_factory=list)
-    above: list[dict[str, Any]] = field(default_factory=list)
-    reasons: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    path: str = doc("The note, relative to the library root.")
+    query: str = doc("The question as searched.")
+    within: str = doc("The path searched.")
+    collection: str | None = doc("The note's collection (null: none).", default=None)
+    found: bool = doc("Some chunk of it is a candidate.", default=False)
+    rank: int | None = doc("Its best chunk's place in the fused list (1-based).", default=None)
+    chunks: list[Placed] = doc("Its chunks among the candidates, best first.", factory=list)
+    above: list[Above] = doc(f"The hits above its best chunk (at most {ABOVE}).", factory=list)
+    reasons: list[str] = doc("Why it is not found, or what keeps it low.", factory=list)
+    warnings: list[str] = doc(factory=list)
 
 
 def placed(
@@ -67,33 +89,33 @@ def placed(
         if at is None:
             continue
         out.chunks.append(
-            {
-                "line": line,
-                "heading": heading,
-                "fused_rank": at,
-                "score": round(ranking.scores[key], 6),
-                "lex_rank": lex[key][0] if key in lex else None,
-                "bm25": round(lex[key][1], 4) if key in lex else None,
-                "vec_rank": vec[key][0] if key in vec else None,
-                "cosine": round(vec[key][1], 4) if key in vec else None,
-                "pending": bool(pending),
-            }
+            Placed(
+                line=line,
+                heading=heading,
+                fused_rank=at,
+                score=round(ranking.scores[key], 6),
+                lex_rank=lex[key][0] if key in lex else None,
+                bm25=round(lex[key][1], 4) if key in lex else None,
+                vec_rank=vec[key][0] if key in vec else None,
+                cosine=round(vec[key][1], 4) if key in vec else None,
+                pending=bool(pending),
+            )
         )
-    out.chunks.sort(key=lambda c: c["fused_rank"])
+    out.chunks.sort(key=lambda c: c.fused_rank)
     out.found = bool(out.chunks)
-    if out.found and not any(c["lex_rank"] for c in out.chunks):
+    if out.found and not any(c.lex_rank for c in out.chunks):
         out.reasons += [r for r in absent(ranking, owner, note, rows) if "no word" in r]
     if out.found:
-        out.rank = out.chunks[0]["fused_rank"]
+        out.rank = out.chunks[0].fused_rank
         shown = min(out.rank - 1, ABOVE)
         above, got = ranking.ordered(shown) if shown else ([], {})
         out.above = [
-            {
-                "path": ranking.scope.parts[key[0]][0].root_path(got[key].path),
-                "line": got[key].line,
-                "heading": got[key].heading,
-                "score": round(ranking.scores[key], 6),
-            }
+            Above(
+                ranking.scope.parts[key[0]][0].root_path(got[key].path),
+                got[key].line,
+                got[key].heading,
+                round(ranking.scores[key], 6),
+            )
             for key in above[:shown]
         ]
     else:

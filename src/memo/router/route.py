@@ -12,14 +12,16 @@ path-sorted registry, so it costs nothing at any size. Why content: docs/design.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, cast
+from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
+from ..outputs import EMPTY, NONE, Published, doc
 from ..registry_tools.entry import Entry
 from ..registry_tools.registry import Registry
 from ..search.fusion import rrf
+from ..search.results import BUDGET, Budget
 from .lexical_leg import lexical_leg
 from .vector_leg import vector_leg
 
@@ -32,60 +34,59 @@ CONTENT = True  # rank by what collections hold too (False: descriptions only; b
 
 
 @dataclass(frozen=True, slots=True)
-class Candidate:
-    name: str
-    path: str  # relative to the library root: pass it to search as is
-    description: str
-    tags: tuple[str, ...]
-    score: float
-    lex_rank: int | None = None  # the summary's lexical leg (description, content stems)
-    vec_rank: int | None = None  # the summary's vector leg (description, centroid)
-    # the collection's best hits for the question: {path, line, heading, text}
-    evidence: list[dict[str, Any]] = field(default_factory=list)
-    languages: dict[str, float] = field(default_factory=dict)  # share of its chunks per language
+class Evidence(Published):
+    """One of a collection's best hits for the question, short."""
 
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "name": self.name,
-            "path": self.path,
-            "description": self.description,
-            "tags": list(self.tags),
-            "score": round(self.score, 6),
-            "lex_rank": self.lex_rank,
-            "vec_rank": self.vec_rank,
-            "evidence": self.evidence,
-            "languages": self.languages,
-        }
+    path: str = doc("Note path relative to the library root.")
+    line: int = doc("1-based line where the hit's section starts.")
+    heading: str = doc("The section's heading path.")
+    text: str = doc("A short excerpt of the hit.")
 
 
-@dataclass(slots=True)
-class RouteResult:
-    query: str
-    strategy: str
-    collections: list[Candidate]
-    took_ms: float = 0.0
-    prefix: str | None = None
-    total: int = 0  # collections the prefix covers
-    tree: list[dict[str, Any]] = field(default_factory=list)  # tree strategy: sub-folders
-    warnings: list[str] = field(default_factory=list)
-    budget: Any = None  # with max_tokens: search.budget.Budget (what was left out)
+@dataclass(frozen=True, slots=True)
+class Candidate(Published):
+    """One collection a route names."""
 
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "query": self.query,
-            "strategy": self.strategy,
-            "took_ms": round(self.took_ms, 2),
-            "prefix": self.prefix,
-            "total": self.total,
-            "collections": [c.to_dict() for c in self.collections],
-        }
-        if self.tree:
-            out["tree"] = self.tree
-        if self.warnings:
-            out["warnings"] = self.warnings
-        if self.budget is not None:
-            out["budget"] = self.budget.to_dict()
-        return out
+    name: str = doc("The collection's name.")
+    path: str = doc("Pass this as memo_search's path.")  # relative to the library root
+    description: str = doc("What its _meta.yaml says it holds.")
+    tags: tuple[str, ...] = doc("Its _meta.yaml tags.")
+    score: float = doc("Higher ranks first.", digits=6)
+    # the summary's lexical leg (description, content stems) and vector leg (description,
+    # centroid)
+    lex_rank: int | None = doc("Its rank by the summary's words (null: unranked).", default=None)
+    vec_rank: int | None = doc("Its rank by the summary's meaning (null: unranked).", default=None)
+    evidence: list[Evidence] = doc("The collection's best hits, best first.", factory=list)
+    languages: dict[str, float] = doc(
+        "The share of the collection's chunks in each language ('ru': 0.93): write phrasings "
+        "and a likely answer in its main one.",
+        factory=dict,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class Folder(Published):
+    """A folder below a route's prefix (the tree strategy's)."""
+
+    prefix: str = doc("Pass it as the route's prefix to narrow it ('work/*': more below).")
+    collections: int = doc("The collections it holds.")
+
+
+@dataclass(slots=True, kw_only=True)
+class RouteResult(Published):
+    """A route's answer: the collections that answer the question, best first."""
+
+    query: str = doc("The question as routed.")
+    strategy: str = doc("flat, tree or summary: the answer's shape.")
+    took_ms: float = doc("Milliseconds the route took.", default=0.0, digits=2)
+    prefix: str | None = doc("The folder the collections were taken from.", default=None)
+    total: int = doc("Collections the prefix covers.", default=0)
+    collections: list[Candidate] = doc("The collections, best first.")
+    tree: list[Folder] = doc(
+        "The tree strategy's sub-folders below the prefix.", factory=list, omit=EMPTY
+    )
+    warnings: list[str] = doc(factory=list, omit=EMPTY)
+    budget: Budget | None = doc(BUDGET, default=None, omit=NONE)  # what was left out
 
 
 def strategy_for(requested: str, count: int) -> str:
@@ -141,7 +142,7 @@ def _candidate(e: Entry, score: float, lex: int | None, vec: int | None) -> Cand
     )
 
 
-def subtree(reg: Registry, mask: np.ndarray, prefix: str | None) -> list[dict[str, Any]]:
+def subtree(reg: Registry, mask: np.ndarray, prefix: str | None) -> list[Folder]:
     """The next level of folders below the prefix, with how many collections each holds."""
     base = (prefix or "").rstrip("*").strip("/")
     depth = len(base.split("/")) if base else 0
@@ -151,4 +152,4 @@ def subtree(reg: Registry, mask: np.ndarray, prefix: str | None) -> list[dict[st
         key = "/".join(parts[: depth + 1])
         key = key + "/*" if len(parts) > depth + 1 else key
         counts[key] = counts.get(key, 0) + 1
-    return [{"prefix": k, "collections": v} for k, v in sorted(counts.items())][:200]
+    return [Folder(k, v) for k, v in sorted(counts.items())][:200]

@@ -97,7 +97,7 @@ def fit_route(
         used += head
         shown = []
         for h in c.evidence:
-            cost = count(f"{h['path']}:{h['line']} {h['heading']}\n{h['text']}")
+            cost = count(f"{h.path}:{h.line} {h.heading}\n{h.text}")
             if used + cost > max_tokens:
                 cut = 1
                 break

@@ -18,6 +18,7 @@ from typing import Any
 from ..collection.langid import detect
 from ..collection.lexical import terms
 from .fusion import Legs
+from .results import Confidence
 
 # `none` refitted over XQuAD's 12 languages (bench/languages.py --dump, the tune half; issue
 # 48): absolute cosines run higher in some languages than in others (an unanswerable Chinese
@@ -99,12 +100,12 @@ def confidence(
     none_share: float = NONE_SHARE,
     none_strength: float = NONE_STRENGTH,
     none_z: float = NONE_Z,
-) -> str:
+) -> Confidence:
     """high / low / none for a search's signals (see the module docstring)."""
     if not s.get("words", True):
         return "none"
     share, strength = s["top_share"], s["vec_strength"]
-    unsure = "low" if s.get("unseen", 0.0) >= UNSEEN_SHARE else "none"
+    unsure: Confidence = "low" if s.get("unseen", 0.0) >= UNSEEN_SHARE else "none"
     if strength is None:  # lexical only: no second opinion, so never "high"
         return unsure if share < none_share else "low"
     sure = s.get("named", True)  # a question of one-letter words is never sure

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from ..collection import skips
 from ..collection.chunker import decode
 from ..errors import NotFoundError
+from ..outputs import EMPTY, Published, doc
 from ..requests import MAX_LINES
 from . import budget
 
@@ -30,28 +30,29 @@ class LineError(NotFoundError):
 
 
 @dataclass(frozen=True, slots=True)
-class Excerpt:
-    path: str  # relative to the library root
-    abs_path: str
-    line: int  # first line returned, 1-based
-    end_line: int  # last line returned (line - 1 when the range is empty)
-    total_lines: int
-    text: str
-    cite: str  # citation hash of lines line..end_line
-    more_lines: int  # lines of the note after end_line, not returned (0: the note ends there)
-    more: tuple[Excerpt, ...] = ()  # the other locations of a read of several, in order
+class Excerpt(Published):
+    """Lines of a note, read now, and their citation hash."""
 
-    @property
-    def next_line(self) -> int | None:
-        """The line to read next, or None at the note's end."""
-        return self.end_line + 1 if self.more_lines else None
+    path: str = doc("Note path relative to the library root.")
+    abs_path: str = doc("Absolute path, for your file-reading tool.")
+    line: int = doc("First line returned, 1-based.")
+    end_line: int = doc("Last line returned (line - 1 when none is).")
+    total_lines: int = doc("Lines of the note.")
+    text: str = doc("The lines returned.")
+    cite: str = doc("Hash of the lines returned; compare with a hit's cite.")
+    more_lines: int = doc("Lines of the note after end_line, not returned.")  # 0: it ends there
+    next_line: int | None = doc(  # set from the two above
+        "The line to read next (end_line + 1), or null at the note's end.", init=False
+    )
+    more: tuple[Excerpt, ...] = doc(
+        "With `paths`: each of them read, in order, within the one max_tokens (none of its "
+        "lines when nothing was left: read it from next_line).",
+        default=(),
+        omit=EMPTY,
+    )
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "more"}
-        out["next_line"] = self.next_line
-        if self.more:
-            out["more"] = [ex.to_dict() for ex in self.more]
-        return out
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "next_line", self.end_line + 1 if self.more_lines else None)
 
 
 def cite_hash(lines: list[str]) -> str:

@@ -150,7 +150,8 @@ class Words:
     def of(cls, req: Any) -> Words:
         """The words of a search or route request (requests.py): its query, `also`,
         `keywords` and `answer`."""
-        return cls(req.query, tuple(req.also), tuple(req.keywords), req.answer)
+        said = req.words
+        return cls(req.query, tuple(said.also), tuple(said.keywords), said.answer)
 
     def phrasings(self) -> list[Phrasing]:
         lexical = " ".join((self.query, *self.keywords))

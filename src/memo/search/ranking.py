@@ -28,7 +28,7 @@ from .excerpt import cite_range
 from .explain import explain as why
 from .fusion import CANDIDATES, Legs, fuse_phrasings, note_z, with_notes
 from .legs import Key, QueryVectors, Reader, Scope, Words, gather, note_cosines
-from .results import Hit
+from .results import Confidence, Hit
 
 
 @dataclass(slots=True)
@@ -101,7 +101,7 @@ class Ranking:
         row = rows[order[0]]
         return passage_text(row.heading, row.text), row.lang
 
-    def confidence(self) -> str:
+    def confidence(self) -> Confidence:
         """high / low / none for the first hit (search/confidence.py), judged by the question
         when it is in the first hit's language, else by the agent's first phrasing that is (a
         translation: across languages cosines overlap, an unanswerable English question of
@@ -129,7 +129,7 @@ class Ranking:
         order, _ = self.ordered(self.ranked.index(key) + 1)
         return order.index(key) + 1 if key in order else None
 
-    def verdict(self, hits: bool = True, skipped: bool = False) -> str:
+    def verdict(self, hits: bool = True, skipped: bool = False) -> Confidence:
         """The confidence a search returns: its first hit's (`confidence`; `none` without
         `hits`), as far as it saw its scope. While any chunk of the scope waits for its vector,
         or part of the scope was not read (`skipped`: a broken `_meta.yaml`, an index its

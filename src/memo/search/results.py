@@ -2,97 +2,89 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from ..collection.markdown import is_table_row, table_rows
+from ..outputs import NONE, Published, doc
 
 TEXT_LIMIT = 1200  # characters of chunk text in a hit
 LEAD = "… "  # before a hit's text that starts at its focus, not at its chunk's start
+Confidence = Literal["high", "low", "none"]  # is there a good match at all? (confidence.py)
 
 
 @dataclass(frozen=True, slots=True)
-class Hit:
-    collection: str
-    path: str  # relative to the library root
-    abs_path: str
-    line: int
-    heading: str
-    score: float
-    text: str
-    lex_rank: int | None = None
-    vec_rank: int | None = None
-    end_line: int = 0  # last line of the cited range
-    cite: str = ""  # citation hash of lines line..end_line when searched (see excerpt.py)
+class Hit(Published):
+    """One hit: a section of a note, at `path:line`."""
+
+    collection: str = doc("The collection the note belongs to.")
+    path: str = doc("Note path relative to the library root.")
+    abs_path: str = doc("Absolute path, for your file-reading tool.")
+    line: int = doc("1-based line where the matching section's text starts.")
+    heading: str = doc("The section's heading path ('A > B').")
+    score: float = doc("The fused score: higher ranks first.")
+    text: str = doc("The section's text, cut to a snippet.")
+    lex_rank: int | None = doc("Its rank in the lexical leg (null: not found there).", default=None)
+    vec_rank: int | None = doc("Its rank in the vector leg (null: not found there).", default=None)
+    end_line: int = doc("Last line of the cited range.", default=0)
+    # citation hash when searched (see excerpt.py)
+    cite: str = doc("Hash of lines line..end_line; memo_get returns it again.", default="")
     # the lines within line..end_line that answer best (search/focus.py); 0: not computed
-    focus_line: int = 0
-    focus_end_line: int = 0
-    explain: dict[str, Any] | None = None  # why it ranks where it does (search/explain.py)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        if self.explain is None:
-            del out["explain"]
-        return out
+    focus_line: int = doc(
+        "First line of the sentences that match best, within line..end_line.", default=0
+    )
+    focus_end_line: int = doc("Last line of those sentences.", default=0)
+    explain: dict[str, Any] | None = doc(  # search/explain.py
+        "With explain: why it ranks where it does.", default=None, omit=NONE
+    )
 
 
 @dataclass(frozen=True, slots=True)
-class Freshness:
+class Freshness(Published):
     """How current one searched collection's index was, and what this call did about it."""
 
-    collection: str
-    caught_up: int  # files (re)indexed or removed by this call before searching
-    current: bool  # True when the index matched the notes before this call
-    last_write: float | None  # unix time of the last index write
-    rebuilt: str = ""
-    chunks: int = 0  # chunks the index holds
-    pending: int = 0  # of them, still without a vector: found by the lexical leg only
-    embedding_by: int | None = None  # pid of the process computing those vectors, if any
+    collection: str = doc("The collection searched.")
+    caught_up: int = doc("Files re-indexed or removed by this call first.")
+    current: bool = doc("The index matched the notes before this call.")
+    last_write: float | None = doc("Unix time of the last index write.")
+    rebuilt: str = doc("Why this call rebuilt the index from scratch ('': it did not).", default="")
+    chunks: int = doc("Chunks the index holds.", default=0)
+    pending: int = doc("Of them, still without a vector: found by the lexical leg only.", default=0)
+    embedding_by: int | None = doc("The process id computing those vectors, if any.", default=None)
 
 
 @dataclass(frozen=True, slots=True)
-class Budget:
+class Budget(Published):
     """How a result set was fitted into `max_tokens` (budget.py fits it)."""
 
-    max_tokens: int
-    used: int  # tokens the hits take
-    dropped: int  # hits left out
-    cut: int  # 1 when the last hit kept was cut at a sentence border
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    max_tokens: int = doc("The token budget asked for.")
+    used: int = doc("Tokens the answer takes.")
+    dropped: int = doc("Items left out.")
+    cut: int = doc("1 when the last item kept was cut at a sentence border.")
 
 
-@dataclass(slots=True)
-class SearchResult:
-    query: str
-    mode: str
-    target: str
-    hits: list[Hit]
-    took_ms: float
-    collections: list[str]
-    freshness: list[Freshness] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
-    budget: Budget | None = None  # how the hits were fitted into max_tokens, if asked
-    confidence: str = "none"  # high | low | none: is there a good match at all?
-    routed: list[str] | None = None  # search(route=K): the collection paths the router chose
+BUDGET = "With max_tokens: max_tokens, used, dropped, cut."
 
-    def to_dict(self) -> dict[str, Any]:
-        out = {
-            "query": self.query,
-            "mode": self.mode,
-            "target": self.target,
-            "took_ms": round(self.took_ms, 2),
-            "confidence": self.confidence,
-            "collections": self.collections,
-            "results": [h.to_dict() for h in self.hits],
-            "freshness": [asdict(f) for f in self.freshness],
-            "warnings": self.warnings,
-            "budget": self.budget.to_dict() if self.budget else None,
-        }
-        if self.routed is not None:
-            out["routed"] = self.routed
-        return out
+
+@dataclass(slots=True, kw_only=True)
+class SearchResult(Published):
+    """A search's answer: its hits, best first, and how current each index was."""
+
+    query: str = doc("The question as searched.")
+    mode: str = doc("hybrid, lex or vec.")
+    target: str = doc("The path searched.")
+    took_ms: float = doc("Milliseconds the search took.", digits=2)
+    confidence: Confidence = doc(
+        "none: no good match in the searched notes; low: read before trusting.", default="none"
+    )
+    collections: list[str] = doc("The collections searched.")
+    hits: list[Hit] = doc("The hits, best first.", name="results")
+    freshness: list[Freshness] = doc("Each searched collection's index.", factory=list)
+    warnings: list[str] = doc(factory=list)
+    budget: Budget | None = doc(BUDGET, default=None)
+    routed: list[str] | None = doc(
+        "With route: the collection paths the router chose.", default=None, omit=NONE
+    )
 
 
 def cut_text(text: str, limit: int = TEXT_LIMIT) -> str:

@@ -39,9 +39,9 @@ from ..errors import (
     NotFoundError,
     OutsideLibraryError,
 )
-from .endpoints import api_router
+from ..params import ArgumentError
+from .endpoints import api_router, openapi
 from .mcp_tools import build_mcp
-from .schemas import explain
 from .service import Service
 from .web import PageGate, mount_web
 
@@ -216,6 +216,7 @@ def build_app(
     _add_error_handlers(app)
 
     app.include_router(api_router(service))
+    app.openapi = openapi(app)  # type: ignore[method-assign]  # FastAPI's way to publish another
     mount_web(app, service, token, host_ok=is_loopback)
 
     # The MCP endpoint: its route joins ours, its session manager runs in our lifespan.
@@ -256,25 +257,23 @@ def invalid_request(message: str) -> JSONResponse:
 def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(MemoError)
     async def memo_error(_: Request, e: MemoError) -> JSONResponse:
+        if isinstance(e, ArgumentError):  # what the published schema refuses
+            return invalid_request(str(e))
         return JSONResponse(error_body(_code(e), str(e), e.hint), status_code=status_of(e))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, e: RequestValidationError) -> JSONResponse:
+        """A web page's parameter of another type (the API's are checked by `make_exact`)."""
         problems = []
         for err in e.errors():
-            if err.get("type") == "json_invalid":
-                why = (err.get("ctx") or {}).get("error") or err.get("msg")
-                problems.append(f"the body is not valid JSON ({why})")
-                continue
-            loc = list(err.get("loc", ()))
-            if loc and loc[0] in ("body", "query", "path", "header"):
-                loc = loc[1:]  # where in the request, not which parameter
-            problems.append(explain(err, ".".join(str(x) for x in loc) or "request"))
+            where = ".".join(str(x) for x in err.get("loc", ())[1:]) or "request"
+            msg = str(err.get("msg", "not valid"))
+            problems.append(f"{where}: {msg[:1].lower()}{msg[1:]}")
         return invalid_request("; ".join(problems))
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, e: StarletteHTTPException) -> JSONResponse:
-        if e.status_code == 400:  # FastAPI could not decode the body (not UTF-8): as bad JSON
+        if e.status_code == 400:  # a body that could not be decoded (not UTF-8): as bad JSON
             return invalid_request(f"the body is not JSON in UTF-8 ({e.detail})")
         headers = dict(e.headers or {})
         if e.status_code == 405:  # Starlette names only the first route's methods

@@ -1,103 +1,105 @@
-"""The HTTP API's endpoints: each builds a request (requests.py) and hands it to the Service.
+"""The HTTP API's endpoints: each reads its arguments, makes the request (requests.py) and
+hands it to the Service.
 
-Each operation's endpoints are the ones its request declares (`Operation.http`); the checked
-request is `sent_to` the Service. Nothing here spells a path, a field or a method name. Every
-body and query model is the request's declaration (server/schemas.py); JSON bodies are validated
-as strictly as `Request.make` checks (`"k": "5"` refused, not coerced), and an argument given
-twice is refused. An endpoint's result is its operation's output model (`OUTPUTS`, which the MCP
-tools publish too) and every error has one shape (`ErrorOut`); results are returned as built
-(`response_model=None`), so the CLI's delegated output stays byte-identical to its own.
+Each operation's endpoints are the ones its request declares (`Operation.http`); the request is
+`sent_to` the Service. Nothing here spells a path, a field or a method name. Arguments are checked
+once, by the request's `make_exact` (a JSON body as sent, a query string read by each field's
+kind; an argument given twice refused); the pydantic models (server/schemas.py) are published in
+OpenAPI, never used to validate. Results are returned as built (`response_model=None`), so the
+CLI's delegated output stays byte-identical to its own; every error has one shape (`ErrorOut`).
 """
 
 from __future__ import annotations
 
+import email.message
 import inspect
-from collections.abc import Iterable
-from typing import Annotated, Any, get_args, get_origin
+import json
+import re
+from collections.abc import Callable, Iterable
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query, Request
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from fastapi import APIRouter, FastAPI, Query, Request
+from fastapi.openapi.utils import get_openapi
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
 
-from ..requests import REQUESTS, RequestError, _Request
+from ..params import LISTS, ArgumentError
+from ..requests import REQUESTS, _Request
 from ..server_file import ONE_SHOT_HEADER
-from .schemas import OUTPUTS, annotation, model
+from .schemas import OUTPUTS, model
 from .service import Service
 
 
-class _Strict(BaseModel):
-    """A JSON body checked as `Request.make` checks it: no string for a number, no 0 for
-    false. JSON Schema counts 17.0 as an integer, so whole floats are taken as ints."""
-
-    model_config = ConfigDict(strict=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _whole_floats(cls, data: Any) -> Any:
-        if not isinstance(data, dict):
-            return data
-        whole = {k: int(v) for k, v in data.items() if isinstance(v, float) and v.is_integer()}
-        return {**data, **whole}
-
-
-def _is_list(tp: Any) -> bool:
-    return get_origin(tp) is list or any(_is_list(a) for a in get_args(tp))
-
-
-def refuse_twice(request: type[_Request], keys: Iterable[str], repeatable: bool = False) -> None:
-    """RequestError when the keys give one argument twice (`query` and its alias `q`; `k`
-    twice in a query string), as `Request.make` refuses it: a model would keep one silently.
-    `repeatable`: list arguments may repeat (a query string's `?tags=a&tags=b`)."""
-    names = {p.name: p.name for p in request.PARAMS} | request.aliases()
-    lists = {p.name for p in request.PARAMS if _is_list(annotation(p))} if repeatable else set()
-    seen: dict[str, str] = {}
-    for key in keys:
-        name = names.get(key)
-        if name is None or name in lists:
-            continue  # an unknown name is the model's to refuse
-        if name in seen:
-            raise RequestError(
-                f"{name} given twice"
-                + (f" (as {seen[name]} and {key})" if seen[name] != key else "")
-            )
-        seen[name] = key
+# ---------------------------------------------------------------------- what a client sends
+def body_arguments(body: bytes, content_type: str | None) -> list[tuple[str, Any]]:
+    """A JSON body's arguments as sent (a whole float an int); ArgumentError when the body is
+    not a JSON object."""
+    if not body:
+        raise ArgumentError("the body is empty: send a JSON object ({} for every default)")
+    if not _is_json(content_type):
+        sent = f"as {content_type}" if content_type else "without a content-type"
+        raise ArgumentError(f"the body is not sent as JSON, but {sent}")
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError as e:
+        raise ArgumentError(f"the body is not valid JSON ({e.msg})") from None
+    except UnicodeDecodeError as e:
+        raise ArgumentError(f"the body is not JSON in UTF-8 ({e.reason})") from None
+    if not isinstance(data, dict):
+        raise ArgumentError(f"the body must be a JSON object, not {_json_type(data)}")
+    return [(k, int(v) if isinstance(v, float) and v.is_integer() else v) for k, v in data.items()]
 
 
-def body(request: type[_Request], name: str) -> type[BaseModel]:
-    def once(cls: type[BaseModel], data: Any) -> Any:
-        if isinstance(data, dict):
-            refuse_twice(request, data)
-        return data
-
-    # pydantic takes a classmethod here (its own docs' form)
-    validator = model_validator(mode="before")(classmethod(once))  # type: ignore[arg-type]  # stubs: a function only
-    namespace = {"__module__": __name__, "_once": validator}
-    return type(name, (model(request, name), _Strict), namespace)
+def _json_type(value: Any) -> str:
+    """What a JSON value is, in words: an array, a string, a number, true, false, null."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "an array"
+    return "a string" if isinstance(value, str) else "a number"
 
 
-def once(request: type[_Request]) -> Any:
-    """The dependency that refuses a query string giving one argument twice."""
+def _is_json(content_type: str | None) -> bool:
+    """`application/json` or `application/…+json`, as FastAPI reads a JSON body."""
+    if not content_type:
+        return False
+    message = email.message.Message()
+    message["content-type"] = content_type
+    subtype = message.get_content_subtype()
+    return message.get_content_maintype() == "application" and (
+        subtype == "json" or subtype.endswith("+json")
+    )
 
-    def check(http: Request) -> None:
-        refuse_twice(request, (k for k, _ in http.query_params.multi_items()), repeatable=True)
 
-    return Depends(check)
+TRUE = ("1", "on", "t", "true", "y", "yes")  # a flag in a query string, any case
+FALSE = ("0", "off", "f", "false", "n", "no")
+WHOLE = re.compile(r"\s*([+-]?[0-9]+)(?:\.0*)?\s*")  # a number in a query string: 5, +5, 5.0
 
 
-def _models() -> dict[tuple[str, str], type[BaseModel]]:
-    """(operation, method) -> the model of its endpoint: a JSON body for POST, a query string
-    for GET (`SearchBody`, `SearchQuery`, `ReadQuery`...), named after the request."""
-    out: dict[tuple[str, str], type[BaseModel]] = {}
-    for name, request in REQUESTS.items():
-        stem = request.__name__.removesuffix("Request")
-        for method, _ in request.OPERATION.endpoints:
-            post = method == "POST"
-            out[name, method] = (
-                body(request, f"{stem}Body") if post else model(request, f"{stem}Query")
-            )
+def query_arguments(
+    request: type[_Request], items: Iterable[tuple[str, str]]
+) -> list[tuple[str, Any]]:
+    """A query string's arguments, each text read as its field's kind: a number, a flag, a
+    list (a list argument may repeat: `?tags=a&tags=b`; once, it is a list of one); a value
+    that is no such thing is left as sent, for `make_exact` to refuse in its sentence."""
+    kinds = {p.name: p.kind for p in request.PARAMS}
+    kinds |= {alias: kinds[name] for alias, name in request.aliases().items()}
+    out: list[tuple[str, Any]] = []
+    lists: dict[str, list[str]] = {}
+    for key, text in items:
+        kind = kinds.get(key)
+        if kind in LISTS:
+            if key not in lists:
+                lists[key] = []
+                out.append((key, lists[key]))
+            lists[key].append(text)
+        elif kind == "int" and (m := WHOLE.fullmatch(text)):
+            out.append((key, int(m[1])))
+        elif kind == "bool" and text.strip().lower() in TRUE + FALSE:
+            out.append((key, text.strip().lower() in TRUE))
+        else:
+            out.append((key, text))
     return out
-
-
-MODELS = _models()
 
 
 # ---------------------------------------------------------------------- what they answer
@@ -175,19 +177,14 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 }
 
 
-def answers(request: type[_Request], method: str) -> dict[str, Any]:
-    """The decorator arguments that publish an operation's result and errors (and, for a GET,
-    refuse an argument given twice)."""
-    return {
-        "response_model": None,
-        "responses": {200: {"model": OUTPUTS[request]}, **ERRORS},
-        "dependencies": [once(request)] if method == "GET" else [],
-    }
+def answers(request: type[_Request]) -> dict[str, Any]:
+    """The decorator arguments that publish an operation's result and errors."""
+    return {"response_model": None, "responses": {200: {"model": OUTPUTS[request]}, **ERRORS}}
 
 
 def api_router(service: Service) -> APIRouter:
     """Every REST endpoint, bound to one service: /health, and each operation's endpoints as
-    its request declares them (`Operation.http`)."""
+    its request declares them (`Operation.http`), published by `openapi` instead."""
     router = APIRouter()
 
     @router.get(
@@ -198,38 +195,96 @@ def api_router(service: Service) -> APIRouter:
         return service.health()
 
     for name, request in REQUESTS.items():
-        op = request.OPERATION
-        for method, path in op.endpoints:
-            again = method == "GET" and len(op.endpoints) > 1  # a POST's twin for curl
+        for method, path in request.OPERATION.endpoints:
             router.add_api_route(
                 path,
                 _endpoint(service, request, method),
                 methods=[method],
                 name=f"{name}_{method.lower()}",
-                description=f"The same {name} for `curl` and browsers." if again else op.summary,
-                tags=[op.tag],
-                **answers(request, method),
+                include_in_schema=False,
             )
     return router
 
 
 def _endpoint(service: Service, request: type[_Request], method: str) -> Any:
-    """The endpoint function FastAPI reads: the body or the query model, whose checked fields
-    become the request the Service answers, and the HTTP request (its headers)."""
-    given = MODELS[request.OPERATION.name, method]
+    """The endpoint: the body or the query string, the request made of it and answered by
+    the Service (a delegated `memo` command's by its one-shot library, as that process would
+    have answered it)."""
 
-    def endpoint(arguments: BaseModel, http: Request) -> dict[str, Any]:
-        # a one-shot `memo` command's delegated call: answered as that process would have
-        answers = service.one_shot() if http.headers.get(ONE_SHOT_HEADER) else service
-        return request.make(**arguments.model_dump()).sent_to(answers).to_dict()
+    def answer(arguments: list[tuple[str, Any]], one_shot: bool) -> dict[str, Any]:
+        made = request.make_exact(arguments)
+        return made.sent_to(service.one_shot() if one_shot else service).to_dict()
+
+    async def endpoint(http: Request) -> dict[str, Any]:
+        if method == "POST":
+            arguments = body_arguments(await http.body(), http.headers.get("content-type"))
+        else:
+            arguments = query_arguments(request, http.query_params.multi_items())
+        one_shot = bool(http.headers.get(ONE_SHOT_HEADER))
+        return await run_in_threadpool(answer, arguments, one_shot)
+
+    return endpoint
+
+
+# ---------------------------------------------------------------------- what OpenAPI says
+def _models() -> dict[tuple[str, str], type[BaseModel]]:
+    """(operation, method) -> the model OpenAPI publishes for its endpoint: a JSON body for
+    POST, a query string for GET (`SearchBody`, `SearchQuery`, `ReadQuery`...)."""
+    out: dict[tuple[str, str], type[BaseModel]] = {}
+    for name, request in REQUESTS.items():
+        stem = request.__name__.removesuffix("Request")
+        for method, _ in request.OPERATION.endpoints:
+            out[name, method] = model(request, f"{stem}{'Body' if method == 'POST' else 'Query'}")
+    return out
+
+
+MODELS = _models()
+
+
+def published() -> APIRouter:
+    """The operations' endpoints as OpenAPI describes them: the body or query model of each
+    (never called: the endpoints that serve them are `api_router`'s)."""
+    router = APIRouter()
+    for name, request in REQUESTS.items():
+        op = request.OPERATION
+        for method, path in op.endpoints:
+            again = method == "GET" and len(op.endpoints) > 1  # a POST's twin for curl
+            router.add_api_route(
+                path,
+                _described(MODELS[name, method], method),
+                methods=[method],
+                name=f"{name}_{method.lower()}",
+                description=f"The same {name} for `curl` and browsers." if again else op.summary,
+                tags=[op.tag],
+                **answers(request),
+            )
+    return router
+
+
+def _described(given: type[BaseModel], method: str) -> Callable[..., Any]:
+    def endpoint(arguments: BaseModel) -> None:
+        raise NotImplementedError  # published, never served
 
     kind = given if method == "POST" else Annotated[given, Query()]
     named = inspect.Parameter.POSITIONAL_OR_KEYWORD
     endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]  # FastAPI reads it
-        [
-            inspect.Parameter("arguments", named, annotation=kind),
-            inspect.Parameter("http", named, annotation=Request),
-        ],
-        return_annotation=dict[str, Any],
+        [inspect.Parameter("arguments", named, annotation=kind)], return_annotation=dict[str, Any]
     )
     return endpoint
+
+
+def openapi(app: FastAPI) -> Callable[[], dict[str, Any]]:
+    """`app.openapi`: the document of the app's routes, the operations' as `published`."""
+    routes = published().routes
+
+    def document() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            app.openapi_schema = get_openapi(
+                title=app.title,
+                version=app.version,
+                summary=app.summary,
+                routes=[*app.routes, *routes],
+            )
+        return app.openapi_schema
+
+    return document
