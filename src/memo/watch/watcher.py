@@ -376,9 +376,9 @@ class Watcher:
                 self.library.embedder.embed_query("warm up")
             except Exception as e:
                 self._say(logging.WARNING, f"embedder unavailable, indexing lexically: {e}")
-        self.reconciles += 1
         self.last_reconcile, self.last_reconcile_seconds = time.time(), round(report.seconds, 3)
         self._write_heartbeat(running=True)
+        self.reconciles += 1  # counted once it is told: whoever waits on it finds the heartbeat
         totals = report.totals()
         notes = sum(totals[k] for k in ("unchanged", "new", "changed", "skipped", "touched"))
         work = sum(totals[k] for k in ("new", "changed", "removed", "skipped"))
