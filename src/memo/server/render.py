@@ -44,7 +44,7 @@ class Face:
     index_detail: bool = False
 
 
-def _ago(ts: float | None) -> str:
+def ago(ts: float | None) -> str:
     if ts is None:
         return "never"
     s = max(0.0, time.time() - ts)
@@ -326,7 +326,7 @@ def _index_state(c: dict[str, Any], face: Face) -> str:
         said = [f"{c['files']} files", f"{c['chunks']} chunks"]
         said.append(f"{c['stale']} changed since indexing")
         if not face.index_detail:
-            return ", ".join([*said, f"last indexed {_ago(c['last_indexed'])}"])
+            return ", ".join([*said, f"last indexed {ago(c['last_indexed'])}"])
         said += [_vectors(c)] if c.get("pending") and c.get("embedder") else []
         said += [f"embedder {c['embedder'] or 'none (lexical only)'}"]
         said += [f"{c['size_bytes'] / 1e6:.1f} MB"]

@@ -22,8 +22,7 @@ from ...requests import MAX_LINES
 from ...router.route import RouteResult
 from ...search.excerpt import Excerpt
 from ...search.results import Hit, SearchResult, best_lines, snippet
-from ..render import _ago as ago
-from ..render import coverage_lines
+from ..render import ago, coverage_lines
 from .highlight import marked
 from .source import Targets, source_lines
 
