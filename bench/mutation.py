@@ -9,9 +9,10 @@
 For each module it makes a scratch copy of src/, tests/ and pyproject.toml (under
 $TMPDIR/memo-mutation/NAME, or --work), writes the module and its test files into that copy's
 [tool.mutmut] (the rest of the section is pyproject.toml's, documented there), runs `mutmut run`
-in it with one worker (--jobs) and prints: mutants, killed, survived, timed out, no tests, the
-kill rate ((killed + timed out) / mutants), the mutation score (the same over the mutants less
-the survivors explained as equivalent) and each survivor's diff. A survivor whose changed
+in it with one worker (--jobs), two modules side by side under --ci (--at-once), and prints:
+mutants, killed, survived, timed out, no tests, the kill rate ((killed + timed out) / mutants),
+the mutation score (the same over the mutants less the survivors explained as equivalent) and
+each survivor's diff. A survivor whose changed
 lines are listed in bench/mutation_survivors.md (an equivalent mutant, with why), or that only
 changes the letter case of SQL or of a codec's name (`case_only`), is marked "explained"; any
 other one is a rule that no test pins. `--json FILE` also writes the results, and each
@@ -38,6 +39,7 @@ import sys
 import tempfile
 import time
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -418,6 +420,11 @@ def main() -> int:
         help=f"as CI runs them (its tests, no slow ones); no modules: {', '.join(CI_SLICE)}",
     )
     ap.add_argument("--jobs", type=int, default=1, help="mutmut workers (default 1)")
+    ap.add_argument(
+        "--at-once",
+        type=int,
+        help="modules run side by side, each in its own copy (default: 2 with --ci, else 1)",
+    )
     ap.add_argument("--work", type=Path, help="scratch folder (default $TMPDIR/memo-mutation)")
     ap.add_argument(
         "--tests-from",
@@ -442,12 +449,29 @@ def main() -> int:
     base = a.work or Path(tempfile.gettempdir()) / "memo-mutation"
     known = explained()
     failed, results, rows = [], [], {}
-    for name in names:
-        mod = MODULES[name]
-        if a.ci:  # the CI slice never starts the slow tests
-            mod = replace(mod, marks="not slow", tests=mod.ci_tests or mod.tests)
+    mods = {name: MODULES[name] for name in names}
+    if a.ci:  # the CI slice never starts the slow tests
+        mods = {
+            n: replace(m, marks="not slow", tests=m.ci_tests or m.tests) for n, m in mods.items()
+        }
+
+    def run(name: str) -> tuple[dict | None, float, float]:
         load0 = os.getloadavg()[0]
-        r = run_module(base, name, mod, a.jobs, a.verbose, a.tests_from, mod.marks, a.keep)
+        m = mods[name]
+        r = run_module(base, name, m, a.jobs, a.verbose, a.tests_from, m.marks, a.keep)
+        return r, load0, os.getloadavg()[0]
+
+    # Each module's mutmut runs one mutant at a time in a copy of its own (its own TMPDIR):
+    # two of them side by side keep both cores busy through the serial parts too (the copy,
+    # the stats session, each mutant's pytest start), and each module's results are its own.
+    # The longest first (by the seconds last recorded), so the two finish close together.
+    with ThreadPoolExecutor(max(1, a.at_once or (2 if a.ci else 1))) as pool:
+        last = _recorded()
+        longest = sorted(names, key=lambda n: -last.get(n, {}).get("seconds", 0))
+        runs = {name: pool.submit(run, name) for name in longest}
+    for name in names:
+        mod = mods[name]
+        r, load0, load1 = runs[name].result()
         if r is None:
             failed.append(f"{name}: mutmut failed")
             continue
@@ -457,7 +481,7 @@ def main() -> int:
         rows[name] = {"path": mod.path, "mutants": len(r["by"]), **count, "rate": rate}
         rows[name] |= {"threshold": mod.threshold, "unexplained": unexplained, "score": score}
         rows[name] |= {"seconds": r["seconds"], "date": time.strftime("%Y-%m-%d")}
-        rows[name] |= {"load": f"{load0:.1f}-{os.getloadavg()[0]:.1f}", "ci": a.ci}
+        rows[name] |= {"load": f"{load0:.1f}-{load1:.1f}", "ci": a.ci}
         if rate < mod.threshold:
             failed.append(f"{name}: {rate:.1%} killed < threshold {mod.threshold:.0%}")
     if a.json:
@@ -471,14 +495,21 @@ def main() -> int:
 STATES = ("killed", "survived", "timeout", "no tests")
 
 
+def _recorded() -> dict[str, dict]:
+    """The module rows in bench/results/mutation.json ({} before the first run)."""
+    from judged import RESULTS
+
+    path = RESULTS / "mutation.json"
+    return json.loads(path.read_text(encoding="utf-8"))["modules"]["data"] if path.exists() else {}
+
+
 def _record(rows: dict[str, dict], smoke: bool) -> None:
     """Each module run into bench/results/mutation.json, beside the modules run before (each
     row says when, and at what load)."""
-    from judged import RESULTS, record
+    from judged import record
 
-    path = RESULTS / "mutation.json"
-    if path.exists() and not smoke:
-        rows = json.loads(path.read_text(encoding="utf-8"))["modules"]["data"] | rows
+    if not smoke:
+        rows = _recorded() | rows
     record(__file__, "modules", dict(sorted(rows.items())), os.getloadavg()[0], smoke)
 
 

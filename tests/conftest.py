@@ -37,6 +37,27 @@ SHARED_MODEL = SHARED / "models" / "multilingual-e5-small"
 hypothesis_settings.register_profile("memo", deadline=None)
 hypothesis_settings.load_profile("memo")
 
+# A run of the suite, or of a folder of it, goes on two worker processes (pytest-xdist), each
+# taking whole files (`loadfile`: a module's fixtures are built once, in one worker); a run of
+# named files or tests, `-n 0`, `-p no:xdist`, `--pdb`, `-s` or mutmut's runs in this process.
+WORKERS = 2
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    if not config.pluginmanager.has_plugin("xdist") or hasattr(config, "workerinput"):
+        return
+    if config.option.numprocesses is None:
+        named = any(Path(a.split("::")[0]).is_file() for a in config.args)
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+        debugging = config.option.usepdb or config.option.capture == "no"
+        mutmut = "MUTANT_UNDER_TEST" in os.environ  # bench/mutation.py: one session a mutant
+        if named or debugging or mutmut or cores < WORKERS:
+            return
+        config.option.numprocesses = WORKERS
+    if config.option.numprocesses and config.option.dist == "no":
+        config.option.dist = "loadfile"
+
 
 def new_engine(
     backend: str = "auto", model_dir: str | os.PathLike[str] | None = None, purpose: str = "index"
@@ -105,10 +126,18 @@ def built(
     """memo's ONNX model in an XDG cache that every test and every memo process a test starts
     uses. The cache sits in pytest's cache folder (.pytest_cache, one per clone), so the inner
     loop builds the model once per clone, and a clean clone (CI) builds it in its first session
-    the way a fresh machine's first `memo index` does. `fresh_build` is a build made now."""
+    the way a fresh machine's first `memo index` does. The workers of one run share it: the
+    model's build lock makes the second wait and reuse the first's build. `fresh_build` is a
+    build made now."""
 
     cache_dir = getattr(request.config, "cache", None)
-    cache = cache_dir.mkdir("memo-xdg") if cache_dir else tmp_path_factory.mktemp("xdg")
+    if cache_dir:
+        cache = cache_dir.mkdir("memo-xdg")
+    elif os.environ.get("PYTEST_XDIST_WORKER"):  # the workers' common folder: built once
+        cache = tmp_path_factory.getbasetemp().parent / "xdg"
+        cache.mkdir(exist_ok=True)
+    else:
+        cache = tmp_path_factory.mktemp("xdg")
     before = os.environ.get("XDG_CACHE_HOME")
     os.environ["XDG_CACHE_HOME"] = str(cache)
     done = _timed_build(cache)

