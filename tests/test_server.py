@@ -403,6 +403,7 @@ def test_token_guards_every_request(lib_root: Path, index_dir: Path) -> None:
             r = httpx.request(method, f"{srv.url}{path}", json={"query": "x"}, timeout=TIMEOUT)
             assert r.status_code == 401, (path, r.text)
             assert r.json()["error"]["code"] == "unauthorized"
+            assert r.headers["www-authenticate"] == 'Bearer realm="memo"'  # RFC 6750
             r = httpx.request(
                 method,
                 f"{srv.url}{path}",

@@ -13,11 +13,9 @@ from __future__ import annotations
 import contextlib
 import hmac
 import ipaddress
-import json
 import logging
 import re
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
@@ -82,8 +80,13 @@ def status_of(e: MemoError) -> int:
     return next((status for kind, status in STATUSES if isinstance(e, kind)), 422)
 
 
-def error_body(code: str, message: str, hint: str = "") -> dict[str, Any]:
-    return {"error": {"code": code, "message": message, "hint": hint}}
+def refusal(
+    status: int, code: str, message: str, hint: str = "", headers: dict[str, str] | None = None
+) -> JSONResponse:
+    """An error answer in the one JSON shape, whoever refuses: a JSONResponse is itself an ASGI
+    app, so the middlewares send it as the exception handlers return it."""
+    error = {"code": code, "message": message, "hint": hint}
+    return JSONResponse({"error": error}, status_code=status, headers=headers)
 
 
 # ---------------------------------------------------------------------- auth
@@ -110,26 +113,15 @@ class BearerToken:
                     await self.pages.to_login(scope, receive, send)
                 return
             if not bearer:
-                body = json.dumps(
-                    error_body(
-                        "unauthorized",
-                        "missing or wrong bearer token",
-                        "Send the header `Authorization: Bearer <token>` (the server's "
-                        "--token / MEMO_TOKEN).",
-                    )
-                ).encode()
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 401,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"www-authenticate", b'Bearer realm="memo"'),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
+                refused = refusal(
+                    401,
+                    "unauthorized",
+                    "missing or wrong bearer token",
+                    "Send the header `Authorization: Bearer <token>` (the server's "
+                    "--token / MEMO_TOKEN).",
+                    headers={"WWW-Authenticate": 'Bearer realm="memo"'},
                 )
-                await send({"type": "http.response.body", "body": body})
+                await refused(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -148,24 +140,13 @@ class LoopbackHost:
             host = dict(scope.get("headers") or []).get(b"host", b"").decode("latin-1")
             name = host.rsplit(":", 1)[0] if not host.endswith("]") else host
             if not is_loopback(name.strip("[]")):
-                body = json.dumps(
-                    error_body(
-                        "forbidden_host",
-                        f"requests must name a loopback host, not {host!r}",
-                        "Use http://127.0.0.1:<port>/ (or set a token to serve beyond loopback).",
-                    )
-                ).encode()
-                await send(
-                    {
-                        "type": "http.response.start",
-                        "status": 403,
-                        "headers": [
-                            (b"content-type", b"application/json"),
-                            (b"content-length", str(len(body)).encode()),
-                        ],
-                    }
+                refused = refusal(
+                    403,
+                    "forbidden_host",
+                    f"requests must name a loopback host, not {host!r}",
+                    "Use http://127.0.0.1:<port>/ (or set a token to serve beyond loopback).",
                 )
-                await send({"type": "http.response.body", "body": body})
+                await refused(scope, receive, send)
                 return
         await self.app(scope, receive, send)
 
@@ -251,7 +232,7 @@ def allowed_methods(app: Starlette, scope: Scope) -> list[str]:
 def invalid_request(message: str) -> JSONResponse:
     """422: the arguments do not fit their declaration, or the body is not JSON."""
     hint = "See /docs for each endpoint's parameters and their bounds; bodies are JSON objects."
-    return JSONResponse(error_body("invalid_request", message, hint), status_code=422)
+    return refusal(422, "invalid_request", message, hint)
 
 
 def _add_error_handlers(app: FastAPI) -> None:
@@ -259,7 +240,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def memo_error(_: Request, e: MemoError) -> JSONResponse:
         if isinstance(e, ArgumentError):  # what the published schema refuses
             return invalid_request(str(e))
-        return JSONResponse(error_body(_code(e), str(e), e.hint), status_code=status_of(e))
+        return refusal(status_of(e), _code(e), str(e), e.hint)
 
     @app.exception_handler(RequestValidationError)
     async def invalid(_: Request, e: RequestValidationError) -> JSONResponse:
@@ -278,20 +259,15 @@ def _add_error_handlers(app: FastAPI) -> None:
         headers = dict(e.headers or {})
         if e.status_code == 405:  # Starlette names only the first route's methods
             headers["Allow"] = ", ".join(allowed_methods(request.app, request.scope))
-        return JSONResponse(
-            error_body(f"http_{e.status_code}", str(e.detail), HTTP_HINTS.get(e.status_code, "")),
-            status_code=e.status_code,
-            headers=headers or None,
-        )
+        hint = HTTP_HINTS.get(e.status_code, "")
+        return refusal(e.status_code, f"http_{e.status_code}", str(e.detail), hint, headers or None)
 
     @app.exception_handler(Exception)
     async def crash(_: Request, e: Exception) -> JSONResponse:
         log.exception("unhandled error")
-        return JSONResponse(
-            error_body(
-                "internal_error",
-                f"internal error ({type(e).__name__}); details are in the server log",
-                "This is a bug in memo: please report it with the server log.",
-            ),
-            status_code=500,
+        return refusal(
+            500,
+            "internal_error",
+            f"internal error ({type(e).__name__}); details are in the server log",
+            "This is a bug in memo: please report it with the server log.",
         )
