@@ -4,11 +4,15 @@ route have (issue 49, item 3). The person is told more of each index; never othe
 
 from __future__ import annotations
 
+import pytest
+
 from memo.cli import text
 from memo.config import Settings
 from memo.library import Library
 from memo.printable import shown
 from memo.server import render
+
+from .conftest import checksums
 
 
 def test_index_says_what_the_pass_did_in_one_sentence_everywhere(notes, capsys):
@@ -58,3 +62,29 @@ def test_a_note_that_lost_lines_is_named_with_its_count():
         "not indexed: 1 line of a.md (lines 7 binary)",
         "not indexed: 8 lines of b.md (lines 2-9 a table)",
     ]
+
+
+@pytest.mark.edits_notes  # the test writes a broken collection (memo none: checked below)
+def test_a_model_is_told_what_a_search_cannot_see_yet(notes, capsys):
+    """A broken collection is not searched and a chunk without its vector is found by its words
+    only: memo_status and memo_reindex tell a model both, the broken one once (its error), and
+    chunks waiting in the CLI's words (the model's face left them out before)."""
+    bad = notes / "work" / "broken"
+    bad.mkdir()
+    (bad / "_meta.yaml").write_text("description: [broken\n", encoding="utf-8")
+    (bad / "note.md").write_text("# A note\n\nNot searched while its _meta.yaml is broken.\n")
+    before = checksums(notes)
+    with Library(notes, None, Settings(embedder="none")) as lib:
+        done = lib.index("work").to_dict()
+        r = lib.status().to_dict()
+    assert checksums(notes) == before
+    c = next(c for c in r["collections"] if c["path"] == "work/jira")
+    c["pending"], c["embedder"] = 1, "intfloat/multilingual-e5-small"  # one chunk still to embed
+    text.status(r)
+    person = capsys.readouterr().out.splitlines()
+    for model in (render.status_text(r), render.reindex_text(done)):
+        told = [line for line in model.splitlines() if "work/broken" in line]
+        assert len(told) == 1 and told[0].startswith("error: work/broken/_meta.yaml: not valid")
+    waiting = f"vectors {c['chunks'] - 1:,}/{c['chunks']:,} chunks (run `memo index`)"
+    model = render.status_text(r).splitlines()
+    assert all(any(waiting in line for line in said) for said in (person, model))

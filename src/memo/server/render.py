@@ -38,9 +38,10 @@ class Face:
     bold: Callable[[str], str] = str  # the `path:line` a block leads with
     indent: str = ""  # before a line under a head
     json_note: str = ""  # after a count of items left out that `--json` has
-    # status and index say more of each index to a person: its name, vectors, model, size,
-    # languages and unindexed lines, the watcher, broken collections, the embedding cache and
-    # each collection's warnings; a model is told how long ago each index was made
+    # status and index say more of each index to a person: its name, model, size, languages
+    # and unindexed lines, the watcher, broken collections (a model reads their errors), the
+    # embedding cache and each collection's warnings; a model is told how long ago each index
+    # was made. Both are told the chunks still waiting for their vectors.
     index_detail: bool = False
 
 
@@ -325,9 +326,9 @@ def _index_state(c: dict[str, Any], face: Face) -> str:
     else:
         said = [f"{c['files']} files", f"{c['chunks']} chunks"]
         said.append(f"{c['stale']} changed since indexing")
+        said += [_vectors(c)] if c.get("pending") and c.get("embedder") else []
         if not face.index_detail:
             return ", ".join([*said, f"last indexed {ago(c['last_indexed'])}"])
-        said += [_vectors(c)] if c.get("pending") and c.get("embedder") else []
         said += [f"embedder {c['embedder'] or 'none (lexical only)'}"]
         said += [f"{c['size_bytes'] / 1e6:.1f} MB"]
         said += [f"languages {c['languages']}"] if c.get("languages") else []
