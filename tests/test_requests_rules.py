@@ -17,6 +17,7 @@ from memo.requests import (
     RouteRequest,
     SearchRequest,
     StatusRequest,
+    WhyRequest,
     pattern_of,
 )
 
@@ -358,18 +359,18 @@ def test_arguments_come_in_declaration_order_once_each_and_by_their_names():
 
 
 # ---------------------------------------------------------------------- a long query
-@pytest.mark.parametrize("request_", [SearchRequest, RouteRequest])
-def test_a_query_is_cut_past_its_bound_and_only_then(request_):
-    args = (".",) if request_ is SearchRequest else ()
+@pytest.mark.parametrize(
+    ("request_", "args"), [(SearchRequest, (".",)), (RouteRequest, ()), (WhyRequest, ("a.md",))]
+)
+def test_a_query_is_cut_past_its_bound_and_only_then(request_, args):
     at = request_.make(*args, "x" * rq.MAX_QUERY_CHARS)
-    assert at.query == "x" * rq.MAX_QUERY_CHARS and at.cut_from == 0 and at.warnings() == []
+    assert at.query == "x" * rq.MAX_QUERY_CHARS and at.warnings() == []
     past = request_.make(*args, "y" * (rq.MAX_QUERY_CHARS + 1))
-    assert past.query == "y" * rq.MAX_QUERY_CHARS and past.cut_from == rq.MAX_QUERY_CHARS + 1
+    assert past.query == "y" * rq.MAX_QUERY_CHARS
     assert past.warnings() == [
         "the query was 2001 characters long; only its first 2000 were searched "
         "(ask with the question or a few keywords)"
     ]
-    assert "cut_from" not in past.to_dict()
     assert rq.cut_warning(0) == []
 
 

@@ -118,9 +118,9 @@ def words_field(brief: str | None = None) -> Any:
     )
 
 
-def asked(checked: dict[str, Any], said: list[str]) -> int:
-    """A question made ready in place: the query cut to its bound (its length before, else 0,
-    is returned and said), the words that repeat it dropped."""
+def asked(checked: dict[str, Any], said: list[str]) -> None:
+    """A question made ready in place: the query cut to its bound (said, with its length
+    before), the words that repeat it dropped."""
     query = checked["query"]
     cut_from = len(query) if len(query) > MAX_QUERY_CHARS else 0
     if cut_from:
@@ -128,7 +128,6 @@ def asked(checked: dict[str, Any], said: list[str]) -> int:
         said.insert(0, cut_warning(cut_from)[0])
     words.drop_repeats(checked)
     words.drop_unsearchable(checked, said)
-    return cut_from
 
 
 def cut_warning(cut_from: int) -> list[str]:

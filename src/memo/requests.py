@@ -11,6 +11,7 @@ published in their schemas. The bounds, one table: docs/design.md, "requests.py"
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Protocol, Self
 
 from .fields import (
@@ -128,6 +129,17 @@ class Answers(NoteAnswers, Protocol):
     def why(self, req: WhyRequest, /) -> Answer: ...
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Question(_Request):
+    """A request that asks a question: before it is built, its query is cut to its bound and
+    the words that repeat it are dropped, each said to its reader (`asked`)."""
+
+    @classmethod
+    def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
+        asked(checked, said)
+        return cls._of(checked, said=tuple(said))
+
+
 # ---------------------------------------------------------------------- the requests
 @declared(
     Operation(
@@ -139,7 +151,7 @@ class Answers(NoteAnswers, Protocol):
         page="/",
     )
 )
-class SearchRequest(_Request):
+class SearchRequest(_Question):
     """A search: where, what, and how."""
 
     path: str = path_field()
@@ -192,15 +204,9 @@ class SearchRequest(_Request):
         brief="Say why each hit ranks.",
         flag="--explain",
     )
-    cut_from: int = 0  # the query's length before it was cut to MAX_QUERY_CHARS (0: not cut)
 
     def sent_to(self, to: Answers) -> Answer:
         return to.search(self)
-
-    @classmethod
-    def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
-        cut_from = asked(checked, said)
-        return cls._of(checked, cut_from=cut_from, said=tuple(said))
 
 
 @declared(
@@ -212,7 +218,7 @@ class SearchRequest(_Request):
         summary="Rank the collections whose notes answer the question, each with its best hits.",
     )
 )
-class RouteRequest(_Request):
+class RouteRequest(_Question):
     """A route: which collections hold the answer."""
 
     query: str = query_field()
@@ -242,15 +248,9 @@ class RouteRequest(_Request):
         "the collections and their best hits (the ones that do not fit left out)"
     )
     words: AgentWords = words_field(AS_SEARCH)
-    cut_from: int = 0
 
     def sent_to(self, to: Answers) -> Answer:
         return to.route(self)
-
-    @classmethod
-    def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
-        cut_from = asked(checked, said)
-        return cls._of(checked, cut_from=cut_from, said=tuple(said))
 
 
 @declared(
@@ -308,7 +308,7 @@ class IndexRequest(_Request):
         "it is not found (left out, not indexed, not routed...).",
     )
 )
-class WhyRequest(_Request):
+class WhyRequest(_Question):
     """Why a note ranks where it does for a question, or is not found."""
 
     path: str = param(
@@ -340,16 +340,15 @@ class WhyRequest(_Request):
         flag="--route",
     )
     words: AgentWords = words_field(AS_SEARCH)
-    cut_from: int = 0
 
     def sent_to(self, to: Answers) -> Answer:
         return to.why(self)
 
     @classmethod
     def _built(cls, checked: dict[str, Any], said: list[str]) -> Self:
-        cut_from = asked(checked, said)
         checked["path"], _, _ = located(cls.param("path"), checked["path"], None)
-        return cls._of(checked, cut_from=cut_from, said=tuple(said))
+        # named: a bare super() fails in a slots dataclass (the class is made anew)
+        return super(WhyRequest, cls)._built(checked, said)  # noqa: UP008
 
 
 # operation name -> its request: every driver's table is read off this one
