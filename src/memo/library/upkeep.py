@@ -18,7 +18,7 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from ..collection import lease
 from ..collection.collection import Collection
@@ -84,29 +84,33 @@ class IndexReport:
 
     def done(self) -> IndexDone:
         """The pass as `memo index` answers it."""
-        sums = {k: sum(getattr(r, k) for r in self.reports) for k in SYNC_COUNTERS}
         return IndexDone(
-            **sums,
-            chunks_cached=self.chunks_cached,
-            collections=len(self.reports),
-            rebuilt=sum(1 for r in self.reports if r.rebuilt),
-            seconds=self.seconds,
-            embed_seconds=sum(r.embed_seconds for r in self.reports),
-            # a pass that only computed vectors, or found notes read meanwhile, did something
-            nothing_to_do=not any(
-                r.did_work or r.chunks_embedded or r.read_elsewhere for r in self.reports
-            ),
+            **self._sums(),
             collections_detail=[r.to_dict() for r in self.reports],
             errors=self.errors,
             broken=self.broken,
         )
 
     def totals(self) -> dict[str, Any]:
-        """The pass's sums: its answer without each collection's report and the errors."""
-        out = self.to_dict()
-        for name in ("collections_detail", "errors", "broken"):
-            del out[name]
-        return out
+        """The pass's sums as its answer gives them, without each collection's report and the
+        errors: none of those is built for it (the watcher asks at every reconcile)."""
+        out = IndexDone(**self._sums()).to_dict()
+        return {k: v for k, v in out.items() if k not in IndexDone.LISTS}
+
+    def _sums(self) -> dict[str, Any]:
+        """The pass's figures over its collections: every field of IndexDone but its lists."""
+        sums: dict[str, Any] = {k: sum(getattr(r, k) for r in self.reports) for k in SYNC_COUNTERS}
+        return sums | {
+            "chunks_cached": self.chunks_cached,
+            "collections": len(self.reports),
+            "rebuilt": sum(1 for r in self.reports if r.rebuilt),
+            "seconds": self.seconds,
+            "embed_seconds": sum(r.embed_seconds for r in self.reports),
+            # a pass that only computed vectors, or found notes read meanwhile, did something
+            "nothing_to_do": not any(
+                r.did_work or r.chunks_embedded or r.read_elsewhere for r in self.reports
+            ),
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return self.done().to_dict()
@@ -133,9 +137,18 @@ class IndexDone(Published):
     seconds: float = doc("Seconds the pass took.", digits=3)
     embed_seconds: float = doc("Of them, seconds spent computing vectors.", digits=3)
     nothing_to_do: bool = doc("Every index was up to date: the pass changed nothing.")
-    collections_detail: list[dict[str, Any]] = doc("Each collection's counts, by the same names.")
-    errors: list[str] = doc("What kept notes out of the index: broken _meta.yaml, failures.")
-    broken: list[dict[str, str]] = doc("Collections whose _meta.yaml is broken: path, error.")
+    collections_detail: list[dict[str, Any]] = doc(
+        "Each collection's counts, by the same names.", factory=list
+    )
+    errors: list[str] = doc(
+        "What kept notes out of the index: broken _meta.yaml, failures.", factory=list
+    )
+    broken: list[dict[str, str]] = doc(
+        "Collections whose _meta.yaml is broken: path, error.", factory=list
+    )
+
+    # what `totals` leaves out
+    LISTS: ClassVar[tuple[str, ...]] = ("collections_detail", "errors", "broken")
 
 
 def sync_parts(
